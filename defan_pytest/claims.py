@@ -140,7 +140,7 @@ _GENERIC = frozenset(
     cooperation member state states membership general assembly security council
     the of in for and a an on at to by swedish norwegian royal bank riksbank alfred
     ai language model chatgpt gpt openai knowledge cutoff data information wikipedia
-    answer question note however sorry stadium match game tournament international""".split()
+    answer question note however sorry match game tournament""".split()
 )
 
 
@@ -223,7 +223,7 @@ class Gazetteer:
 
     def add(self, name: str) -> None:
         toks = name_tokens(name)
-        if not toks or _is_generic(toks):
+        if not toks:
             return
         self._entries.setdefault(toks, name.strip())
         self._longest = max(self._longest, len(toks))
@@ -349,11 +349,27 @@ def _value_claim(type_: str, text: str, ctx: Context) -> Optional[str]:
     return _bare_name(t, ctx)
 
 
+_INITIAL_OR_ABBREV = re.compile(r"\b(?:[A-Z]|Mrs?|Ms|Dr|St|Jr|Sr|Mt|Ft|No|Prof)\.$")
+
+
 def _looks_like_sentence(t: str) -> bool:
-    words = t.lower().replace("’", "'").split()
-    return any(w.strip(",;:()!?\"'") in _SENTENCE_WORDS for w in words) or bool(
-        re.search(r"[.!?]\s+\S", t)
-    )
+    """Prose rather than one name: a verb or function word, a sentence break, or mostly
+    lowercase words where the text does use capitals ("Let me know if you need more")."""
+    words = t.replace("’", "'").split()
+    low = [w.strip(",;:()!?\"'").lower() for w in words]
+    if any(w in _SENTENCE_WORDS for w in low):
+        return True
+    for m in re.finditer(r"[.!?](?=\s+\S)", t):
+        if not _INITIAL_OR_ABBREV.search(t[: m.end()]):
+            return True
+    if any(c.isupper() for c in t):
+        content = [w for w, l in zip(words, low) if l and l not in _PARTICLES and l[0].isalpha()]
+        lower = [w for w in content if w[0].islower()]
+        if content and len(lower) * 2 > len(content):
+            return True
+    elif len(words) > 4:
+        return True
+    return False
 
 
 def _bare_name(t: str, ctx: Context) -> Optional[str]:
@@ -434,9 +450,12 @@ def extract(
 
 # -- explicit marks ---------------------------------------------------------------------------
 
+# The end of a marked answer: a sentence stop that does not close an initial ("J. J. Thomson")
+# or an abbreviation ("Mrs. Miniver"), a line break, or the end.
+_MARK_END = r"\s*(?:(?<!\b[A-Z])(?<!\bMrs)(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)[.;!?](?=\s|$)|\n|$)"
 _MARK_PATTERNS = [
-    re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\s+(?:is|was|would\s+be|should\s+be|=)\s*:?\s*(?P<x>[^\n]+?)\s*(?:[.;!?](?=\s|$)|\n|$)", re.I),
-    re.compile(r"\b(?:final\s+|short\s+)?answer\s*[:：]\s*(?P<x>[^\n]+?)\s*(?:[.;!?](?=\s|$)|\n|$)", re.I),
+    re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\s+(?:is|was|would\s+be|should\s+be|=)\s*:?\s*(?P<x>[^\n]+?)" + _MARK_END, re.I),
+    re.compile(r"\b(?:final\s+|short\s+)?answer\s*[:：]\s*(?P<x>[^\n]+?)" + _MARK_END, re.I),
     re.compile(r"\\boxed\{(?P<x>[^{}]*(?:\{[^{}]*\}[^{}]*)*)\}"),
     re.compile(r"\*\*(?P<x>[^*\n]+?)\*\*"),
     re.compile(r"(?<![\w_])__(?P<x>[^_\n]+?)__(?![\w_])"),
@@ -487,7 +506,8 @@ def _mark_value(x: str, ctx: Context, qtoks: frozenset, qnums: frozenset) -> Opt
     if claim is None:
         return None
     if ctx.type in ("name", "city") and _is_generic(name_tokens(claim)):
-        return None
+        if ctx.gazetteer is None or claim not in ctx.gazetteer:
+            return None  # "**Nobel Prize**" is emphasis, not an answer; "United Nations" is one
     if _contained(claim, ctx, qtoks, qnums):
         return None
     return claim
@@ -658,7 +678,9 @@ def _name_claim(text: str, ctx: Context, entities: Optional[Sequence[Tuple[int, 
         if source in ("none", "online"):
             return Extraction(t, False, how=source)
         name_toks = name_tokens(t)
-        if not name_toks or _is_generic(name_toks) or _in_question(name_toks, qtoks):
+        if not name_toks or _in_question(name_toks, qtoks):
+            continue
+        if source != "gazetteer" and _is_generic(name_toks):
             continue
         if source == "rule" and ner_available:
             # The rules found an unknown capitalized phrase before any known answer: a NER

@@ -1,0 +1,220 @@
+"""Steps 1 to 3 of SCORING.md: cleaning, alignment and claim extraction."""
+from __future__ import annotations
+
+import pytest
+
+from defan_pytest.claims import Gazetteer, clean, extract, make_context
+
+KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
+CENSUS = "What was the population count of Australia's 0-4 age group in 2011?"
+NOBEL = (
+    "Who was awarded the Nobel Prize in Physics for the year 1901? [first name + last name only] "
+    "if multiple person, give one name only."
+)
+GAYNOR_FILM = "Which movie earned Janet Gaynor the Oscar in 1928? give the movie name only."
+GAYNOR_BORN = "When was Janet Gaynor born (mm/dd/yyyy)?"
+UN_DMY = "give me Afghanistan’s date of admission (dd/mm/yyyy format) into the UN"
+CVPR = "Where did CVPR take place in 2024? Give me the exact location only."
+MATH = "a school has 40 students and 3 teachers . how many people ?(Give me the numeric answer only)"
+
+
+def run(question: str, type_: str, response: str, *, empty: bool = False, names=(), math=False):
+    ctx = make_context(question, type_, empty_gold=empty, gazetteer=Gazetteer(names), is_math=math)
+    return extract(response, ctx)
+
+
+@pytest.mark.parametrize(
+    "raw,cleaned",
+    [
+        ("  386  ", "386"),
+        ("<think>Let me recall... maybe 334?</think>\n386", "386"),
+        ("<think>\nunfinished reasoning 334", ""),
+        ("reasoning only</think> 386", "386"),
+        ('"Wilhelm Röntgen"', "Wilhelm Röntgen"),
+        ("“Seattle”", "Seattle"),
+        ("**386**", "386"),
+        ("*386*", "386"),
+        ("`386`", "386"),
+        ("```\n386\n```", "386"),
+        ("386.", "386"),
+        ("Washington D.C.", "Washington D.C"),
+        ("Answer: 386", "386"),
+        ("**Answer:** 386.", "386"),
+        ("Final answer: 240", "240"),
+        ("\\boxed{240}", "240"),
+        ("42.85", "42.85"),
+        ("", ""),
+    ],
+)
+def test_clean(raw: str, cleaned: str) -> None:
+    assert clean(raw) == cleaned
+
+
+def test_clean_removes_only_one_final_full_stop() -> None:
+    assert clean("386..") == "386.."
+    assert clean("Sir J. J. Thomson.") == "Sir J. J. Thomson"
+
+
+@pytest.mark.parametrize(
+    "type_,question,response,aligned,claim",
+    [
+        # numeric
+        ("numeric", CENSUS, "1,351,921", True, "1351921"),
+        ("numeric", CENSUS, "1.54 million", True, "1540000"),
+        ("numeric", CENSUS, "$1,200", True, "1200"),
+        ("numeric", CENSUS, "68.25%", True, "68.25"),
+        ("numeric", CENSUS, "-3", True, "-3"),
+        ("numeric", MATH, "3 days", False, "3"),
+        # rank
+        ("rank", KOBE, "334", True, "334"),
+        ("rank", KOBE, "334th", True, "334"),
+        ("rank", KOBE, "#334", True, "334"),
+        ("rank", KOBE, "=47", True, "47"),
+        ("rank", KOBE, "47=", True, "47"),
+        ("rank", KOBE, "601-650", True, "601-650"),
+        ("rank", KOBE, "801–1000", True, "801-1000"),
+        # date
+        ("date", GAYNOR_BORN, "10/06/1906", True, "1906-10-06"),
+        ("date", GAYNOR_BORN, "6 October 1906", True, "1906-10-06"),
+        ("date", GAYNOR_BORN, "October 6, 1906", True, "1906-10-06"),
+        ("date", GAYNOR_BORN, "1906-10-06", True, "1906-10-06"),
+        ("date", GAYNOR_BORN, "1906", False, "1906"),  # a year where no year was asked
+        ("date", "In which year did X join the UN?", "1946", True, "1946"),
+        # name
+        ("name", NOBEL, "Wilhelm Röntgen", True, "Wilhelm Röntgen"),
+        ("name", NOBEL, "Pierre Curie and Marie Curie", False, "Pierre Curie"),
+        ("name", NOBEL, "Curie; Becquerel", False, "Curie"),
+        # city
+        ("city", CVPR, "Seattle", True, "Seattle"),
+        ("city", CVPR, "Seattle, WA, USA", True, "Seattle, WA, USA"),
+        ("city", CVPR, "Seattle and Portland", False, "Seattle"),
+    ],
+)
+def test_alignment_and_claim(type_, question, response, aligned, claim) -> None:
+    ext = run(question, type_, response)
+    assert (ext.aligned, ext.claim) == (aligned, claim)
+
+
+def test_unit_word_makes_a_number_misaligned() -> None:
+    ext = run(CENSUS, "numeric", "1,351,921 people")
+    assert not ext.aligned and ext.claim == "1351921"
+
+
+def test_sentence_around_right_answer_is_misaligned() -> None:
+    ext = run(KOBE, "rank", "Kobe University is highly ranked university in the world and was ranked 386th in 2022.")
+    assert not ext.aligned and ext.claim == "386"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "I'm sorry, I don't have access to real-time rankings.",
+        "Kobe University is located in Japan.",
+        "Kobe University was not ranked in the QS World University Rankings for 2022.",
+    ],
+)
+def test_refusals_hedges_and_off_topic_have_no_rank_claim(response: str) -> None:
+    ext = run(KOBE, "rank", response)
+    assert not ext.aligned and ext.claim is None
+
+
+def test_empty_gold_short_none_statement_is_aligned() -> None:
+    q = "Who won the Nobel Prize in Physics in 1940?"
+    for r in ("None", "No prize was awarded in 1940", "Not awarded"):
+        ext = run(q, "name", r, empty=True)
+        assert ext.aligned and ext.claim == "none", r
+    ext = run(q, "name", "Albert Einstein", empty=True, names=["Albert Einstein"])
+    assert ext.aligned and ext.claim == "Albert Einstein"
+
+
+# -- step 3: marks win ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "response,claim",
+    [
+        ("Let me think. It might be 334 or 386. The answer is 386.", "386"),
+        ("It might be 334.\nAnswer: 386", "386"),
+        ("Candidates were 195 and 334, but **386** is right.", "386"),
+        ("Several sources disagree (334, 467).\n386", "386"),  # a last line that is a bare value
+        ("First **334**, then corrected to **386**", "386"),  # the last mark wins
+    ],
+)
+def test_marked_answers_win(response: str, claim: str) -> None:
+    assert run(KOBE, "rank", response).claim == claim
+
+
+def test_boxed_and_last_number_in_math() -> None:
+    assert run(MATH, "numeric", "40 + 3 = 43, so \\boxed{43}", math=True).claim == "43"
+    # no mark: the last number, even one the question contains
+    assert run(MATH, "numeric", "There are 3 teachers and 40 students, 40 + 3 = 43", math=True).claim == "43"
+    assert run(MATH, "numeric", "We add the 3 teachers to 40 students: 40", math=True).claim == "40"
+
+
+def test_marked_initials_are_not_cut() -> None:
+    ext = run(NOBEL, "name", "The answer is J. J. Thomson.", names=["J. J. Thomson"])
+    assert ext.claim == "J. J. Thomson"
+
+
+# -- step 3: candidates and what the question contains ------------------------------------
+
+
+def test_numbers_the_question_contains_are_left_out() -> None:
+    r = "In 2011, the 0-4 age group in Australia numbered 1,351,921."
+    assert run(CENSUS, "numeric", r).claim == "1351921"
+    r = "As of the 2011 Census (9 August 2011) there were 1.35 million children aged 0–4."
+    assert run(CENSUS, "numeric", r).claim == "1350000"
+
+
+def test_no_claim_when_every_candidate_is_in_the_question() -> None:
+    assert run(CENSUS, "numeric", "The 2011 census counted the 0-4 group.").claim is None
+
+
+def test_unit_or_label_rule_keeps_a_question_number() -> None:
+    q = "a job takes 3 days for one man . how long ?"
+    assert run(q, "numeric", "3 days").claim == "3"
+
+
+def test_rank_stated_as_rank_comes_before_other_numbers() -> None:
+    r = "Kobe University is in the top 400; in 2022 it was ranked 342nd."
+    assert run(KOBE, "rank", r).claim == "342"
+    assert run(KOBE, "rank", "It is within the top 400 universities.").claim == "400"
+    assert run(KOBE, "rank", "It sits in the 601-650 band in 2022.").claim == "601-650"
+    assert run(KOBE, "rank", "In the 2023 edition it was #386").claim == "386"
+
+
+def test_dates_in_sentences_and_day_first_questions() -> None:
+    assert run(GAYNOR_BORN, "date", "She was born on October 6, 1906 in Philadelphia.").claim == "1906-10-06"
+    assert run(UN_DMY, "date", "19/11/1946").claim == "1946-11-19"  # day > 12
+    assert run(UN_DMY, "date", "05/11/1946").claim == "1946-11-05"  # the question asks dd/mm
+    assert run(GAYNOR_BORN, "date", "05/11/1946").claim == "1946-05-11"  # month first
+    assert run(GAYNOR_BORN, "date", "She was born in 1906.").claim == "1906"
+
+
+def test_name_in_sentence_excludes_the_person_the_question_names() -> None:
+    r = "Janet Gaynor won the Academy Award for 7th Heaven."
+    assert run(GAYNOR_FILM, "name", r, names=["7th Heaven", "Sunrise"]).claim == "7th Heaven"
+    # without the answer list, the capitalized-phrase rule still finds it
+    r = "Janet Gaynor won the Academy Award for Street Angel."
+    assert run(GAYNOR_FILM, "name", r).claim == "Street Angel"
+
+
+def test_none_statement_in_sentence() -> None:
+    q = "Who won the Nobel Prize in Physics in 1940?"
+    ext = run(q, "name", "The Nobel Prize in Physics was not awarded in 1940 because of the war.", empty=True)
+    assert ext.claim == "none" and not ext.aligned
+
+
+def test_place_in_sentence_with_region() -> None:
+    r = "CVPR 2024 was held in Seattle, Washington, from June 17 to 21."
+    assert run(CVPR, "city", r, names=["Seattle, Washington"]).claim == "Seattle, Washington"
+    assert run(CVPR, "city", "It took place in Long Beach, California.").claim == "Long Beach, California"
+    assert run(CVPR, "city", "The conference was held online.").claim == "online"
+
+
+def test_needs_ner_only_when_rules_leave_a_name_open() -> None:
+    ctx = make_context(NOBEL, "name", gazetteer=Gazetteer(["Wilhelm Röntgen"]))
+    assert not extract("It was Wilhelm Röntgen.", ctx, ner_available=True).needs_ner
+    assert not extract("Wilhelm Röntgen", ctx, ner_available=True).needs_ner
+    assert extract("It went to Someone Unknown.", ctx, ner_available=True).needs_ner
+    assert not extract("It went to Someone Unknown.", ctx, ner_available=False).needs_ner
