@@ -114,14 +114,14 @@ _SENTENCE_WORDS = frozenset(
     has have had did does do i i'm im it's its it this that these those there which who whom
     whose what when where why how believe think sorry unfortunately however according because
     not no answer would could should might may can cannot can't don't didn't isn't wasn't
-    held took located take place ranked rank position placed as by with from year years
+    held took located take place ranked rank position placed year years
     given named known called went goes""".split()
 )
 # Words that may start a capitalized span but are not names ("The", "In 1901, ...").
 _SPAN_STOP = frozenset(
     """the a an in on at of for and or but it its he she they his her their this that these
     those there here according as by from to with after before during while when where who
-    what which why how i i'm yes no not however unfortunately sorry although though also
+    what which why how i i'm im ive id youre were weve its dont cant wont yes no not however unfortunately sorry although though also
     based answer final note sure yes if so then then the winner won is was were its it's
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday""".split()
@@ -314,7 +314,7 @@ def make_context(question: str, type_: str, empty_gold: bool = False, gazetteer:
 
 
 _NONE_STATEMENT = re.compile(
-    r"\b(?:no(?:\s+(?:nobel|such))?\s+(?:prize|award|winner|laureate|recipient|one)s?\b"
+    r"\b(?:no\s+(?:[\w’'-]+\s+){0,3}?(?:prize|award|winner|laureate|recipient)s?\b|no\s+one\b"
     r"|not\s+(?:been\s+)?(?:awarded|given|presented|conferred)\b"
     r"|(?:wasn't|weren't|was\s+not|were\s+not)\s+(?:awarded|given|presented)\b"
     r"|withheld\b|nobody\b|none\b|n/a\b|no\s+award\b)",
@@ -384,8 +384,8 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
         return t  # a known answer, even one that reads like a sentence ("It Happened One Night")
     if len(t.split()) > 10 or _looks_like_sentence(t):
         return None
-    if re.search(r"^\s*(?:[-*•]|\d+[.)])\s", t):
-        return None  # a list item
+    if re.search(r"^\s*(?:[-*•]|\d+[.)])\s", t) or "(" in t:
+        return None  # a list item, or a name with a comment in brackets
     # Two names where one is asked ("Pierre Curie and Marie Curie", "Curie; Becquerel").
     parts = [p for p in re.split(r"\s+(?:and|&|or)\s+|\s*[;/,]\s*", t) if p.strip()]
     real = [p for p in parts if fold(p).strip(" .") not in {"jr", "sr", "ii", "iii", "iv"}]
@@ -629,6 +629,17 @@ def _capitalized_spans(text: str, toks: List[Tuple[int, int, str]]) -> List[Tupl
     return spans
 
 
+def _inside_generic_phrase(text: str, s: int, e: int, spans: Sequence[Tuple[int, int]]) -> bool:
+    for a, b in spans:
+        if a <= s and e <= b and (a, b) != (s, e):
+            rest = name_tokens(text[a:s] + " " + text[e:b])
+            return bool(rest) and _is_generic(rest)
+    return False
+
+
+_ACRONYM_OR_NUMBER = re.compile(r"\d|\b[A-Z]{3,}\b")
+
+
 def _extend_place(text: str, s: int, e: int) -> int:
     """Extend a place candidate over ", Region" and ", Country" that follow it."""
     for _ in range(2):
@@ -643,9 +654,12 @@ def _name_claim(text: str, ctx: Context, entities: Optional[Sequence[Tuple[int, 
     qtoks = frozenset(t[2] for t in _folded_tokens(ctx.question))
     toks = _folded_tokens(text)
     cands: List[Tuple[int, int, str, str]] = []  # (start, end, text, source)
+    spans = _capitalized_spans(text, toks)
     gaz = ctx.gazetteer
     if gaz is not None:
         for s, e, t in gaz.find(text, toks):
+            if _inside_generic_phrase(text, s, e, spans):
+                continue  # "Memorial" (a laureate) inside "Nobel Memorial Prize"
             cands.append((s, e, t, "gazetteer"))
     if ctx.type == "city":
         for m in _ONLINE.finditer(text):
@@ -659,7 +673,7 @@ def _name_claim(text: str, ctx: Context, entities: Optional[Sequence[Tuple[int, 
             if label in labels:
                 cands.append((s, e, text[s:e], "ner"))
     else:
-        for s, e in _capitalized_spans(text, toks):
+        for s, e in spans:
             cands.append((s, e, text[s:e], "rule"))
     # Reading order; where spans overlap, a known answer beats NER, NER beats the rule.
     rank = {"gazetteer": 0, "online": 0, "none": 0, "ner": 1, "rule": 2}
@@ -682,6 +696,8 @@ def _name_claim(text: str, ctx: Context, entities: Optional[Sequence[Tuple[int, 
             continue
         if source != "gazetteer" and _is_generic(name_toks):
             continue
+        if ctx.type == "city" and source == "rule" and _ACRONYM_OR_NUMBER.search(t):
+            continue  # "ACL-IJCNLP 2009" names an event, not a place
         if source == "rule" and ner_available:
             # The rules found an unknown capitalized phrase before any known answer: a NER
             # pipeline (if there is one) should decide what it is.

@@ -131,7 +131,13 @@ def names_match(claim: str, gold: str) -> bool:
     c, g = name_tokens(claim), name_tokens(gold)
     if not c or not g or _all_initials(c):
         return False
-    return _tokens_within(c, g) or _tokens_within(g, c)
+    if _tokens_within(c, g) or _tokens_within(g, c):
+        return True
+    # A long name spelt a little differently as a whole (a truncated or misspelt gold such as
+    # "Manchester by the Sa"); short names need the token rule, so "Joan Smith" stays apart
+    # from "John Smith".
+    cj, gj = " ".join(c), " ".join(g)
+    return min(len(cj), len(gj)) >= 12 and Indel.normalized_similarity(cj, gj) >= 0.92
 
 
 # --------------------------------------------------------------------------------------------

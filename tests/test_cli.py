@@ -1,0 +1,397 @@
+"""Tests of the ``defan score`` command line (defan_pytest.cli).
+
+Validation and plumbing are tested against a fake ``defan_pytest.scoring`` module, so they pin
+what the CLI does, not what the scorer decides. The end-to-end tests use the real scorer
+(without a spaCy pipeline, which numeric answers do not need), in-process and through the
+installed ``defan`` console script.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from defan_pytest.cli import main
+
+DEFAN = Path(sys.executable).with_name("defan")
+ROW_KEYS = {"id", "domain", "group", "type", "claim", "aligned", "correct", "error"}
+
+
+def line(**fields: Any) -> str:
+    base: dict[str, Any] = {"question": "What was the position of Kobe University in the QS rankings for 2022?",
+                            "answer": "386", "type": "rank", "response": "386"}
+    base.update(fields)
+    return json.dumps({k: v for k, v in base.items() if v is not _DROP}, ensure_ascii=False)
+
+
+_DROP = object()
+
+
+def write(tmp_path: Path, *lines: str, name: str = "responses.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# --- a fake scoring module --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FakeInput:
+    question: str
+    answer: str
+    type: str
+    response: str | None
+    error: str | None = None
+    domain: str | None = None
+
+
+@dataclass(frozen=True)
+class FakeScore:
+    claim: str | None
+    aligned: bool | None
+    correct: bool | None
+    error: str | None
+
+
+class FakeScorer:
+    """Claim = the stripped response; correct when it equals the stripped gold."""
+
+    made: list["FakeScorer"] = []
+
+    def __init__(self, nlp: Any = "auto") -> None:
+        if nlp == "no_such_pipeline":
+            raise ValueError("cannot load spaCy pipeline 'no_such_pipeline'")
+        self.nlp = nlp
+        self.items: list[FakeInput] = []
+        FakeScorer.made.append(self)
+
+    def score_many(self, items: list[FakeInput]) -> list[FakeScore]:
+        self.items.extend(items)
+        out = []
+        for it in items:
+            if it.error is not None:
+                out.append(FakeScore(None, None, None, it.error))
+            else:
+                claim = (it.response or "").strip()
+                out.append(FakeScore(claim, claim.isdigit(), claim == it.answer.strip(), None))
+        return out
+
+
+@pytest.fixture
+def fake_scoring(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[FakeScorer]]:
+    module = types.ModuleType("defan_pytest.scoring")
+    module.Scorer = FakeScorer  # type: ignore[attr-defined]
+    module.ScoreInput = FakeInput  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "defan_pytest.scoring", module)
+    FakeScorer.made = []
+    yield FakeScorer
+
+
+@pytest.fixture
+def scoring_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to score fails the test: bad input must stop the run before scoring."""
+
+    class Forbidden:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise AssertionError("the scorer was constructed despite bad input")
+
+    module = types.ModuleType("defan_pytest.scoring")
+    module.Scorer = Forbidden  # type: ignore[attr-defined]
+    module.ScoreInput = FakeInput  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "defan_pytest.scoring", module)
+
+
+# --- usage ------------------------------------------------------------------------------------
+
+
+def test_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       scoring_forbidden: None) -> None:
+    missing = tmp_path / "nope.jsonl"
+    assert main(["score", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"{missing}: no such file" in err
+
+
+def test_directory_instead_of_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   scoring_forbidden: None) -> None:
+    assert main(["score", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_no_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "a command is required" in capsys.readouterr().err
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--json" in out and "--spacy-model" in out
+
+
+def test_unknown_option_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", str(write(tmp_path, line())), "--bogus"]) == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], scoring_forbidden: None) -> None:
+    path = write(tmp_path, "", "   ")
+    assert main(["score", str(path)]) == 2
+    assert "no responses" in capsys.readouterr().err
+
+
+def test_json_output_directory_must_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          scoring_forbidden: None) -> None:
+    path = write(tmp_path, line())
+    out = tmp_path / "missing" / "report.json"
+    assert main(["score", str(path), "--json", str(out)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_json_output_must_not_overwrite_the_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  scoring_forbidden: None) -> None:
+    path = write(tmp_path, line())
+    assert main(["score", str(path), "--json", str(path)]) == 2
+    assert "would overwrite the responses file" in capsys.readouterr().err
+    assert path.read_text(encoding="utf-8") == line() + "\n"
+
+
+def test_spacy_model_that_cannot_load(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      fake_scoring: type[FakeScorer]) -> None:
+    path = write(tmp_path, line())
+    assert main(["score", str(path), "--spacy-model", "no_such_pipeline"]) == 2
+    assert "defan: error: --spacy-model no_such_pipeline: cannot load spaCy pipeline" in capsys.readouterr().err
+
+
+# --- validation -------------------------------------------------------------------------------
+
+BAD_LINES = [
+    pytest.param("{not json", "not valid JSON", id="not-json"),
+    pytest.param('{"question": "q", "answer": "1", ', "not valid JSON", id="truncated-json"),
+    pytest.param("[1, 2]", "not a JSON object (got array)", id="array"),
+    pytest.param('"just a string"', "not a JSON object (got string)", id="string"),
+    pytest.param(line(question=_DROP), 'missing key "question"', id="missing-question"),
+    pytest.param(line(answer=_DROP), 'missing key "answer"', id="missing-answer"),
+    pytest.param(line(type=_DROP), 'missing key "type"', id="missing-type"),
+    pytest.param(line(response=_DROP), 'missing key "response"', id="missing-response"),
+    pytest.param(line(question=5), '"question" must be a string, got number', id="question-number"),
+    pytest.param(line(question="  "), '"question" is empty', id="question-empty"),
+    pytest.param(line(answer=386), '"answer" must be a string, got number (quote it', id="answer-number"),
+    pytest.param(line(answer=None), '"answer" must be a string, got null', id="answer-null"),
+    pytest.param(line(type="person"), 'unknown type "person" (allowed: name, numeric, date, rank, city)',
+                 id="unknown-type"),
+    pytest.param(line(type="Numeric"), 'unknown type "Numeric"', id="type-case"),
+    pytest.param(line(type=["rank"]), '"type" must be a string, got array', id="type-array"),
+    pytest.param(line(response=386), '"response" must be a string, got number', id="response-number"),
+    pytest.param(line(response=None), '"response" is null but there is no "error"', id="response-null"),
+    pytest.param(line(response=None, error=""), '"response" is null but there is no "error"',
+                 id="response-null-empty-error"),
+    pytest.param(line(error=500), '"error" must be a string or null, got number', id="error-number"),
+    pytest.param(line(domain=""), '"domain" is empty', id="domain-empty"),
+    pytest.param(line(domain=3), '"domain" must be a string, got number', id="domain-number"),
+    pytest.param(line(group=True), '"group" must be a string or an integer, got boolean', id="group-bool"),
+    pytest.param(line(group=1.5), '"group" must be a string or an integer, got number', id="group-float"),
+    pytest.param(line(group=""), '"group" is empty', id="group-empty"),
+]
+
+
+@pytest.mark.parametrize(("bad", "message"), BAD_LINES)
+def test_every_bad_line_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str], scoring_forbidden: None,
+                             bad: str, message: str) -> None:
+    # A good line, a blank line (skipped, but it still counts for line numbers), then the bad one.
+    path = write(tmp_path, line(), "", bad, line())
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3: {message}" in err
+    assert f"{path}:1:" not in err and f"{path}:4:" not in err
+    assert "nothing was scored" in err
+
+
+def test_several_problems_on_one_line_are_all_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       scoring_forbidden: None) -> None:
+    path = write(tmp_path, json.dumps({"answer": 1, "type": "person"}))
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    for message in ('missing key "question"', 'missing key "response"', '"answer" must be a string',
+                    'unknown type "person"'):
+        assert f"{path}:1: {message}" in err
+
+
+def test_all_bad_lines_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        scoring_forbidden: None) -> None:
+    path = write(tmp_path, line(), "oops", line(), line(type="person"), "", line(answer=1), "[]", line())
+    assert main(["score", str(path)]) == 2
+    err_lines = capsys.readouterr().err.splitlines()
+    problems = [ln for ln in err_lines if ln.startswith(f"{path}:")]
+    assert [p.split(":")[1] for p in problems] == ["2", "4", "6", "7"]
+    assert err_lines[-1] == f"defan: 4 problem(s) in {path}; nothing was scored"
+
+
+def test_invalid_utf8_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], scoring_forbidden: None) -> None:
+    path = tmp_path / "responses.jsonl"
+    path.write_bytes(line().encode() + b"\n" + b'{"question": "caf\xe9"}\n')
+    assert main(["score", str(path)]) == 2
+    assert f"{path}:2: not valid UTF-8" in capsys.readouterr().err
+
+
+def test_group_with_two_types(tmp_path: Path, capsys: pytest.CaptureFixture[str], scoring_forbidden: None) -> None:
+    path = write(tmp_path, line(group="g1"), line(group="g1", type="numeric"))
+    assert main(["score", str(path)]) == 2
+    assert f'{path}:2: type "numeric" differs from type "rank" of the same group on line 1' in capsys.readouterr().err
+
+
+# --- plumbing, with the fake scorer -----------------------------------------------------------
+
+
+def test_rows_groups_and_scorer_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       fake_scoring: type[FakeScorer]) -> None:
+    path = tmp_path / "responses.jsonl"
+    content = "\n".join([
+        "\ufeff" + line(group="kobe"),                       # 1: BOM before the first object
+        line(group="kobe", response="334"),                  # 2
+        "",                                                  # 3: blank
+        line(group="kobe", response=_DROP, error="HTTP 500"),  # 4: failed call, no response
+        line(domain="math", question="2+2?", answer="4", type="numeric", response="4"),  # 5
+        line(domain="math", question="3+3?", answer="6", type="numeric", response="5", group=7),  # 6
+        line(response="386", error=""),                      # 7: "" means no error
+        line(response=None, error="timeout"),                # 8
+    ]) + "\r\n"
+    path.write_text(content, encoding="utf-8")
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+
+    (scorer,) = fake_scoring.made
+    assert scorer.nlp == "auto"
+    assert [it.error for it in scorer.items] == [None, None, "HTTP 500", None, None, None, "timeout"]
+    assert scorer.items[2].response is None
+    assert scorer.items[3] == FakeInput("2+2?", "4", "numeric", "4", None, "math")
+    assert [it.domain for it in scorer.items] == ["custom"] * 3 + ["math"] * 2 + ["custom"] * 2
+
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert list(report) == ["rows", "domains", "overall"]
+    rows = report["rows"]
+    assert [r["id"] for r in rows] == ["custom-line1", "custom-line2", "custom-line4", "math-line5",
+                                       "math-line6", "custom-line7", "custom-line8"]
+    assert [r["group"] for r in rows] == ["custom-group-kobe", "custom-group-kobe", "custom-group-kobe", "math-line5",
+                                          "math-group-7", "custom-line7", "custom-line8"]
+    for r in rows:
+        assert set(r) == ROW_KEYS
+    assert rows[0] == {"id": "custom-line1", "domain": "custom", "group": "custom-group-kobe", "type": "rank",
+                       "claim": "386", "aligned": True, "correct": True, "error": None}
+    assert rows[2]["error"] == "HTTP 500" and rows[2]["claim"] is None
+    assert list(report["domains"]) == ["math", "custom"]
+    custom = report["domains"]["custom"]
+    assert (custom["n"], custom["errors"], custom["groups"], custom["rc_groups"]) == (5, 2, 3, 0)
+
+    # The table goes to stdout, the note about the report to stderr.
+    assert captured.out.startswith("domain")
+    assert "overall (pooled)" in captured.out
+    assert f"wrote {out}" in captured.err
+
+
+@pytest.mark.parametrize(("option", "expected"), [(["--spacy-model", "none"], None),
+                                                  (["--spacy-model", "en_core_web_sm"], "en_core_web_sm"),
+                                                  (["--spacy-model", "/models/ner"], "/models/ner"),
+                                                  ([], "auto")])
+def test_spacy_model_option(tmp_path: Path, fake_scoring: type[FakeScorer], option: list[str],
+                            expected: str | None) -> None:
+    assert main(["score", str(write(tmp_path, line())), *option]) == 0
+    assert fake_scoring.made[0].nlp == expected
+
+
+def test_without_json_only_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     fake_scoring: type[FakeScorer]) -> None:
+    assert main(["score", str(write(tmp_path, line(), line(response="334")))]) == 0
+    captured = capsys.readouterr()
+    assert "custom" in captured.out
+    assert captured.err == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.jsonl"]
+
+
+# --- end to end, with the real scorer ---------------------------------------------------------
+
+
+def kobe_lines() -> list[str]:
+    q = "What was the position of Kobe University in the QS rankings for 2022?"
+    return [
+        line(question=q, group=1, response="386"),
+        line(question=q, group=1, response="386th"),
+        line(question=q, group=1, response="601-650"),
+        line(question=q, group=2, response="386"),
+        line(question=q, group=2, response="386"),
+        line(question=q, group=3, response=None, error="HTTP 429"),
+        line(domain="math", question="What is 17 + 25?", answer="42", type="numeric", response="42"),
+        line(domain="math", question="What is 6 * 7?", answer="42", type="numeric", response="41"),
+    ]
+
+
+def check_report(report: dict[str, Any]) -> None:
+    rows = report["rows"]
+    assert len(rows) == 8
+    for r in rows:
+        assert set(r) == ROW_KEYS
+    assert [r["correct"] for r in rows] == [True, True, False, True, True, None, True, False]
+    assert [r["aligned"] for r in rows] == [True, True, True, True, True, None, True, True]
+    assert rows[5]["error"] == "HTTP 429" and rows[5]["claim"] is None
+    assert all(r["error"] is None for i, r in enumerate(rows) if i != 5)
+    assert [r["group"] for r in rows[:6]] == ["custom-group-1"] * 3 + ["custom-group-2"] * 2 + ["custom-group-3"]
+
+    custom = report["domains"]["custom"]
+    assert (custom["n"], custom["scored"], custom["errors"], custom["groups"]) == (6, 5, 1, 3)
+    assert custom["fch"] == pytest.approx(1 / 5)
+    assert custom["pmh"] == 0.0
+    # group 1 (386, 386th, 601-650) is inconsistent, group 2 consistent, group 3 errored.
+    assert (custom["rc_groups"], custom["consistent_groups"], custom["rc"]) == (2, 1, 0.5)
+    math_ = report["domains"]["math"]
+    assert math_["rc"] is None and math_["fch"] == 0.5
+    assert list(report["domains"]) == ["math", "custom"]
+    assert report["overall"]["pooled"]["fch"] == pytest.approx(2 / 7)
+    assert report["overall"]["mean"]["fch"] == pytest.approx((1 / 5 + 1 / 2) / 2)
+
+
+def test_end_to_end_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, *kobe_lines())
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out), "--spacy-model", "none"]) == 0
+    check_report(json.loads(out.read_text(encoding="utf-8")))
+    table = capsys.readouterr().out
+    assert "math" in table and "custom" in table and "overall (mean of domains)" in table
+
+
+def test_console_script(tmp_path: Path) -> None:
+    assert DEFAN.exists(), f"console script not installed at {DEFAN}"
+    path = write(tmp_path, *kobe_lines())
+    out = tmp_path / "report.json"
+    proc = subprocess.run([str(DEFAN), "score", str(path), "--json", str(out), "--spacy-model", "none"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("domain")
+    check_report(json.loads(out.read_text(encoding="utf-8")))
+
+    bad = write(tmp_path, line(), line(type="person"), name="bad.jsonl")
+    proc = subprocess.run([str(DEFAN), "score", str(bad)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert f"{bad}:2: unknown type" in proc.stderr
+    assert proc.stdout == ""
+
+    proc = subprocess.run([str(DEFAN), "score", str(tmp_path / "missing.jsonl")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "no such file" in proc.stderr
+
+
+def test_real_scorer_with_a_pipeline_that_is_not_installed(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, line())
+    assert main(["score", str(path), "--spacy-model", "no_such_pipeline_xyz"]) == 2
+    captured = capsys.readouterr()
+    assert "--spacy-model no_such_pipeline_xyz:" in captured.err
+    assert captured.out == ""

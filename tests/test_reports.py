@@ -1,0 +1,176 @@
+"""Tests of defan_pytest.reports: the fixed-width table and the JSON report."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from defan_pytest.metrics import summarize
+from defan_pytest.reports import build_report, format_table, write_json
+
+DOMAIN_KEYS = {
+    "n", "scored", "errors", "groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
+    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
+}
+MEAN_KEYS = {
+    "domains", "rc_domains", "n", "scored", "errors", "groups",
+    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
+}
+ROW_KEYS = {"id", "domain", "group", "type", "claim", "aligned", "correct", "error"}
+
+
+def record(domain: str, group: str, i: int, claim: str | None, correct: bool, aligned: bool = True,
+           error: str | None = None, type: str = "numeric") -> dict[str, Any]:
+    return {
+        "id": f"{domain}-{group}-p{i:02d}", "domain": domain, "group": f"{domain}-{group}",
+        "type": type, "claim": None if error else claim, "aligned": None if error else aligned,
+        "correct": None if error else correct, "error": error,
+    }
+
+
+@pytest.fixture
+def rows() -> list[dict[str, Any]]:
+    # sports: one group of 3 (386, 334, error); math: two singletons (one right, one wrong);
+    # nobel: a name claim with a non-ASCII letter.
+    return [
+        record("math", "q1", 0, "42", True),
+        record("sports", "q1", 0, "386", True),
+        record("sports", "q1", 1, "334", False, aligned=False),
+        record("sports", "q1", 2, None, False, error="HTTP 429: rate limited"),
+        record("math", "q2", 0, "7", False),
+        record("nobel", "q1", 0, "Wilhelm Röntgen", True, type="name"),
+        record("nobel", "q1", 1, "Röntgen", True, type="name"),
+    ]
+
+
+def test_table_has_one_row_per_domain_and_two_overall_rows(rows: list[dict[str, Any]]) -> None:
+    table = format_table(summarize(rows))
+    lines = table.rstrip("\n").split("\n")
+    header = lines[0]
+    for title in ("domain", "n", "errors", "FCH", "PMH", "RC", "error rate"):
+        assert title in header
+    labels = [ln.split("  ")[0].strip() for ln in lines if ln and not ln.startswith("-")]
+    assert labels == ["domain", "sports", "nobel", "math", "overall (mean of domains)", "overall (pooled)"]
+
+
+def test_table_cells(rows: list[dict[str, Any]]) -> None:
+    summary = summarize(rows)
+    table = format_table(summary)
+    by_label = {ln.split("  ")[0].strip(): ln for ln in table.splitlines()}
+    sports = by_label["sports"]
+    s = summary["domains"]["sports"]
+    # FCH 1/2 with its interval, three decimals.
+    assert f"0.500 [{s['fch_ci'][0]:.3f}, {s['fch_ci'][1]:.3f}]" in sports
+    # sports' only group has an errored response: no RC -> "-"; error rate 1/3.
+    assert sports.split()[1:3] == ["3", "1"]
+    assert sports.rstrip().endswith("0.333")
+    assert " - " in sports
+    # math has singletons only: no RC either.
+    assert " - " in by_label["math"]
+    # nobel: both claims name the same man -> RC 1.000
+    assert f"1.000 [{summary['domains']['nobel']['rc_ci'][0]:.3f}," in by_label["nobel"]
+    pooled = by_label["overall (pooled)"]
+    assert pooled.split()[2:4] == ["7", "1"]
+
+
+def test_table_columns_line_up(rows: list[dict[str, Any]]) -> None:
+    table = format_table(summarize(rows))
+    lines = [ln for ln in table.splitlines() if ln]
+    header = lines[0]
+    rule = lines[1]
+    assert set(rule) <= {"-", " "}
+    # Every column starts where its dashes start.
+    starts = [i for i, ch in enumerate(rule) if ch == "-" and (i == 0 or rule[i - 1] == " ")]
+    assert len(starts) == 7
+    for title, start in zip(["domain", "n", "errors", "FCH", "PMH", "RC", "error rate"], starts):
+        col = header[start:]
+        assert col.lstrip().startswith(title)
+    # Left-aligned rate columns: every row's FCH cell starts at the FCH column.
+    fch_col = starts[3]
+    for ln in lines[2:]:
+        if set(ln) <= {"-", " "}:
+            continue
+        assert ln[fch_col - 2:fch_col] == "  "
+        assert ln[fch_col] in "0123456789-"
+
+
+def test_table_of_empty_summary() -> None:
+    table = format_table(summarize([]))
+    lines = table.splitlines()
+    assert lines[0].startswith("domain")
+    assert lines[-2].startswith("overall (mean of domains)")
+    assert lines[-1].startswith("overall (pooled)")
+    assert lines[-1].split()[2:] == ["0", "0", "-", "-", "-", "-"]
+
+
+def test_table_marks_figures_outside_thresholds(rows: list[dict[str, Any]]) -> None:
+    summary = summarize(rows)
+    plain = format_table(summary)
+    assert "!" not in plain
+    marked = format_table(summary, {"sports": {"fch": 0.4, "error_rate": 0.5}, "nobel": {"rc": 0.9},
+                                    "overall": {"pmh": 0.0}})
+    by_label = {ln.split("  ")[0].strip(): ln for ln in marked.splitlines()}
+    assert by_label["sports"].count("!") == 1  # FCH 0.5 > 0.4; error rate 1/3 <= 0.5
+    assert "]!" in by_label["sports"]
+    assert "!" not in by_label["nobel"]  # RC 1.0 >= 0.9
+    assert "!" in by_label["overall (mean of domains)"]
+    assert "!" not in by_label["overall (pooled)"]
+    assert marked.splitlines()[-1] == "! outside its threshold"
+
+
+def test_report_schema(rows: list[dict[str, Any]]) -> None:
+    summary = summarize(rows)
+    report = build_report(rows, summary)
+    assert list(report) == ["rows", "domains", "overall"]
+    assert [r["id"] for r in report["rows"]] == [r["id"] for r in rows]
+    for r in report["rows"]:
+        assert set(r) == ROW_KEYS
+    assert list(report["domains"]) == ["sports", "nobel", "math"]
+    for figs in report["domains"].values():
+        assert set(figs) == DOMAIN_KEYS
+        for key in ("n", "scored", "errors", "groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count"):
+            assert isinstance(figs[key], int)
+        for rate in ("fch", "pmh", "rc", "error_rate"):
+            assert figs[rate] is None or isinstance(figs[rate], float)
+            ci = figs[f"{rate}_ci"]
+            assert ci is None or (isinstance(ci, list) and len(ci) == 2)
+    assert set(report["overall"]) == {"mean", "pooled"}
+    assert set(report["overall"]["mean"]) == MEAN_KEYS
+    assert set(report["overall"]["pooled"]) == DOMAIN_KEYS
+    # A copy: editing the report does not edit the caller's rows.
+    report["rows"][0]["claim"] = "changed"
+    assert rows[0]["claim"] == "42"
+
+
+def test_write_json_round_trip_utf8(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
+    report = build_report(rows, summarize(rows))
+    out = tmp_path / "report.json"
+    write_json(out, report)
+    raw = out.read_bytes()
+    assert "Röntgen".encode("utf-8") in raw  # not \u00f6-escaped
+    assert json.loads(raw.decode("utf-8")) == report
+    assert os.listdir(tmp_path) == ["report.json"]  # no temp file left behind
+
+
+def test_write_json_replaces_existing_file(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    out.write_text("old", encoding="utf-8")
+    write_json(str(out), {"rows": [], "domains": {}, "overall": {}})
+    assert json.loads(out.read_text(encoding="utf-8")) == {"rows": [], "domains": {}, "overall": {}}
+
+
+def test_write_json_failure_keeps_old_file_and_leaves_no_temp(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    out.write_text('{"old": true}', encoding="utf-8")
+    with pytest.raises(TypeError):
+        write_json(out, {"rows": [object()]})
+    assert out.read_text(encoding="utf-8") == '{"old": true}'
+    assert os.listdir(tmp_path) == ["report.json"]
+
+
+def test_write_json_missing_directory_raises(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        write_json(tmp_path / "nope" / "report.json", {})

@@ -1,0 +1,196 @@
+"""The scorer end to end: the paper's Table 6, the labelled validation set, NER on and off,
+and hypothesis properties of the extractor."""
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from defan_pytest.equivalence import claims_equivalent, group_consistent
+from defan_pytest.ner import installed_pipelines
+from defan_pytest.scoring import Score, Scorer, ScoreInput
+
+DATA = Path(__file__).parent / "data"
+PUBLIC = Path(__file__).resolve().parents[1].parent / "shared" / "defan-public"
+
+KOBE_RESPONSES = [
+    "334", "62", "334", "Kobe University is located in Japan.", "386", "195",
+    "Kobe University is located in Japan and was ranked 334th.", "801–1000",
+    "Kobe University is not ranked in the QS rankings for 2022.", "334th", "467",
+    "Kobe University is highly ranked university in the world and was ranked 386th in 2022.",
+    "Kobe University was not ranked in the QS World University Rankings for 2022.", "386th",
+    "601–650",
+]
+
+
+@pytest.fixture(scope="module")
+def rules() -> Scorer:
+    return Scorer(nlp=None)
+
+
+def _validation(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _public_answers() -> dict[str, list[str]]:
+    from defan_pytest.dataset import load_public
+
+    answers: dict[str, list[str]] = {}
+    for r in load_public(data_dir=PUBLIC):
+        answers.setdefault(r.domain, []).append(r.answer)
+    return answers
+
+
+def test_paper_table6(rules: Scorer) -> None:
+    rows = [r for r in _validation("validation.jsonl") if r.get("table6")]
+    assert [r["response"] for r in rows] == KOBE_RESPONSES
+    scores = rules.score_many([ScoreInput(r["question"], r["answer"], "rank", r["response"], domain="qs_ranking") for r in rows])
+    fch = sum(not s.correct for s in scores) / 15
+    pmh = sum(not s.aligned for s in scores) / 15
+    assert round(fch, 2) == 0.80 and round(pmh, 2) == 0.33
+    assert not group_consistent("rank", [s.claim for s in scores])  # RC 0
+
+
+@pytest.mark.parametrize("nlp", [None, "auto"])
+def test_validation_set_agreement(nlp: str | None) -> None:
+    """The hand-labelled set: the scorer must agree with the annotator on nearly every row.
+    Known, documented disagreement: a bare ``\\boxed{12.5}`` counts as aligned here."""
+    rows = _validation("validation.jsonl")
+    assert len(rows) >= 150
+    scorer = Scorer(nlp=nlp, answers=_public_answers())
+    scores = scorer.score_many(
+        [ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"]) for r in rows]
+    )
+    wrong = []
+    for r, s in zip(rows, scores):
+        exp = r["expected_claim"]
+        claim_ok = (exp is None) == (s.claim is None) and (exp is None or claims_equivalent(r["type"], s.claim, exp))
+        if not (claim_ok and s.aligned == r["expected_aligned"] and s.correct == r["expected_correct"]):
+            wrong.append((r["response"], r["expected_aligned"], r["expected_correct"], exp, s))
+    assert len(wrong) / len(rows) <= 0.02, wrong
+
+
+def test_errored_response_is_not_scored(rules: Scorer) -> None:
+    s = rules.score("q?", "1", "numeric", None, error="timeout after 30 s")
+    assert s == Score(None, None, None, "timeout after 30 s")
+
+
+def test_unknown_type_is_an_error(rules: Scorer) -> None:
+    with pytest.raises(ValueError, match="allowed: name, numeric, date, rank, city"):
+        rules.score("q?", "1", "number", "1")
+
+
+def test_scoring_is_deterministic_and_order_independent() -> None:
+    answers = {"nobel": ["Wilhelm Röntgen", "Albert Einstein", "Marie Curie"]}
+    items = [
+        ScoreInput("Who won the Nobel Prize in Physics in 1901?", "Wilhelm Röntgen", "name", r, domain="nobel")
+        for r in ("It was Wilhelm Röntgen.", "Albert Einstein won.", "I think Someone Else did.", "Röntgen")
+    ]
+    a = Scorer(nlp=None, answers=answers).score_many(items)
+    b = Scorer(nlp=None, answers=answers).score_many(list(reversed(items)))
+    assert a == list(reversed(b))
+
+
+@pytest.mark.skipif(not installed_pipelines(), reason="no spaCy pipeline installed")
+def test_ner_settles_unknown_names_the_rules_cannot() -> None:
+    q = "Which movie earned Janet Gaynor the Oscar in 1928? give the movie name only."
+    r = "Janet Gaynor won Best Actress; Hollywood insiders credit Sunrise above all."
+    with_ner = Scorer(nlp="auto").score(q, "Sunrise", "name", r, domain="entertainment")
+    assert with_ner.claim is not None and with_ner.correct is not None
+
+
+# -- hypothesis properties -------------------------------------------------------------------
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December"]
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(n=st.integers(min_value=0, max_value=99_999_999), style=st.integers(0, 5))
+def test_any_written_form_of_a_gold_number_is_correct(rules: Scorer, n: int, style: int) -> None:
+    gold = f"{n:,}"
+    form = [str(n), f"{n:,}", f"**{n:,}**", f"Answer: {n}", f"The answer is {n:,}.", f"{n}."][style]
+    s = rules.score("How many people lived there in 1850?", gold, "numeric", form, domain="census")
+    assert s.correct, (gold, form, s)
+
+
+@SETTINGS
+@given(
+    whole=st.integers(0, 9999),
+    frac=st.integers(0, 99),
+    extra=st.integers(0, 9),
+)
+def test_a_decimal_gold_accepts_its_precision(rules: Scorer, whole: int, frac: int, extra: int) -> None:
+    gold = f"{whole}.{frac:02d}"
+    claim = f"{gold}{extra}"  # one more digit: within 10^-2
+    assert rules.score("q?", gold, "numeric", claim, domain="math").correct
+
+
+@SETTINGS
+@given(y=st.integers(1800, 2030), m=st.integers(1, 12), d=st.integers(1, 28), style=st.integers(0, 5))
+def test_any_written_form_of_a_gold_date_is_correct(rules: Scorer, y: int, m: int, d: int, style: int) -> None:
+    gold = f"{m:02d}/{d:02d}/{y}"
+    month = MONTHS[m - 1]
+    form = [gold, f"{d} {month} {y}", f"{month} {d}, {y}", f"{y}-{m:02d}-{d:02d}",
+            f"{month[:3]}. {d}, {y}", f"She was born on {d} {month} {y}."][style]
+    s = rules.score("When was Jane Doe born (mm/dd/yyyy)?", gold, "date", form, domain="entertainment")
+    assert s.correct, (gold, form, s)
+
+
+@SETTINGS
+@given(r=st.integers(1, 1500), style=st.integers(0, 5))
+def test_any_written_form_of_a_gold_rank_is_correct(rules: Scorer, r: int, style: int) -> None:
+    form = [str(r), f"{r}th", f"#{r}", f"={r}", f"{r}=", f"It was ranked {r} in 2022."][style]
+    s = rules.score("What was the QS rank of X University in 2022?", f"  {r}  ", "rank", form, domain="qs_ranking")
+    assert s.correct, (r, form, s)
+
+
+@SETTINGS
+@given(
+    qn=st.integers(0, 3000),
+    answer=st.integers(0, 10_000_000),
+    template=st.sampled_from([
+        "In {q}, the figure was {a:,}.",
+        "The {q} count was {a}.",
+        "For {q}: {a:,} people.",
+        "According to the {q} census, there were {a:,} residents.",
+    ]),
+)
+def test_numbers_the_question_contains_never_become_the_claim(rules: Scorer, qn: int, answer: int, template: str) -> None:
+    q = f"What was the population of Tasmania in {qn}?"
+    r = template.format(q=qn, a=answer)
+    s = rules.score(q, "1", "numeric", r, domain="census")
+    if answer == qn:
+        assert s.claim is None
+    else:
+        assert s.claim is not None and Decimal(s.claim) == answer, (q, r, s)
+
+
+@SETTINGS
+@given(
+    response=st.text(max_size=300),
+    question=st.text(max_size=120),
+    type_=st.sampled_from(["name", "numeric", "date", "rank", "city"]),
+    answer=st.sampled_from(["", "386", "1,351,921", "42.85", "11/19/1946", "Wilhelm Röntgen",
+                            "None[c]", "Seattle, Washington Virtual/Online due to COVID-19[15]", "  269=  ", "½"]),
+    domain=st.sampled_from(["nobel", "math", "qs_ranking", None]),
+)
+def test_no_input_string_crashes_the_scorer(rules: Scorer, response: str, question: str, type_: str, answer: str, domain: str | None) -> None:
+    s = rules.score(question, answer, type_, response, domain=domain)
+    assert s.claim is None or isinstance(s.claim, str)
+    assert isinstance(s.aligned, bool) and isinstance(s.correct, bool)
+    assert not (s.correct and s.claim is None)
+
+
+@SETTINGS
+@given(response=st.text(alphabet=st.characters(codec="utf-8"), max_size=200).map(lambda t: f"<think>{t}</think> 386"))
+def test_reasoning_blocks_never_leak_into_the_claim(rules: Scorer, response: str) -> None:
+    if "</think>" in response[:-12] or "<think>" in response[7:]:
+        return  # nested tags: not what models emit
+    s = rules.score("What was the QS rank of X in 2022?", "386", "rank", response)
+    assert s.claim == "386" and s.aligned
