@@ -1,0 +1,203 @@
+"""A persistent response cache: SQLite in WAL mode, shared safely by concurrent processes.
+
+The key is a sha256 over everything that shapes an answer -- the model identity (model string,
+every call parameter, system prompt; for a user callable its name and version) and the prompt
+text -- so one model's answer is never returned for another.  A user callable without a
+``version`` gets a per-run nonce in its identity: its answers are shared by the processes of one
+run but never reused by another run.
+
+Every answer is committed as it arrives, so a run stopped by Ctrl-C, ``kill -9`` or a CI
+timeout resumes without re-sending a completed prompt.  Errors are never stored as answers.
+
+Under pytest-xdist the workers also coordinate through the same file: a worker *claims* a prompt
+before calling it, and a worker that finds a prompt claimed waits for the answer instead of
+sending it again, so each selected prompt is sent exactly once per run.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Mapping, Optional, Tuple
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS claims (
+    run TEXT NOT NULL,
+    key TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    status TEXT NOT NULL,        -- 'calling', 'done' or 'failed'
+    error TEXT,
+    PRIMARY KEY (run, key)
+);
+"""
+DB_NAME = "responses.sqlite3"
+
+
+def identity_json(identity: Mapping[str, Any]) -> str:
+    """A canonical JSON text of a model identity (sorted keys, no whitespace)."""
+    return json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class ResponseCache:
+    """The cache of one model identity in ``folder``.
+
+    ``mode``: ``"use"`` (read and write) or ``"refresh"`` (never read an old answer, overwrite).
+    ``run``: the run id; claims (cross-process coordination) are scoped to it.
+    ``shared``: claim prompts before calling them (several processes share the run).
+    """
+
+    def __init__(
+        self,
+        folder: os.PathLike | str,
+        identity: Mapping[str, Any],
+        mode: str = "use",
+        run: str = "",
+        shared: bool = False,
+        owner: str = "",
+        poll: float = 0.05,
+    ) -> None:
+        if mode not in ("use", "refresh"):
+            raise ValueError(f"cache mode {mode!r}: expected 'use' or 'refresh'")
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / DB_NAME
+        self.mode = mode
+        self.run = run
+        self.shared = shared
+        self.owner = owner or f"pid{os.getpid()}"
+        self.poll = poll
+        self.model = identity_json(identity)
+        self._prefix = hashlib.sha256(self.model.encode()).digest()
+        self._local = threading.local()
+        with self._conn() as conn:
+            conn.executescript(SCHEMA)
+
+    # -- connection ------------------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a commit survives the process being killed (not a power cut),
+            # at a fraction of FULL's cost per answer.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def key(self, prompt: str) -> str:
+        """The cache key of ``prompt`` for this model identity."""
+        h = hashlib.sha256(self._prefix)
+        h.update(b"\0prompt\0")
+        h.update(prompt.encode("utf-8"))
+        return h.hexdigest()
+
+    def get(self, prompt: str) -> Optional[str]:
+        """The cached answer, or ``None`` (always ``None`` in refresh mode)."""
+        if self.mode == "refresh":
+            return None
+        row = self._conn().execute("SELECT answer FROM answers WHERE key = ?", (self.key(prompt),)).fetchone()
+        return row[0] if row else None
+
+    def put(self, prompt: str, answer: str) -> None:
+        """Store an answer (committed at once) and mark this run's claim done."""
+        key = self.key(prompt)
+        conn = self._conn()
+        with _transaction(conn):
+            conn.execute(
+                "INSERT OR REPLACE INTO answers (key, model, prompt, answer, created) VALUES (?, ?, ?, ?, ?)",
+                (key, self.model, prompt, answer, time.time()),
+            )
+            if self.shared:
+                conn.execute(
+                    "UPDATE claims SET status = 'done', error = NULL WHERE run = ? AND key = ?",
+                    (self.run, key),
+                )
+
+    def count(self) -> int:
+        """Number of answers stored for this model identity."""
+        return self._conn().execute("SELECT COUNT(*) FROM answers WHERE model = ?", (self.model,)).fetchone()[0]
+
+    # -- cross-process claims ------------------------------------------------------------------
+
+    def claim(self, prompt: str) -> bool:
+        """True when this process should call ``prompt``; False when another process has it."""
+        if not self.shared:
+            return True
+        cur = self._conn().execute(
+            "INSERT OR IGNORE INTO claims (run, key, owner, status) VALUES (?, ?, ?, 'calling')",
+            (self.run, self.key(prompt), self.owner),
+        )
+        return cur.rowcount == 1
+
+    def release(self, prompt: str, error: str) -> None:
+        """The call failed for good: waiting processes get ``error`` (it is not cached)."""
+        if not self.shared:
+            return
+        self._conn().execute(
+            "UPDATE claims SET status = 'failed', error = ? WHERE run = ? AND key = ?",
+            (error, self.run, self.key(prompt)),
+        )
+
+    def status(self, prompt: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+        """``(status, answer, error)`` of this run's claim on ``prompt``."""
+        key = self.key(prompt)
+        conn = self._conn()
+        row = conn.execute("SELECT status, error FROM claims WHERE run = ? AND key = ?", (self.run, key)).fetchone()
+        if row is None:
+            return None, None, None
+        status, error = row
+        if status == "done":
+            ans = conn.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+            return status, (ans[0] if ans else None), None
+        return status, None, error
+
+    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Tuple[Optional[str], Optional[str]]:
+        """Wait for another process's answer: ``(answer, None)``, ``(None, error)``, or
+        ``(None, None)`` when ``stop`` was set first."""
+        while stop is None or not stop.is_set():
+            status, answer, error = self.status(prompt)
+            if status == "done" and answer is not None:
+                return answer, None
+            if status == "failed":
+                return None, error or "the call failed in another worker"
+            await asyncio.sleep(self.poll)
+        return None, None
+
+    def drop_run(self) -> None:
+        """Forget this run's claims (the controller does this at the end)."""
+        self._conn().execute("DELETE FROM claims WHERE run = ?", (self.run,))
+
+
+class _transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")

@@ -1,0 +1,162 @@
+"""The model registry: a user's own callables, and litellm model strings.
+
+A user registers their application (a RAG pipeline, an agent, a prompt template around a model)
+in ``conftest.py``::
+
+    import defan_pytest
+
+    @defan_pytest.model("my-rag", version="2024-06-01")
+    async def my_rag(prompt: str) -> str:
+        return await pipeline.answer(prompt)
+
+and runs ``pytest --defan-model=my-rag``.  Any other name is a litellm model string
+(``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku``), optionally described by a
+``[models.<name>]`` table.  Nothing here imports litellm.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+
+class ModelError(ValueError):
+    """An unknown or malformed model."""
+
+
+@dataclass(frozen=True)
+class CallableModel:
+    """A user's function: ``prompt -> answer text`` (sync or async)."""
+
+    name: str
+    fn: Callable[..., Any]
+    is_async: bool
+    version: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class LitellmModel:
+    """A litellm model string and the keyword arguments of every call."""
+
+    name: str
+    model: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    system_prompt: Optional[str] = None
+
+
+Model = Any  # CallableModel | LitellmModel
+
+_REGISTRY: Dict[str, CallableModel] = {}
+
+
+def model(name: str, *, version: Optional[str] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as the model ``name`` (a decorator).
+
+    ``version``: change it whenever the function's behaviour changes; cached answers are reused
+    only for the same name and version (without a version, nothing is reused across runs).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError("a model name must be a non-empty string")
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not callable(fn):
+            raise ModelError(f"model {name!r}: {fn!r} is not callable")
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        _REGISTRY[name] = CallableModel(name, fn, is_async, version)
+        return fn
+
+    return register
+
+
+def registered() -> Dict[str, CallableModel]:
+    """The registered callables by name."""
+    return dict(_REGISTRY)
+
+
+def unregister(name: str) -> None:
+    """Forget a registered model (tests register and drop their own)."""
+    _REGISTRY.pop(name, None)
+
+
+@lru_cache(maxsize=1)
+def _litellm_catalogue() -> Tuple[frozenset, frozenset]:
+    """Known litellm model names and provider prefixes, read from litellm's bundled price
+    table without importing litellm (about 9 s of CPU here)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return frozenset(), frozenset()
+    folder = Path(list(spec.submodule_search_locations)[0])
+    table = folder / "model_prices_and_context_window_backup.json"
+    try:
+        data = json.loads(table.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset(), frozenset()
+    names = frozenset(k for k in data if k != "sample_spec")
+    providers = {str(v.get("litellm_provider", "")) for v in data.values() if isinstance(v, dict)}
+    providers |= {n.split("/")[0] for n in names if "/" in n}
+    # Providers that serve any model name (self-hosted, OpenAI-compatible servers).
+    providers |= {"openai", "azure", "ollama", "ollama_chat", "hosted_vllm", "huggingface", "openrouter",
+                  "together_ai", "groq", "custom_openai", "litellm_proxy", "lm_studio", "llamafile", "vllm"}
+    return names, frozenset(p for p in providers if p)
+
+
+def check_name(name: str, tables: Mapping[str, Mapping[str, Any]]) -> Optional[str]:
+    """A problem with the model name, or ``None`` when it can be called."""
+    if name in _REGISTRY or name in tables:
+        return None
+    names, providers = _litellm_catalogue()
+    if name in names or (("/" in name) and name.split("/", 1)[0] in providers):
+        return None
+    known = sorted(_REGISTRY) + sorted(t for t in tables if t not in _REGISTRY)
+    listed = ", ".join(known) if known else "none"
+    return (
+        f"unknown model {name!r}: not a registered model (registered or configured: {listed}) "
+        "and not a litellm model string such as 'openai/gpt-4o-mini' (PROVIDER/MODEL)"
+    )
+
+
+def resolve(name: str, tables: Mapping[str, Mapping[str, Any]], overrides: Mapping[str, Any]) -> Model:
+    """The model to call for ``name``: a registered callable, or a litellm model built from a
+    ``[models.<name>]`` table and ``--defan-model-arg`` overrides (which win)."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    table = dict(tables.get(name, {}))
+    params: Dict[str, Any] = {"temperature": 0}
+    model_string = str(table.pop("model", name))
+    system_prompt = table.pop("system_prompt", None)
+    table.pop("version", None)
+    extra = table.pop("litellm", {}) or {}
+    params.update({k: v for k, v in table.items()})
+    params.update(extra)
+    overrides = dict(overrides)
+    if "model" in overrides:
+        model_string = str(overrides.pop("model"))
+    if "system_prompt" in overrides:
+        system_prompt = overrides.pop("system_prompt")
+    params.update(overrides)
+    return LitellmModel(name, model_string, params, system_prompt)
+
+
+def parse_model_args(values: Any) -> Tuple[Dict[str, Any], list]:
+    """``KEY=VALUE`` strings into call parameters (JSON values where they parse: ``0.2``,
+    ``true``, ``{"a": 1}``; text otherwise).  Returns the parameters and the problems."""
+    out: Dict[str, Any] = {}
+    problems = []
+    for item in values or ():
+        if "=" not in item:
+            problems.append(f"--defan-model-arg {item!r}: expected KEY=VALUE")
+            continue
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        if not key.isidentifier():
+            problems.append(f"--defan-model-arg {item!r}: {key!r} is not a parameter name")
+            continue
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out, problems
