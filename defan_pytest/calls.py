@@ -45,6 +45,9 @@ class Response:
     cached: bool = False
     attempts: int = 1
     seconds: float = 0.0
+    #: ``"call"`` (this process asked the model), ``"cache"`` (a stored answer) or ``"peer"``
+    #: (another process of the same run asked the model).
+    via: str = "call"
 
 
 class FatalCallError(RuntimeError):
@@ -433,17 +436,16 @@ class CallPool:
             hit = store.get(prompt.text)
             if hit is not None:
                 self.stats.cache_hits += 1
-                return Response(hit, cached=True, attempts=0)
+                return Response(hit, cached=True, attempts=0, via="cache")
             if hasattr(store, "claim") and not store.claim(prompt.text):
                 # Another process is calling this prompt: wait for its answer instead of
                 # sending it again.
                 text, error = await store.wait(prompt.text, stop=self._stop)
                 if text is not None:
-                    self.stats.cache_hits += 1
-                    return Response(text, cached=True, attempts=0)
+                    return Response(text, attempts=0, via="peer")
                 if error is None:
                     return None  # stopped
-                return Response(None, error=error, attempts=0)
+                return Response(None, error=error, attempts=0, via="peer")
         t0 = time.monotonic()
         attempt = 0
         while True:

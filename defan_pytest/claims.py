@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from defan_pytest.dates import find_dates, parse_date_text
@@ -45,7 +46,19 @@ _LEAD_IN = re.compile(
 )
 
 
+_WRAP_STARTS = frozenset(a[0] for a, _ in _QUOTES + _WRAPPERS) | {"\\"}
+_LEAD_IN_STARTS = frozenset("aAfFtTsScC*_")
+
+
 def _unwrap_once(t: str) -> str:
+    first = t[:1]
+    if first not in _WRAP_STARTS:
+        # Fast path for the common bare answer: only a lead-in ("Answer:") can be removed.
+        if first in _LEAD_IN_STARTS:
+            m = _LEAD_IN.match(t)
+            if m and m.end() < len(t):
+                return t[m.end():]
+        return t
     m = _CODE_FENCE.match(t)
     if m:
         return m.group(1)
@@ -97,16 +110,28 @@ def clean(text: Optional[str]) -> str:
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
+_NON_ALNUM = re.compile(r"[^0-9a-z]")
+
+
+@lru_cache(maxsize=4096)
 def _folded_tokens(text: str) -> List[Tuple[int, int, str]]:
-    """Word tokens with their spans, folded as :func:`name_tokens` folds them."""
+    """Word tokens with their spans, folded as :func:`name_tokens` folds them (cached: the
+    same questions come back for every paraphrase and every model)."""
     out = []
     for m in _WORD.finditer(text):
-        f = fold(m.group()).replace("'", "")
-        # Folding may split nothing or leave non-alphanumerics (rare letters): keep alnum only.
-        f = re.sub(r"[^0-9a-z]", "", f)
+        g = m.group()
+        f = g.lower() if g.isascii() else fold(g)
+        if not f.isalnum() or not f.isascii():
+            # Apostrophes and letters folding leaves behind: keep ASCII alphanumerics only.
+            f = _NON_ALNUM.sub("", f.replace("'", ""))
         if f:
             out.append((m.start(), m.end(), f))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _question_tokens(question: str) -> frozenset:
+    return frozenset(t[2] for t in _folded_tokens(question))
 
 
 _SENTENCE_WORDS = frozenset(
@@ -122,7 +147,8 @@ _SPAN_STOP = frozenset(
     """the a an in on at of for and or but it its he she they his her their this that these
     those there here according as by from to with after before during while when where who
     what which why how i i'm im ive id youre were weve its dont cant wont yes no not however unfortunately sorry although though also
-    based answer final note sure yes if so then then the winner won is was were its it's
+    based answer final note sure yes if so then the winner won is was were its it's please
+    check visit see source sources as of my last knowledge update
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday""".split()
 )
@@ -158,7 +184,7 @@ def _in_question(tokens: Sequence[str], question_tokens: frozenset) -> bool:
 
 _NUMBER_IN_TEXT = re.compile(
     r"(?<![\w.,/])(?<![A-Za-z]-)(?P<sign>(?<!\d)[-−](?=\d))?[$€£¥]?"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?![\d,])(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s*/\s*(?P<den>\d+)(?![\d/]))?"
     r"(?P<scale>\s*(?:%|percent\b|thousand\b|million\b|billion\b|trillion\b|mn\b|bn\b))?"
     r"(?![\w]|[.,]\d)"
@@ -181,6 +207,7 @@ def _numbers(text: str, fractions: bool) -> List[Tuple[int, int, str, bool]]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _question_numbers(question: str) -> frozenset:
     vals = set()
     for _, _, t, _ in _numbers(question, fractions=False):
@@ -464,7 +491,7 @@ _MARK_PATTERNS = [
 
 def _marked_claim(text: str, ctx: Context) -> Optional[str]:
     marks: List[Tuple[int, str]] = []
-    qtoks = frozenset(t[2] for t in _folded_tokens(ctx.question))
+    qtoks = _question_tokens(ctx.question)
     qnums = _question_numbers(ctx.question) if ctx.type in ("numeric", "rank") else frozenset()
     for pat in _MARK_PATTERNS:
         for m in pat.finditer(text):
@@ -522,16 +549,20 @@ def _typed_candidates(text: str, ctx: Context, qnums: frozenset) -> List[Tuple[i
     if t == "numeric":
         # Numbers inside a written date ("9 August 2011") are not counts; a year-valued
         # question (world_org) still sees its year because bare years are kept.
-        date_spans = [(s, e) for s, e, v in find_dates(text, years=False)]
+        date_spans = [] if ctx.asks_year else [(s, e) for s, e, v in find_dates(text, years=False)]
         out = []
+        years_in_dates = []
         for s, e, num, _ in _numbers(text, fractions=ctx.is_math):
-            if any(ds <= s < de for ds, de in date_spans):
-                continue
             v = parse_number(num)
             if v is None or v in qnums:
                 continue
+            if any(ds <= s < de for ds, de in date_spans):
+                if re.fullmatch(r"\d{4}", num):
+                    years_in_dates.append((s, canonical_number(v)))
+                continue
             out.append((s, canonical_number(v)))
-        return out
+        # A year inside a date ("December 1992") only when nothing else is left.
+        return out or years_in_dates
     if t == "rank":
         strong: List[Tuple[int, str]] = []
         taken: List[Tuple[int, int]] = []
@@ -606,6 +637,8 @@ def _capitalized_spans(text: str, toks: List[Tuple[int, int, str]]) -> List[Tupl
             nxt = toks[j + 1]
             if gap.strip() not in ("", "-", ".", "'", "’") or "\n" in gap:
                 break
+            if gap.strip() == "." and not _INITIAL_OR_ABBREV.search(text[: toks[j][1] + 1]):
+                break  # a sentence ends here ("... in Literature. Please check ...")
             if text[nxt[0]].isupper() or text[nxt[0]].isdigit():
                 j += 1
                 continue
@@ -651,7 +684,7 @@ def _extend_place(text: str, s: int, e: int) -> int:
 
 
 def _name_claim(text: str, ctx: Context, entities: Optional[Sequence[Tuple[int, int, str]]], ner_available: bool) -> Extraction:
-    qtoks = frozenset(t[2] for t in _folded_tokens(ctx.question))
+    qtoks = _question_tokens(ctx.question)
     toks = _folded_tokens(text)
     cands: List[Tuple[int, int, str, str]] = []  # (start, end, text, source)
     spans = _capitalized_spans(text, toks)

@@ -34,7 +34,7 @@ _PATTERNS = [
     # November 1946
     (re.compile(rf"\b{_MONTH.replace('(', '(?P<mn>', 1)},?\s+(?:of\s+)?{_YEAR.replace('(', '(?P<y>', 1)}\b", re.I), "my"),
 ]
-_YEAR_ONLY = re.compile(r"(?<![\d,.])(1[0-9]{3}|20[0-9]{2})(?![\d,])(?:\s*s\b)?")
+_YEAR_ONLY = re.compile(r"(?<![\d,.])(1[0-9]{3}|20[0-9]{2})(?!\d|,\d)(?:\s*s\b)?")
 
 
 def _valid(y: int, m: int, d: int) -> bool:

@@ -77,6 +77,9 @@ _TITLES = frozenset(
 )
 
 
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+
+
 @lru_cache(maxsize=65536)
 def name_tokens(text: str) -> Tuple[str, ...]:
     """Tokens of a name after folding, punctuation, leading article and title removal."""
@@ -87,7 +90,10 @@ def name_tokens(text: str) -> Tuple[str, ...]:
     i = 0
     while i < len(tokens) - 1 and (tokens[i] in _ARTICLES or tokens[i] in _TITLES):
         i += 1
-    return tuple(tokens[i:])
+    j = len(tokens)
+    while j - 1 > i and tokens[j - 1] in _SUFFIXES:  # "Martin Luther King Jr."
+        j -= 1
+    return tuple(tokens[i:j])
 
 
 def _token_eq(a: str, b: str) -> bool:
@@ -131,7 +137,11 @@ def names_match(claim: str, gold: str) -> bool:
     c, g = name_tokens(claim), name_tokens(gold)
     if not c or not g or _all_initials(c):
         return False
-    if _tokens_within(c, g) or _tokens_within(g, c):
+    if _tokens_within(c, g):
+        return True
+    # The claim adds words (a middle name, "Olympiastadion Berlin"), but never in front of the
+    # gold's first word: "West Germany" is another country than "Germany".
+    if len(c) > len(g) and _token_eq(c[0], g[0]) and _tokens_within(g, c):
         return True
     # A long name spelt a little differently as a whole (a truncated or misspelt gold such as
     # "Manchester by the Sa"); short names need the token rule, so "Joan Smith" stays apart
@@ -257,7 +267,7 @@ _VULGAR = {
     "¼": Decimal("0.25"), "¾": Decimal("0.75"), "⅕": Decimal("0.2"), "⅛": Decimal("0.125"),
 }
 _NUM_CORE = re.compile(
-    r"^\s*[$€£¥]?\s*([-+−]?)\s*[$€£¥]?\s*(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"^\s*[$€£¥]?\s*([-+−]?)\s*[$€£¥]?\s*(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:\s*/\s*(\d+))?\s*(%|percent|thousand|million|billion|trillion|mn|bn)?\s*$",
     re.IGNORECASE,
 )
@@ -273,7 +283,7 @@ def parse_number(text: str) -> Optional[Decimal]:
         return None
     sign, digits, denom, scale = m.groups()
     try:
-        value = Decimal(digits.replace(",", ""))
+        value = Decimal(re.sub(r"[,\s\u00a0\u202f\u2009]", "", digits))
         if denom is not None:
             if int(denom) == 0:
                 return None
@@ -305,7 +315,7 @@ def canonical_number(value: Decimal) -> str:
 # ranks
 # --------------------------------------------------------------------------------------------
 
-_RANK_ONE = re.compile(r"^\s*(?:#|no\.?\s*)?=?\s*(\d+)\s*(?:st|nd|rd|th)?\s*=?\s*$", re.I)
+_RANK_ONE = re.compile(r"^\s*(?:#|no\.?\s*|(?:joint|tied|t-)\s*)?=?\s*(\d+)\s*(?:st|nd|rd|th)?\s*=?\s*$", re.I)
 _RANK_BAND = re.compile(r"^\s*=?(\d+)\s*(?:-|–|—|to)\s*(\d+)\s*$", re.I)
 
 
@@ -472,7 +482,7 @@ def claims_equivalent(type_: str, a: Optional[str], b: Optional[str]) -> bool:
         return va is not None and va == vb
     if type_ == "city":
         return places_match(a, b) and places_match(b, a)
-    return names_match(a, b)
+    return names_match(a, b) or names_match(b, a)
 
 
 def group_consistent(type_: str, claims: Sequence[Optional[str]]) -> bool:

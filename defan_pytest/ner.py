@@ -74,6 +74,23 @@ class NER:
         return out
 
 
+def check(name: str) -> None:
+    """Raise :class:`NerError` unless ``name`` is an importable pipeline package or a folder
+    (cheap: nothing is loaded, so a bad ``--defan-spacy-model`` fails at start-up)."""
+    if Path(name).expanduser().is_dir():
+        return
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        installed = ", ".join(installed_pipelines()) or "none"
+        raise NerError(
+            f"spaCy pipeline {name!r} is neither an installed package nor a folder; "
+            f"installed known pipelines: {installed}; use 'none' to score without NER"
+        )
+
+
 def load(spec: Union[str, Path, None]) -> Optional[NER]:
     """Load the pipeline ``spec`` names (``"auto"``, ``"none"``, a name or a path)."""
     name = resolve_spec(spec)

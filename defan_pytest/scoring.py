@@ -60,18 +60,33 @@ class Scorer:
         nlp: Union[str, None, Any] = "auto",
         answers: Optional[Mapping[str, Iterable[str]]] = None,
     ) -> None:
+        # The pipeline loads on first need: most runs settle every response with rules and the
+        # answer list, and loading spaCy costs about a second.
+        self._ner: Any = None
+        self._ner_spec: Optional[str] = None
         if nlp is None or isinstance(nlp, str) or hasattr(nlp, "__fspath__"):
-            self.ner = ner_mod.load(nlp)
+            self._ner_spec = ner_mod.resolve_spec(nlp)
+            if self._ner_spec is not None:
+                ner_mod.check(self._ner_spec)
         else:
-            self.ner = nlp  # an already-loaded ner.NER (shared between scorers)
+            self._ner = nlp  # an already-loaded ner.NER (shared between scorers)
         self._gazetteers: Dict[str, Gazetteer] = {}
         for domain, names in (answers or {}).items():
             self.add_answers(domain, names)
 
     @property
+    def ner(self) -> Optional[ner_mod.NER]:
+        """The spaCy pipeline (loaded now if not yet), or ``None`` for rules only."""
+        if self._ner is None and self._ner_spec is not None:
+            self._ner = ner_mod.NER(self._ner_spec)
+        return self._ner
+
+    @property
     def pipeline(self) -> Optional[str]:
-        """Name of the spaCy pipeline in use, or ``None`` for rules only."""
-        return self.ner.name if self.ner is not None else None
+        """Name of the spaCy pipeline in use, or ``None`` for rules only (does not load it)."""
+        if self._ner is not None:
+            return self._ner.name
+        return self._ner_spec
 
     def add_answers(self, domain: Optional[str], answers: Iterable[str]) -> None:
         """Add gold answers (raw, ``;``-joined alternatives allowed) to a domain's gazetteer."""
@@ -122,7 +137,7 @@ class Scorer:
         results: List[Optional[Score]] = [None] * len(items)
         pending: List[int] = []
         contexts: List[Optional[Context]] = [None] * len(items)
-        has_ner = self.ner is not None
+        has_ner = self._ner is not None or self._ner_spec is not None
         for i, it in enumerate(items):
             if it.error is not None:
                 results[i] = Score(None, None, None, str(it.error))

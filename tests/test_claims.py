@@ -218,3 +218,16 @@ def test_needs_ner_only_when_rules_leave_a_name_open() -> None:
     assert not extract("Wilhelm Röntgen", ctx, ner_available=True).needs_ner
     assert extract("It went to Someone Unknown.", ctx, ner_available=True).needs_ner
     assert not extract("It went to Someone Unknown.", ctx, ner_available=False).needs_ner
+
+
+def test_capitalized_phrase_stops_at_a_sentence_end() -> None:
+    r = "I don't have information about the 2023 Nobel Prize in Literature. Please check the website."
+    assert run(NOBEL, "name", r).claim is None
+
+
+def test_hedged_year_and_year_inside_a_date() -> None:
+    un = "When was Sweden admitted to the United Nations?"
+    assert run(un, "date", "I believe Sweden joined around 1946, but I'm not sure.").claim == "1946"
+    oic = "When did Senegal become a member state of the OIC?"
+    assert run(oic, "numeric", "December 1969").claim == "1969"
+    assert run(CENSUS, "numeric", "In the 9 August 2011 census: 1 351 921").claim == "1351921"

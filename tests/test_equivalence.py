@@ -38,6 +38,8 @@ def correct(type_: str, claim: str | None, gold: str) -> bool:
         ("3/4", Decimal("0.75")),
         ("½", Decimal("0.5")),
         ("  47  ", Decimal(47)),
+        ("1 351 921", Decimal(1351921)),  # spaces as thousands separators
+        ("114\u202f600", Decimal(114600)),
         ("3 days", None),
         ("abc", None),
     ],
@@ -76,7 +78,7 @@ def test_precision_boundary_is_inclusive() -> None:
 @pytest.mark.parametrize(
     "text,value",
     [("334", 334), ("334th", 334), ("#334", 334), ("=47", 47), ("47=", 47), ("  269=  ", 269),
-     ("601-650", (601, 650)), ("801–1000", (801, 1000)), ("650-601", None), ("top 400", None)],
+     ("Joint 269th", 269), ("601-650", (601, 650)), ("801–1000", (801, 1000)), ("650-601", None), ("top 400", None)],
 )
 def test_parse_rank(text: str, value: object) -> None:
     assert parse_rank(text) == value
@@ -108,6 +110,9 @@ def test_dates_by_year_month_day() -> None:
         ("Wilhelm Conrad Röntgen", "Wilhelm Röntgen", True),  # a middle name added
         ("Robert Grubbs", "Robert H. Grubbs", True),  # a middle initial left out
         ("Germany", "West Germany", True),  # all claim words in the gold
+        ("West Germany", "Germany", False),  # a word added in front is another entity
+        ("Olympiastadion Berlin", "Olympiastadion", True),  # words added after the name
+        ("Martin Luther King", "Martin Luther King Jr.", True),  # suffixes
         ("Pierre Curie", "Marie Curie", False),  # a different first name contradicts
         ("Sir Alexander Fleming", "Alexander Fleming", True),  # title removal
         ("Lord Rayleigh", "The Lord Rayleigh", True),

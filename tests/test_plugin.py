@@ -1,0 +1,249 @@
+"""The pytest plugin, through real pytest sessions (pytester), serial and under -n 2."""
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+PUBLIC = Path(__file__).resolve().parents[1].parent / "shared" / "defan-public"
+
+# A model that answers from a table: right for even question groups, wrong for odd ones.
+CONFTEST = '''
+import json, os
+import defan_pytest
+from defan_pytest.dataset import load_public
+
+ROWS = {r.question: r for r in load_public(domains=["nobel", "qs_ranking", "math"])}
+CALLS = os.environ.get("DEFAN_TEST_CALLS")
+
+def answer(prompt):
+    r = ROWS[prompt]
+    if CALLS:
+        with open(CALLS, "a") as f:
+            f.write(json.dumps(prompt) + "\\n")
+    if r.group % 2 == 0:
+        return r.answer.split(";")[0].strip() or "No prize was awarded"
+    return "Albert Einstein" if r.type == "name" else "99999"
+
+@defan_pytest.model("table")
+def table(prompt):
+    return answer(prompt)
+
+@defan_pytest.model("async-table", version="1")
+async def async_table(prompt):
+    return answer(prompt)
+'''
+FOUR_GROUPS = "nobel-q0000 or nobel-q0001 or nobel-q0002 or nobel-q0003"
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("DEFAN_DATA_DIR", str(PUBLIC))
+    pytester.makeconftest(CONFTEST)
+    return pytester
+
+
+def outcomes(result: pytest.RunResult, **expected: int) -> None:
+    """Like assert_outcomes, for defan's own categories (hallucinated, misaligned, call-error)."""
+    got = {k: v for k, v in result.parseoutcomes().items() if k not in ("deselected", "seconds", "warnings", "warning")}
+    assert got == expected, result.stdout.lines[-15:]
+
+
+def thresholds(pytester: pytest.Pytester, text: str) -> None:
+    pytester.path.joinpath("thresholds.toml").write_text(text, encoding="utf-8")
+
+
+def test_inactive_without_a_model_and_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import sys
+        def test_light():
+            heavy = [m for m in ("litellm", "spacy", "dateparser", "defan_pytest.dataset",
+                                 "defan_pytest.scoring") if m in sys.modules]
+            assert heavy == []
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "DefAn" not in result.stdout.str()
+
+
+def test_help_lists_options_with_defaults(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    out = " ".join(result.stdout.str().split())  # help text is wrapped
+    for option in ("--defan-model", "--defan-domain", "--defan-dataset", "--defan-sample", "--defan-seed",
+                   "--defan-thresholds", "--defan-report", "--defan-strict", "--defan-concurrency",
+                   "--defan-cache", "--defan-retries", "--defan-model-arg"):
+        assert option in out
+    assert "(default: 16)" in out and "(default: .defan_cache)" in out
+    assert "defan_model" in out  # the ini keys
+
+
+def test_items_ids_markers_and_status_letters(project: pytest.Pytester) -> None:
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider")
+    outcomes(result, passed=30, hallucinated=30)
+    assert result.ret == 0  # hallucinations alone do not fail the run: the gate decides
+    result.stdout.fnmatch_lines(["*no thresholds file: nothing was gated*", "*30 passed*30 hallucinated*"])
+    ids = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0001", "--collect-only", "-q",
+                            "-p", "no:cacheprovider")
+    ids.stdout.fnmatch_lines(["defan::nobel-q0001-p00", "defan::nobel-q0001-p14", "15/9795 tests collected*"])
+    marked = project.runpytest("--defan-model=table", "--defan-domain=nobel,qs_ranking", "-m", "defan_nobel", "-k",
+                               "q0000", "--collect-only", "-q", "-p", "no:cacheprovider")
+    marked.stdout.fnmatch_lines(["15/31290 tests collected*"])
+
+
+def test_verbose_shows_answer_claim_and_verdict(project: pytest.Pytester) -> None:
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0001-p00", "-v",
+                               "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*defan::nobel-q0001-p00 HALLUCINATED (claim 'Albert Einstein', gold *Hoff*)*"])
+
+
+def test_gate_passes_and_fails_on_exact_thresholds(project: pytest.Pytester) -> None:
+    args = ["--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider"]
+    thresholds(project, "[defaults]\nmax_fch = 0.5\nmax_pmh = 0.0\nmin_rc = 1.0\n")
+    ok = project.runpytest(*args)
+    assert ok.ret == 0
+    outcomes(ok, passed=32, hallucinated=30)  # 30 prompts + gate[nobel] + gate[overall]
+    thresholds(project, "[defaults]\nmax_fch = 0.49\n")
+    bad = project.runpytest(*args)
+    assert bad.ret == 1
+    outcomes(bad, passed=30, hallucinated=30, failed=2)
+    bad.stdout.fnmatch_lines([
+        "*_ gate?nobel? _*", "nobel: FCH 0.50 > max_fch 0.49 (95% CI 0.13-0.87, n=60)",
+        "*_ gate?overall? _*", "overall: FCH 0.50 > max_fch 0.49 (95% CI 0.13-0.87, n=60)",
+        "FAILED defan::gate?nobel? - nobel: FCH 0.50 > max_fch 0.49*",
+    ])
+    assert "nobel" in bad.stdout.str() and "FAIL" in bad.stdout.str()  # the gate table
+
+
+def test_domain_thresholds_and_rc(project: pytest.Pytester) -> None:
+    thresholds(project, "[defaults]\nmin_rc = 0.9\n[domains.nobel]\nmax_fch = 0.2\n")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["nobel: FCH 0.50 > max_fch 0.20 (95% CI *, n=60)"])
+    assert "gate[overall]" not in "".join(l for l in result.stdout.lines if l.startswith("FAILED"))
+
+
+def test_too_few_samples_say_so_instead_of_passing(project: pytest.Pytester) -> None:
+    thresholds(project, "[defaults]\nmax_fch = 0.9\nmin_samples = 100\n")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*nobel: 60 scored responses < min_samples 100: not judged*"])
+
+
+def test_strict_fails_each_hallucinated_prompt_and_lf_reruns_them(project: pytest.Pytester) -> None:
+    args = ["--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0000 or nobel-q0001", "--defan-strict"]
+    result = project.runpytest(*args)
+    result.assert_outcomes(passed=15, failed=15)
+    result.stdout.fnmatch_lines([
+        "*nobel-q0001-p00: hallucinated (FCH)*",
+        "*question: *Nobel Prize*1901*",
+        "*claim:    'Albert Einstein'*",
+    ])
+    again = project.runpytest(*args, "--lf")
+    again.assert_outcomes(failed=15)
+
+
+def test_deselect_and_async_callable(project: pytest.Pytester) -> None:
+    result = project.runpytest("--defan-model=async-table", "--defan-domain=nobel", "-k", "nobel-q0000",
+                               "--deselect", "defan::nobel-q0000-p03", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=14)
+
+
+def test_junit_xml_holds_gate_results(project: pytest.Pytester) -> None:
+    thresholds(project, "[defaults]\nmax_fch = 0.49\n")
+    project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--junitxml=out.xml",
+                      "-p", "no:cacheprovider")
+    root = ET.parse(project.path / "out.xml").getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert len(cases) == 62
+    failure = cases["gate[nobel]"].find("failure")
+    assert failure is not None and "nobel: FCH 0.50 > max_fch 0.49" in (failure.get("message") or "")
+
+
+def test_report_json_same_schema_as_defan_score(project: pytest.Pytester) -> None:
+    project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-report=r.json",
+                      "-p", "no:cacheprovider")
+    report = json.loads((project.path / "r.json").read_text())
+    assert set(report) >= {"rows", "domains", "overall"}
+    assert len(report["rows"]) == 60 and report["rows"][0]["id"] == "nobel-q0000-p00"
+    assert set(report["rows"][0]) >= {"claim", "aligned", "correct", "error"}
+    nobel = report["domains"]["nobel"]
+    assert (nobel["n"], nobel["fch"], nobel["pmh"], nobel["rc"], nobel["groups"]) == (60, 0.5, 0.0, 1.0, 4)
+    assert "fch_ci" in nobel and report["overall"]["pooled"]["n"] == 60
+
+
+def test_bad_configuration_lists_every_problem_before_any_call(project: pytest.Pytester, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+    thresholds(project, "[defaults]\nmax_fhc = 0.5\nmax_pmh = 1.5\n[domains.nobl]\nmax_fch = 0.3\n")
+    result = project.runpytest("--defan-model=no-such-model", "--defan-domain=nobel,sprots", "--defan-sample=abc")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    for expected in (
+        "unknown domain", "sprots", "valid",  # --defan-domain (dataset registry)
+        "defaults.max_fhc: unknown key", "defaults.max_pmh: 1.5 is outside [0, 1]", "domains.nobl: unknown domain",
+        "--defan-sample: 'abc' is not a sample size",
+        "unknown model 'no-such-model'", "table",
+    ):
+        assert expected in err, expected
+    assert not calls.exists()
+
+
+def test_missing_dataset_file_and_bad_numbers(project: pytest.Pytester) -> None:
+    result = project.runpytest("--defan-model=table", "--defan-dataset=missing.csv", "--defan-concurrency=0",
+                               "--defan-timeout=-1", "--defan-spacy-model=xx_missing")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "--defan-dataset: 'missing.csv' is not 'public', a folder or a file" in err
+    assert "--defan-concurrency: 0 is below the minimum 1" in err
+    assert "--defan-timeout: -1 must be above 0" in err
+    assert "--defan-spacy-model" in err and "xx_missing" in err
+
+
+def test_user_dataset_file(project: pytest.Pytester) -> None:
+    project.path.joinpath("mine.csv").write_text(
+        "question,answer,type,domain,group\n"
+        "Who discovered X-rays? (name only),Wilhelm Röntgen,name,physics,xr\n"
+        "Which scientist discovered X-rays? (name only),Wilhelm Röntgen,name,physics,xr\n"
+        "What is 6 times 7?,42,numeric,arith,m1\n",
+        encoding="utf-8",
+    )
+    project.makeconftest(
+        "import defan_pytest\n"
+        "@defan_pytest.model('mine')\n"
+        "def mine(prompt):\n"
+        "    return '42' if 'times' in prompt else 'It was Wilhelm Conrad Röntgen.'\n"
+    )
+    thresholds(project, "[domains.physics]\nmax_pmh = 0.0\n")
+    result = project.runpytest("--defan-model=mine", "--defan-dataset=mine.csv", "-v", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*MISALIGNED*", "physics: PMH 1.00 > max_pmh 0.00 (95% CI *, n=2)"])
+
+
+def _figures(pytester: pytest.Pytester, *extra: str) -> tuple[dict, list, int]:
+    result = pytester.runpytest_subprocess(
+        "--defan-model=table", "--defan-domain=nobel,qs_ranking,math", "--defan-sample=2%", "--defan-seed=7",
+        "--defan-report=r.json", "-p", "no:cacheprovider", *extra,
+    )
+    report = json.loads((pytester.path / "r.json").read_text())
+    gate = [g["message"] for g in report["gate"]]
+    return {"domains": report["domains"], "overall": report["overall"]}, gate, result.ret
+
+
+def test_serial_and_xdist_give_the_same_figures_and_verdicts(project: pytest.Pytester, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    thresholds(project, "[defaults]\nmax_fch = 0.6\nmin_rc = 0.5\n[domains.math]\nmax_fch = 0.4\n")
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+    serial = _figures(project)
+    n_serial = len(calls.read_text().splitlines())
+    calls.unlink()
+    parallel = _figures(project, "-n", "2")
+    sent = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert serial == parallel
+    assert serial[0]["domains"]["nobel"]["rc_groups"] > 0  # RC from whole groups, wherever they ran
+    assert len(sent) == n_serial == len(set(sent))  # each prompt asked once, in both runs
