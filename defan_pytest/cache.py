@@ -33,6 +33,13 @@ CREATE TABLE IF NOT EXISTS answers (
     answer TEXT NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS progress (
+    run TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    stats TEXT NOT NULL,         -- JSON: total, done, calls, cache_hits, retries, errors
+    fatal TEXT,
+    PRIMARY KEY (run, owner)
+);
 CREATE TABLE IF NOT EXISTS claims (
     run TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -152,6 +159,13 @@ class ResponseCache:
         )
         return cur.rowcount == 1
 
+    def mark_done(self, prompt: str) -> None:
+        """This process answered ``prompt`` from the cache: waiting processes may read it."""
+        if self.shared:
+            self._conn().execute(
+                "UPDATE claims SET status = 'done' WHERE run = ? AND key = ?", (self.run, self.key(prompt))
+            )
+
     def release(self, prompt: str, error: str) -> None:
         """The call failed for good: waiting processes get ``error`` (it is not cached)."""
         if not self.shared:
@@ -186,9 +200,39 @@ class ResponseCache:
             await asyncio.sleep(self.poll)
         return None, None
 
+    # -- progress of the processes of one run ---------------------------------------------------
+
+    def report_progress(self, stats: Mapping[str, Any], fatal: Optional[str] = None) -> None:
+        """Publish this process's counters (and a run-stopping failure) for the controller."""
+        self._conn().execute(
+            "INSERT OR REPLACE INTO progress (run, owner, stats, fatal) VALUES (?, ?, ?, ?)",
+            (self.run, self.owner, json.dumps(dict(stats)), fatal),
+        )
+
+    def run_progress(self) -> Tuple[Optional[dict], Optional[str]]:
+        """Counters of every process of the run combined, and the first run-stopping failure."""
+        rows = self._conn().execute("SELECT stats, fatal FROM progress WHERE run = ?", (self.run,)).fetchall()
+        if not rows:
+            return None, None
+        stats = [json.loads(r[0]) for r in rows]
+        fatal = next((r[1] for r in rows if r[1]), None)
+        # Every process walks every prompt (claims keep the calls apart): progress is the
+        # furthest process, requests and retries add up.
+        out = {
+            "total": max(s.get("total", 0) for s in stats),
+            "done": max(s.get("done", 0) for s in stats),
+            "cache_hits": max(s.get("cache_hits", 0) for s in stats),
+            "calls": sum(s.get("calls", 0) for s in stats),
+            "retries": sum(s.get("retries", 0) for s in stats),
+            "errors": sum(s.get("errors", 0) for s in stats),
+        }
+        return out, fatal
+
     def drop_run(self) -> None:
-        """Forget this run's claims (the controller does this at the end)."""
-        self._conn().execute("DELETE FROM claims WHERE run = ?", (self.run,))
+        """Forget this run's claims and progress (the controller does this at the end)."""
+        conn = self._conn()
+        conn.execute("DELETE FROM claims WHERE run = ?", (self.run,))
+        conn.execute("DELETE FROM progress WHERE run = ?", (self.run,))
 
 
 class _transaction:

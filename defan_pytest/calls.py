@@ -116,6 +116,9 @@ class Caller:
     def close(self) -> None:
         """Release resources."""
 
+    async def aclose(self) -> None:
+        """Release what lives on the pool's event loop (called on that loop, at its end)."""
+
 
 class CallableCaller(Caller):
     """A user's function, awaited if async, else run in a thread pool of ``threads`` threads."""
@@ -161,6 +164,19 @@ class LitellmCaller(Caller):
             "params": {k: v for k, v in sorted(params.items())
                        if k not in ("api_key", "timeout", "num_retries", "max_retries", "extra_headers")},
         }
+
+    async def aclose(self) -> None:
+        # litellm caches its HTTP clients per process; ours belong to this pool's loop, which
+        # closes next, so close them here rather than leave litellm a dead loop's clients.
+        close = getattr(self.litellm, "close_litellm_async_clients", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception:  # a failure to close must not hide the run's results
+                pass
+        cache = getattr(self.litellm, "in_memory_llm_clients_cache", None)
+        if cache is not None and hasattr(cache, "flush_cache"):
+            cache.flush_cache()
 
     async def __call__(self, prompt: str) -> str:
         messages = []
@@ -368,6 +384,13 @@ class CallPool:
         """The message that stopped the run, if one did."""
         return self._fatal
 
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """Wait until every prompt has its answer (or the run stopped); True when finished."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def close(self) -> None:
         """Stop sending and wait for the background thread."""
         self._stop.set()
@@ -390,6 +413,13 @@ class CallPool:
                 self._cond.notify_all()
         finally:
             try:
+                # As asyncio.run does: cancel what is left (litellm starts a logging worker
+                # task on the loop it is first used from) before the loop closes.
+                pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+                for t in pending:
+                    t.cancel()
+                if pending:
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()
@@ -402,7 +432,12 @@ class CallPool:
         for p in prompts:
             queue.put_nowait(p)
         workers = [asyncio.create_task(self._worker(queue)) for _ in range(min(self.concurrency, max(1, len(prompts))))]
-        await asyncio.gather(*workers)
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            await self.caller.aclose()
+        if self.on_progress is not None:
+            self.on_progress(self.stats)
 
     async def _worker(self, queue: asyncio.Queue) -> None:
         while not self._stop.is_set() and self._fatal is None:
@@ -433,19 +468,21 @@ class CallPool:
     async def _one(self, prompt: Prompt) -> Optional[Response]:
         store = self.store
         if store is not None:
-            hit = store.get(prompt.text)
-            if hit is not None:
-                self.stats.cache_hits += 1
-                return Response(hit, cached=True, attempts=0, via="cache")
             if hasattr(store, "claim") and not store.claim(prompt.text):
-                # Another process is calling this prompt: wait for its answer instead of
-                # sending it again.
+                # Another process of the run has this prompt (from its cache or the model):
+                # wait for its answer instead of asking again.
                 text, error = await store.wait(prompt.text, stop=self._stop)
                 if text is not None:
                     return Response(text, attempts=0, via="peer")
                 if error is None:
                     return None  # stopped
                 return Response(None, error=error, attempts=0, via="peer")
+            hit = store.get(prompt.text)
+            if hit is not None:
+                if hasattr(store, "mark_done"):
+                    store.mark_done(prompt.text)
+                self.stats.cache_hits += 1
+                return Response(hit, cached=True, attempts=0, via="cache")
         t0 = time.monotonic()
         attempt = 0
         while True:
@@ -484,5 +521,6 @@ class CallPool:
         ceiling = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
         delay = self._rng.uniform(0, ceiling)
         if hint is not None:
-            delay = max(delay, min(hint, self.max_backoff * 5))
+            # The provider's word wins over our schedule (up to a sanity cap of 10 minutes).
+            delay = max(delay, min(hint, 600.0))
         return delay

@@ -337,6 +337,10 @@ class DefanItem(pytest.Item):
     def runtest(self) -> None:
         run = _run(self.config)
         assert run is not None
+        if run.fatal is not None:
+            # The run stopped on a failure every call would share (bad key, unknown model):
+            # the remaining prompts are not asked, and not counted as failures either.
+            pytest.skip(f"not asked: the run stopped ({run.fatal})")
         response = _response_for(run, self)
         score = _scorer(run).score(
             self.row.question, self.row.answer, self.row.type, response.text, error=response.error,
@@ -430,17 +434,29 @@ def _scorer(run: DefanRun) -> Any:
 def _response_for(run: DefanRun, item: DefanItem) -> Any:
     from defan_pytest.calls import FatalCallError
 
-    if run.pool is None:
-        _start_pool(run, item.session)
+    if run.pool is None:  # not prefetched (a plugin ran the item outside the loop): start now
+        _start_pool(run, [it for it in item.session.items if isinstance(it, DefanItem)])
     try:
         return run.pool.result(item.row.id)
     except FatalCallError as exc:
         run.fatal = str(exc)
-        item.session.shouldstop = f"defan-pytest: {exc}"
-        raise
+        pytest.skip(f"not asked: the run stopped ({exc})")
 
 
-def _start_pool(run: DefanRun, session: pytest.Session) -> None:
+def _cache_folder(run: DefanRun) -> Optional[Path]:
+    """Where this run's cache (and, under xdist, its claims and progress) lives, or None."""
+    mode = run.settings["cache"]
+    root = Path(str(run.config.rootpath))
+    if mode == "off":
+        # Workers still need a place to share claims: a per-run folder, removed at the end.
+        return root / ".defan_cache" / "runs" / run.run_id if _uses_xdist(run.config) else None
+    if mode == "refresh":
+        return root / ".defan_cache"
+    folder = Path(mode).expanduser()
+    return folder if folder.is_absolute() else root / folder
+
+
+def _start_pool(run: DefanRun, selected: List[DefanItem]) -> None:
     from defan_pytest import cache as cache_mod
     from defan_pytest import calls
 
@@ -451,48 +467,109 @@ def _start_pool(run: DefanRun, session: pytest.Session) -> None:
     if identity.get("kind") == "callable" and identity.get("version") is None:
         identity["run"] = run.run_id  # no version: never reused across runs
     shared = _uses_xdist(run.config)
+    folder = _cache_folder(run)
     store = None
-    mode = s["cache"]
-    if mode != "off" or shared:
-        if mode == "off":
-            # Workers still need a place to share claims; a per-run file, removed at the end.
-            folder = Path(str(run.config.rootpath)) / ".defan_cache" / "runs" / run.run_id
-        elif mode == "refresh":
-            folder = Path(str(run.config.rootpath)) / ".defan_cache"
-        else:
-            folder = Path(mode).expanduser()
-            if not folder.is_absolute():
-                folder = Path(str(run.config.rootpath)) / folder
+    if folder is not None:
         worker = getattr(run.config, "workerinput", {}).get("workerid", "main")
         store = cache_mod.ResponseCache(
-            folder, identity, mode="refresh" if mode in ("refresh", "off") else "use",
+            folder, identity, mode="use" if s["cache"] not in ("refresh", "off") else "refresh",
             run=run.run_id, shared=shared, owner=f"{worker}-{os.getpid()}",
         )
     run.cache = store
-    # Only the items this process will run -- after -k, -m, --deselect and --lf.
-    selected = [it for it in session.items if isinstance(it, DefanItem)]
     if shared:
         # Every worker walks the whole selection (claims keep each prompt to one call), each
         # from its own offset so that workers rarely contend for the same prompt.
-        wid = getattr(run.config, "workerinput", {}).get("workerid", "gw0")
+        wid = str(getattr(run.config, "workerinput", {}).get("workerid", "gw0"))
         n = int(getattr(run.config, "workerinput", {}).get("workercount", 1) or 1)
         k = int(wid[2:]) if wid.startswith("gw") and wid[2:].isdigit() else 0
         offset = (len(selected) * k) // max(1, n)
         selected = selected[offset:] + selected[:offset]
     prompts = [calls.Prompt(it.row.id, it.row.question) for it in selected]
+    last = [0.0]
+
+    def publish(stats: Any) -> None:
+        # Under xdist the controller shows progress from what each worker publishes here.
+        now = time.monotonic()
+        if store is not None and shared and (now - last[0] >= 0.5 or stats.done >= stats.total):
+            last[0] = now
+            store.report_progress(stats.snapshot())
+
     pool = calls.CallPool(
         caller, concurrency=s["concurrency"], rpm=s["rpm"], retries=s["retries"], timeout=s["timeout"],
-        store=_KeyedStore(store, {p.key: p.text for p in prompts}) if store is not None else None,
-        secrets=run.secrets,
+        store=_KeyedStore(store) if store is not None else None, secrets=run.secrets, on_progress=publish,
     )
     run.pool = pool
     pool.start(prompts)
 
 
-class _KeyedStore:
-    """The cache seen by the pool: prompts by text (the cache keys on the prompt text)."""
+def _terminal(config: pytest.Config) -> Any:
+    return config.pluginmanager.get_plugin("terminalreporter")
 
-    def __init__(self, cache: Any, texts: Dict[str, str]) -> None:
+
+def _printer(config: pytest.Config, source: Any) -> Any:
+    from defan_pytest.progress import ProgressPrinter
+
+    tr = _terminal(config)
+    if tr is None:
+        return None
+    interval = float(os.environ.get("DEFAN_PROGRESS_SECONDS", "10") or 10)
+    return ProgressPrinter(
+        write=lambda text: tr.write(text, flush=True), source=source, live=bool(tr.isatty), interval=interval,
+    ).start()
+
+
+def _prefetch(run: DefanRun, session: pytest.Session) -> None:
+    """Ask the model every selected prompt before the items run, through one pool.
+
+    Items then only score.  A serial run shows the progress itself; a worker publishes it in
+    the cache for the controller.
+    """
+    selected = [it for it in session.items if isinstance(it, DefanItem)]
+    if not selected:
+        return
+    _start_pool(run, selected)
+    pool = run.pool
+    printer = None if _is_worker(run.config) else _printer(run.config, pool.stats.snapshot)
+    try:
+        while not pool.join(0.2):
+            pass
+    finally:
+        if printer is not None:
+            printer.stop()
+    if pool.fatal is not None:
+        run.fatal = pool.fatal
+        if run.cache is not None and _uses_xdist(run.config):
+            run.cache.report_progress(pool.stats.snapshot(), fatal=pool.fatal)
+        if not _is_worker(run.config):
+            raise session.Interrupted(f"defan-pytest: {pool.fatal}")
+
+
+def _watch_workers(run: DefanRun, session: pytest.Session) -> Any:
+    """xdist controller: show the workers' call progress, and stop the run on a fatal failure."""
+    from defan_pytest import cache as cache_mod
+
+    folder = _cache_folder(run)
+    if folder is None:
+        return None
+    watch = cache_mod.ResponseCache(folder, {}, run=run.run_id, shared=True, owner="controller")
+    run.cache = watch
+    dsession = run.config.pluginmanager.get_plugin("dsession")
+
+    def source() -> Any:
+        stats, fatal = watch.run_progress()
+        if fatal and run.fatal is None:
+            run.fatal = fatal
+            if dsession is not None:
+                dsession.shouldstop = f"defan-pytest: {fatal}"
+        return stats
+
+    return _printer(run.config, source)
+
+
+class _KeyedStore:
+    """The cache as the pool sees it (keyed by prompt text)."""
+
+    def __init__(self, cache: Any) -> None:
         self.cache = cache
 
     def get(self, text: str) -> Optional[str]:
@@ -507,6 +584,9 @@ class _KeyedStore:
     def release(self, text: str, error: str) -> None:
         self.cache.release(text, error)
 
+    def mark_done(self, text: str) -> None:
+        self.cache.mark_done(text)
+
     async def wait(self, text: str, stop: Any = None) -> Any:
         return await self.cache.wait(text, stop=stop)
 
@@ -518,11 +598,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if run.pool is not None:
         run.pool.close()
     if run.cache is not None:
+        if not _is_worker(session.config) and _uses_xdist(session.config):
+            run.cache.drop_run()
+        run.cache.close()
         if run.settings["cache"] == "off" and not _is_worker(session.config):
             import shutil
 
             shutil.rmtree(run.cache.folder, ignore_errors=True)
-        run.cache.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -545,6 +627,15 @@ class _Collector:
 
     def __init__(self, run: DefanRun) -> None:
         self.run = run
+        self.watcher: Any = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        # The first item result ends the call phase: close the progress line before the
+        # terminal prints anything else.
+        if self.watcher is not None:
+            watcher, self.watcher = self.watcher, None
+            watcher.stop()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -554,13 +645,26 @@ class _Collector:
             self.run.records.append(rec)
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
-    yield
     run = _run(session.config)
-    if run is None or _is_worker(session.config):
-        return
-    _finish(run, session)
+    watcher = None
+    if run is not None and not session.config.option.collectonly:
+        if session.config.pluginmanager.has_plugin("dsession"):
+            watcher = _watch_workers(run, session)  # xdist controller: workers make the calls
+            collector = session.config.pluginmanager.get_plugin("defan-collector")
+            if collector is not None:
+                collector.watcher = watcher
+        else:
+            _prefetch(run, session)  # serial run, or an xdist worker
+    try:
+        result = yield
+    finally:
+        if watcher is not None:
+            watcher.stop()
+    if run is not None and not _is_worker(session.config):
+        _finish(run, session)
+    return result
 
 
 def _finish(run: DefanRun, session: pytest.Session) -> None:

@@ -1,0 +1,82 @@
+"""Collection cost of the plugin, against a plain parametrize of the same size.
+
+    python bench/collect_speed.py [--data ../shared/defan-public] [--repeat 3]
+
+Baseline, measured in the same run: ``@pytest.mark.parametrize("i", range(N))`` with N the
+number of public prompts (70,793) and a trivial body, collected with ``--collect-only -q``.
+Ours: ``--defan-model`` with every public prompt as an item, collected the same way.  Prints
+the best of ``--repeat`` wall times and the peak RSS of each, their ratios (target <= 1.5x),
+and the start-up overhead of the plugin installed but inactive (``-p no:defan`` vs default).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RUNNER = (
+    "import pytest, resource, sys, time\n"
+    "t = time.perf_counter()\n"
+    "rc = pytest.main(sys.argv[1:])\n"
+    "print('BENCH', time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rc)\n"
+)
+
+
+def measure(args: list, cwd: Path, env: dict, repeat: int) -> tuple:
+    best_t, best_rss, rc = float("inf"), 0, None
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", RUNNER, *args], cwd=cwd, env=env, capture_output=True, text=True)
+        line = [l for l in out.stdout.splitlines() if l.startswith("BENCH")]
+        if not line:
+            raise SystemExit(f"pytest {' '.join(args)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+        _, t, rss, rc = line[-1].split()
+        best_t = min(best_t, float(t))
+        best_rss = max(best_rss, int(rss))
+    return best_t, best_rss / 1024, rc
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(HERE.parent.parent / "shared" / "defan-public"))
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    sys.path.insert(0, str(HERE.parent))
+    from defan_pytest.dataset import load_public
+
+    n = len(load_public(data_dir=args.data))
+    env = dict(os.environ, DEFAN_DATA_DIR=str(Path(args.data).resolve()), PYTHONDONTWRITEBYTECODE="1")
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "baseline"
+        base.mkdir()
+        (base / "test_plain.py").write_text(
+            f"import pytest\n@pytest.mark.parametrize('i', range({n}))\ndef test_case(i):\n    pass\n"
+        )
+        ours = Path(tmp) / "defan"
+        ours.mkdir()
+        (ours / "conftest.py").write_text("import defan_pytest\n@defan_pytest.model('noop')\ndef noop(p):\n    return ''\n")
+        light = Path(tmp) / "light"
+        light.mkdir()
+        (light / "test_one.py").write_text("def test_one():\n    pass\n")
+
+        common = ["--collect-only", "-q", "-p", "no:cacheprovider"]
+        bt, brss, _ = measure(common, base, env, args.repeat)
+        dt, drss, rc = measure([*common, "--defan-model=noop"], ours, env, args.repeat)
+        it, irss, _ = measure(["-q", "-p", "no:cacheprovider"], light, env, args.repeat * 2)
+        nt, nrss, _ = measure(["-q", "-p", "no:cacheprovider", "-p", "no:defan"], light, env, args.repeat * 2)
+    print(f"items                          {n:,}")
+    print(f"baseline parametrize collect   {bt:6.2f} s   peak RSS {brss:6.0f} MiB")
+    print(f"defan collect                  {dt:6.2f} s   peak RSS {drss:6.0f} MiB")
+    print(f"ratio time                     {dt / bt:6.2f}x  (target <= 1.5x)")
+    print(f"ratio memory                   {drss / brss:6.2f}x  (target <= 1.5x)")
+    print(f"one trivial test, plugin inactive  {it * 1000:6.0f} ms  peak RSS {irss:.0f} MiB")
+    print(f"one trivial test, -p no:defan      {nt * 1000:6.0f} ms  peak RSS {nrss:.0f} MiB")
+    print(f"start-up overhead when inactive    {(it - nt) * 1000:+6.0f} ms ({(it / nt - 1) * 100:+.1f}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
