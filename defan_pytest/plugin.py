@@ -166,6 +166,34 @@ def _parse_float(value: Any, name: str, problems: List[str]) -> Optional[float]:
     return x
 
 
+def _pyproject_models(rootdir: Path, extra_domains: List[str], problems: List[str]) -> Dict[str, Dict[str, Any]]:
+    """Model tables from ``[tool.defan.models.<name>]`` in the rootdir's pyproject.toml."""
+    from defan_pytest import thresholds
+
+    path = rootdir / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = thresholds.tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, thresholds.tomllib.TOMLDecodeError) as exc:
+        problems.append(f"{path}: {exc}")
+        return {}
+    tool = data.get("tool", {}).get("defan")
+    if not isinstance(tool, dict):
+        return {}
+    unknown = sorted(set(tool) - {"models"})
+    if unknown:
+        problems.append(f"{path}: tool.defan.{unknown[0]}: unknown key; allowed: models")
+    try:
+        parsed = thresholds.parse_thresholds(
+            {"models": tool.get("models", {})}, source=f"{path} [tool.defan]", extra_domains=extra_domains
+        )
+    except thresholds.ThresholdsError as exc:
+        problems.extend(_problems_of(exc))
+        return {}
+    return {n: parsed.model_params(n) for n in parsed.model_names}
+
+
 def _configure_run(config: pytest.Config) -> DefanRun:
     from defan_pytest import dataset, models, ner, prompts, thresholds
 
@@ -239,8 +267,10 @@ def _configure_run(config: pytest.Config) -> DefanRun:
         problems.extend(_problems_of(exc))
         run.thresholds = thresholds.Thresholds.empty(model=run.model_name)
 
-    # Model.
-    tables = {n: run.thresholds.model_params(n) for n in run.thresholds.model_names}
+    # Model: [models.<name>] tables of pyproject.toml's [tool.defan], then of the thresholds
+    # file (which wins for a name both define).
+    tables = _pyproject_models(rootdir, user_domains, problems)
+    tables.update({n: run.thresholds.model_params(n) for n in run.thresholds.model_names})
     overrides, arg_problems = models.parse_model_args(_setting(config, "model-arg"))
     problems.extend(arg_problems)
     problem = models.check_name(run.model_name, tables)
