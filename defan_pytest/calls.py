@@ -150,7 +150,7 @@ class LitellmCaller(Caller):
     def __init__(self, model: LitellmModel, timeout: float) -> None:
         self.model = model
         self.timeout = timeout
-        self.litellm = import_litellm()
+        self._litellm: Any = None
         params = dict(model.params)
         params.setdefault("timeout", timeout)
         params["num_retries"] = 0
@@ -165,7 +165,17 @@ class LitellmCaller(Caller):
                        if k not in ("api_key", "timeout", "num_retries", "max_retries", "extra_headers")},
         }
 
+    @property
+    def litellm(self) -> Any:
+        """litellm, imported at the first real call: a run answered from the cache never pays
+        for the import."""
+        if self._litellm is None:
+            self._litellm = import_litellm()
+        return self._litellm
+
     async def aclose(self) -> None:
+        if self._litellm is None:
+            return
         # litellm caches its HTTP clients per process; ours belong to this pool's loop, which
         # closes next, so close them here rather than leave litellm a dead loop's clients.
         close = getattr(self.litellm, "close_litellm_async_clients", None)

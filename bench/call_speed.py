@@ -1,0 +1,177 @@
+"""Call throughput of the plugin's path against a bare litellm loop and the openai SDK.
+
+    python bench/call_speed.py [--prompts 5000] [--concurrency 64] [--latency 0.05]
+
+Everything talks to the loopback OpenAI server (``tests/openai_server.py``, its own process so
+it never competes with the client for the GIL), with ``--latency`` seconds per request.
+Measured in the same run, each in a fresh process (peak RSS is per process):
+
+- (a) baseline: a bare ``litellm.acompletion`` loop under an ``asyncio.Semaphore``;
+- (b) the openai SDK (``AsyncOpenAI``) the same way;
+- ours: the plugin's call path -- ``CallPool`` + ``LitellmCaller`` + the SQLite response cache,
+  exactly as the plugin builds them -- on the same prompts;
+- then two real pytest sessions over the same prompts as a user dataset: cold (empty cache)
+  and warm (every answer cached), with the number of requests the warm one sent (the test
+  extras' hypothesis plugin is disabled in both: it imports hypothesis at every session end).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def prompts(n: int) -> list:
+    return [f"Question number {i}: what is {i} plus {i}?" for i in range(n)]
+
+
+def _rss() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def _bounded(n_conc: int, items: list, call) -> float:
+    import asyncio
+
+    sem = asyncio.Semaphore(n_conc)
+
+    async def one(p):
+        async with sem:
+            r = await call(p)
+            assert r.choices[0].message.content is not None
+
+    await one(items[0])  # warm-up: client creation, first connection
+    t = time.perf_counter()
+    await asyncio.gather(*(one(p) for p in items))
+    return len(items) / (time.perf_counter() - t)
+
+
+def one_mode(mode: str, base: str, n: int, conc: int) -> dict:
+    import asyncio
+
+    items = prompts(n)
+    if mode == "bare":
+        import litellm
+
+        rate = asyncio.run(_bounded(conc, items, lambda p: litellm.acompletion(
+            model="openai/test-model", api_base=base, api_key="sk-bench", messages=[{"role": "user", "content": p}],
+            num_retries=0, max_retries=0, temperature=0)))
+    elif mode == "sdk":
+        import openai
+
+        client = openai.AsyncOpenAI(base_url=base, api_key="sk-bench", max_retries=0)
+        rate = asyncio.run(_bounded(conc, items, lambda p: client.chat.completions.create(
+            model="test-model", messages=[{"role": "user", "content": p}], temperature=0)))
+    else:
+        from defan_pytest.cache import ResponseCache
+        from defan_pytest.calls import CallPool, LitellmCaller, Prompt
+        from defan_pytest.models import LitellmModel
+
+        caller = LitellmCaller(LitellmModel("bench", "openai/test-model", {"api_base": base, "api_key": "sk-bench",
+                                                                           "temperature": 0}), timeout=60)
+        caller.litellm  # import outside the timed part, as the baselines do
+        with tempfile.TemporaryDirectory() as tmp:
+            store = ResponseCache(tmp, caller.identity)
+            warm = CallPool(caller, concurrency=conc)
+            warm.start([Prompt("w", "warm-up prompt")])
+            warm.join()
+            pool = CallPool(caller, concurrency=conc, store=store)
+            t = time.perf_counter()
+            pool.start([Prompt(str(i), p) for i, p in enumerate(items)])
+            pool.join()
+            rate = n / (time.perf_counter() - t)
+            assert pool.stats.errors == 0 and store.count() == n
+    return {"rate": rate, "rss": _rss()}
+
+
+def run_mode(mode: str, base: str, n: int, conc: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", mode, "--base", base, "--prompts", str(n),
+                          "--concurrency", str(conc)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def pytest_session(folder: Path, base: str, conc: int) -> float:
+    # hypothesis (a test extra here) has a pytest plugin that imports all of hypothesis at the end
+    # of every session (1.4 s here): nothing of ours, so it is off in both sessions.
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+           "--defan-model=openai/test-model",
+           f"--defan-model-arg=api_base={base}", "--defan-model-arg=api_key=sk-bench",
+           "--defan-dataset=prompts.jsonl", f"--defan-concurrency={conc}", "--defan-spacy-model=none"]
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=folder, capture_output=True, text=True, env=dict(os.environ, DEFAN_PROGRESS_SECONDS="600"))
+    return time.perf_counter() - t
+
+
+def stats(base: str) -> dict:
+    import urllib.request
+
+    with urllib.request.urlopen(base.replace("/v1", "") + "/_stats") as r:
+        return json.loads(r.read())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=5000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--latency", type=float, default=0.05)
+    ap.add_argument("--repeat", type=int, default=3, help="repeats of each client loop (default: 3)")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--base", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.one:
+        print(json.dumps(one_mode(a.one, a.base, a.prompts, a.concurrency)))
+        return 0
+
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "openai_server.py"), "--port", "0",
+                               "--latency", str(a.latency), "--no-log-requests", "--default-answer", "42"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline().strip().split("=")[1])
+        base = f"http://127.0.0.1:{port}/v1"
+        # Interleaved repeats, best of each: the loopback numbers move by +-10% run to run.
+        res: dict = {}
+        for _ in range(a.repeat):
+            for m in ("bare", "sdk", "ours"):
+                r = run_mode(m, base, a.prompts, a.concurrency)
+                if m not in res or r["rate"] > res[m]["rate"]:
+                    res[m] = r
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            with open(folder / "prompts.jsonl", "w") as f:
+                for i, p in enumerate(prompts(a.prompts)):
+                    f.write(json.dumps({"question": p, "answer": str(2 * i), "type": "numeric", "domain": "bench"}) + "\n")
+            before = stats(base)["total"]
+            cold = pytest_session(folder, base, a.concurrency)
+            mid = stats(base)["total"]
+            warm = pytest_session(folder, base, a.concurrency)
+            after = stats(base)["total"]
+    finally:
+        server.terminate()
+        server.wait()
+    n, c = a.prompts, a.concurrency
+    print(f"{n:,} prompts, concurrency {c}, {a.latency * 1000:.0f} ms latency per request (loopback server)")
+    print(f"best of {a.repeat} interleaved runs per client")
+    print(f"(a) bare litellm.acompletion loop   {res['bare']['rate']:7.1f} req/s   peak RSS {res['bare']['rss']:5.0f} MiB")
+    print(f"(b) openai SDK (AsyncOpenAI)         {res['sdk']['rate']:7.1f} req/s   peak RSS {res['sdk']['rss']:5.0f} MiB")
+    print(f"ours: pool + litellm + SQLite cache  {res['ours']['rate']:7.1f} req/s   peak RSS {res['ours']['rss']:5.0f} MiB")
+    print(f"ratio ours / bare litellm            {res['ours']['rate'] / res['bare']['rate']:7.2f}   (target >= 0.90)")
+    print(f"ratio ours / openai SDK              {res['ours']['rate'] / res['sdk']['rate']:7.2f}")
+    print(f"pytest session, cold cache           {cold:7.1f} s   requests sent {mid - before:,}")
+    print(f"pytest session, warm cache           {warm:7.1f} s   requests sent {after - mid:,}")
+    print(f"ratio warm / cold                    {warm / cold:7.2f}   (target < 0.10)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
