@@ -64,6 +64,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from defan_pytest.dataset import DOMAINS
+
 __all__ = [
     "DOMAIN_ORDER",
     "Z",
@@ -76,18 +78,8 @@ __all__ = [
 Z = 1.96
 
 #: DefAn domain ids in registry (file) order; the report lists domains in this order, then any
-#: other (user) domain alphabetically. Kept here rather than imported from ``dataset`` so that
-#: metrics stays a leaf module that can summarize records without the dataset loader.
-DOMAIN_ORDER: tuple[str, ...] = (
-    "sports",
-    "census",
-    "nobel",
-    "entertainment",
-    "world_org",
-    "qs_ranking",
-    "conference_venue",
-    "math",
-)
+#: other (user) domain alphabetically.
+DOMAIN_ORDER: tuple[str, ...] = tuple(DOMAINS)
 
 _RATES = ("fch", "pmh", "rc", "error_rate")
 

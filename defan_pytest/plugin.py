@@ -315,11 +315,11 @@ def _configure_run(config: pytest.Config) -> DefanRun:
 def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
-    for d in ("sports", "census", "nobel", "entertainment", "world_org", "qs_ranking", "conference_venue", "math"):
-        config.addinivalue_line("markers", f"defan_{d}: DefAn prompts of the {d} domain")
+    from defan_pytest.dataset import DOMAINS
+
     config.addinivalue_line("markers", "defan: a DefAn prompt")
     run = _configure_run(config)
-    for d in sorted({r.domain for r in run.rows}):
+    for d in sorted(set(DOMAINS) | {r.domain for r in run.rows}):
         config.addinivalue_line("markers", f"defan_{d}: DefAn prompts of the {d} domain")
     if _is_worker(config):
         run.run_id = config.workerinput.get("defan_run_id", "")  # type: ignore[attr-defined]
