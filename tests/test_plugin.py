@@ -247,3 +247,30 @@ def test_serial_and_xdist_give_the_same_figures_and_verdicts(project: pytest.Pyt
     assert serial == parallel
     assert serial[0]["domains"]["nobel"]["rc_groups"] > 0  # RC from whole groups, wherever they ran
     assert len(sent) == n_serial == len(set(sent))  # each prompt asked once, in both runs
+
+
+def test_cache_reuses_a_callable_only_with_a_version(project: pytest.Pytester, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+    monkeypatch.setenv("DEFAN_PROGRESS_SECONDS", "60")
+    args = ["--defan-domain=nobel", "-k", "nobel-q0000", "-p", "no:cacheprovider"]
+
+    def sent() -> int:
+        n = len(calls.read_text().splitlines()) if calls.exists() else 0
+        calls.unlink(missing_ok=True)
+        return n
+
+    first = project.runpytest("--defan-model=async-table", *args)
+    first.stdout.fnmatch_lines(["defan: 15/15 prompts (100%), * 0 cached, 0 retries, 0 errors"])
+    assert sent() == 15
+    again = project.runpytest("--defan-model=async-table", *args)  # version "1": answers reused
+    again.stdout.fnmatch_lines(["*15 prompts: 0 answered by the model, 15 from the cache*"])
+    assert sent() == 0
+    project.runpytest("--defan-model=table", *args)  # no version: never reused across runs
+    project.runpytest("--defan-model=table", *args)
+    assert sent() == 30
+    project.runpytest("--defan-model=async-table", "--defan-cache=refresh", *args)
+    assert sent() == 15
+    project.runpytest("--defan-model=async-table", "--defan-cache=off", *args)
+    assert sent() == 15
