@@ -216,12 +216,12 @@ class ResponseCache:
             return None, None
         stats = [json.loads(r[0]) for r in rows]
         fatal = next((r[1] for r in rows if r[1]), None)
-        # Every process walks every prompt (claims keep the calls apart): progress is the
-        # furthest process, requests and retries add up.
+        # Every process walks every prompt, and claims split the work: progress is the furthest
+        # process; requests, cache hits (each claimed by one process), retries and errors add up.
         out = {
             "total": max(s.get("total", 0) for s in stats),
             "done": max(s.get("done", 0) for s in stats),
-            "cache_hits": max(s.get("cache_hits", 0) for s in stats),
+            "cache_hits": sum(s.get("cache_hits", 0) for s in stats),
             "calls": sum(s.get("calls", 0) for s in stats),
             "retries": sum(s.get("retries", 0) for s in stats),
             "errors": sum(s.get("errors", 0) for s in stats),

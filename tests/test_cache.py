@@ -75,9 +75,9 @@ def test_claims_keep_each_prompt_to_one_process(tmp_path: Path) -> None:
     assert asyncio.run(two.wait("f")) == (None, "HTTP 500")
     assert ResponseCache(tmp_path, BASE, run="another", shared=True).claim("q")  # claims are per run
     one.report_progress({"total": 2, "done": 2, "calls": 2, "cache_hits": 0, "retries": 1, "errors": 1})
-    two.report_progress({"total": 2, "done": 1, "calls": 0, "cache_hits": 0, "retries": 0, "errors": 0})
+    two.report_progress({"total": 2, "done": 1, "calls": 0, "cache_hits": 1, "retries": 0, "errors": 0})
     stats, fatal = one.run_progress()
-    assert stats == {"total": 2, "done": 2, "cache_hits": 0, "calls": 2, "retries": 1, "errors": 1} and fatal is None
+    assert stats == {"total": 2, "done": 2, "cache_hits": 1, "calls": 2, "retries": 1, "errors": 1} and fatal is None
     one.drop_run()
     assert one.claim("q")
 
