@@ -88,8 +88,7 @@ class ResponseCache:
         self.model = identity_json(identity)
         self._prefix = hashlib.sha256(self.model.encode()).digest()
         self._local = threading.local()
-        with self._conn() as conn:
-            conn.executescript(SCHEMA)
+        _retry_locked(lambda: self._conn().executescript(SCHEMA))
 
     # -- connection ------------------------------------------------------------------------------
 
@@ -97,11 +96,18 @@ class ResponseCache:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+
+            def wal() -> None:
+                # Switching to WAL takes an exclusive lock, and SQLite may answer "locked" at once
+                # (no busy wait) while other processes open the same new file: retry.
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+
+            _retry_locked(wal)
             # NORMAL in WAL mode: a commit survives the process being killed (not a power cut),
             # at a fraction of FULL's cost per answer.
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
             self._local.conn = conn
         return conn
 
@@ -233,6 +239,20 @@ class ResponseCache:
         conn = self._conn()
         conn.execute("DELETE FROM claims WHERE run = ?", (self.run,))
         conn.execute("DELETE FROM progress WHERE run = ?", (self.run,))
+
+
+def _retry_locked(fn: Any, seconds: float = 30.0) -> Any:
+    """Run ``fn``, retrying while SQLite says the database is locked (up to ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    delay = 0.01
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(0.2, delay * 2)
 
 
 class _transaction:
