@@ -19,6 +19,7 @@ import asyncio
 import hashlib
 import json
 import os
+import queue
 import sqlite3
 import threading
 import time
@@ -74,6 +75,7 @@ class ResponseCache:
         shared: bool = False,
         owner: str = "",
         poll: float = 0.05,
+        background: bool = False,
     ) -> None:
         if mode not in ("use", "refresh"):
             raise ValueError(f"cache mode {mode!r}: expected 'use' or 'refresh'")
@@ -89,6 +91,13 @@ class ResponseCache:
         self._prefix = hashlib.sha256(self.model.encode()).digest()
         self._local = threading.local()
         _retry_locked(lambda: self._conn().executescript(SCHEMA))
+        # background: answers are committed one by one, at once, by a writer thread, so that a
+        # commit (and SQLite's periodic checkpoint fsync) never stalls the event loop calling
+        # the model.  SQLite releases the GIL while it writes, so the writer runs beside it.
+        self.background = background
+        self._queue: "queue.Queue[Optional[Tuple[str, str, str]]]" = queue.Queue()
+        self._writer: Optional[threading.Thread] = None
+        self._writer_error: Optional[BaseException] = None
 
     # -- connection ------------------------------------------------------------------------------
 
@@ -112,7 +121,12 @@ class ResponseCache:
         return conn
 
     def close(self) -> None:
-        """Close this thread's connection."""
+        """Commit what is queued, stop the writer and close this thread's connection."""
+        if self._writer is not None:
+            self._queue.join()
+            self._queue.put(None)
+            self._writer.join(timeout=10)
+            self._writer = None
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -135,7 +149,39 @@ class ResponseCache:
         return row[0] if row else None
 
     def put(self, prompt: str, answer: str) -> None:
-        """Store an answer (committed at once) and mark this run's claim done."""
+        """Store an answer (committed at once: here, or by the writer thread in background
+        mode) and mark this run's claim done."""
+        if self._writer_error is not None:
+            raise self._writer_error
+        if self.background:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="defan-cache-writer", daemon=True)
+                self._writer.start()
+            self._queue.put((prompt, answer))
+            return
+        self._write(prompt, answer)
+
+    def flush(self) -> None:
+        """Wait until every answer handed to :meth:`put` is committed."""
+        if self._writer is not None:
+            self._queue.join()
+        if self._writer_error is not None:
+            raise self._writer_error
+
+    def _write_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                if self._writer_error is None:
+                    self._write(*item)
+            except BaseException as exc:  # reported by the next put() or flush()
+                self._writer_error = exc
+            finally:
+                self._queue.task_done()
+
+    def _write(self, prompt: str, answer: str) -> None:
         key = self.key(prompt)
         conn = self._conn()
         with _transaction(conn):

@@ -109,6 +109,8 @@ class Caller:
 
     #: Parameters that make up the cache key (besides the prompt).
     identity: Dict[str, Any] = {}
+    #: True when the caller applies the per-call timeout itself (the pool then adds no timer).
+    enforces_timeout: bool = False
 
     async def __call__(self, prompt: str) -> str:  # pragma: no cover - interface
         raise NotImplementedError
@@ -146,6 +148,9 @@ class CallableCaller(Caller):
 class LitellmCaller(Caller):
     """``litellm.acompletion`` with the model's parameters; litellm's own retries are off (the
     pool retries, so a request is never silently sent twice)."""
+
+    # litellm passes ``timeout`` to the HTTP client, which raises litellm.Timeout.
+    enforces_timeout = True
 
     def __init__(self, model: LitellmModel, timeout: float) -> None:
         self.model = model
@@ -446,6 +451,8 @@ class CallPool:
             await asyncio.gather(*workers)
         finally:
             await self.caller.aclose()
+            if self.store is not None and hasattr(self.store, "flush"):
+                self.store.flush()  # every answer is on disk before the pool reports done
         if self.on_progress is not None:
             self.on_progress(self.stats)
 
@@ -500,7 +507,10 @@ class CallPool:
             await self._limiter.wait()
             self.stats.calls += 1
             try:
-                text = await asyncio.wait_for(self.caller(prompt.text), timeout=self.timeout)
+                if self.caller.enforces_timeout:
+                    text = await self.caller(prompt.text)
+                else:
+                    text = await asyncio.wait_for(self.caller(prompt.text), timeout=self.timeout)
             except FatalCallError:
                 raise
             except BaseException as exc:  # noqa: BLE001 - every failure is classified

@@ -521,7 +521,7 @@ def _start_pool(run: DefanRun, selected: List[DefanItem]) -> None:
         worker = getattr(run.config, "workerinput", {}).get("workerid", "main")
         store = cache_mod.ResponseCache(
             folder, identity, mode="use" if s["cache"] not in ("refresh", "off") else "refresh",
-            run=run.run_id, shared=shared, owner=f"{worker}-{os.getpid()}",
+            run=run.run_id, shared=shared, owner=f"{worker}-{os.getpid()}", background=True,
         )
     run.cache = store
     if shared:
@@ -637,6 +637,9 @@ class _KeyedStore:
 
     async def wait(self, text: str, stop: Any = None) -> Any:
         return await self.cache.wait(text, stop=stop)
+
+    def flush(self) -> None:
+        self.cache.flush()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -101,3 +101,14 @@ def test_concurrent_processes_share_it_safely(tmp_path: Path) -> None:
     assert c.count() == 300
     owners = [c.get(f"q{i}").split(":")[0] for i in range(300)]
     assert all(o in ("p0", "p1", "p2") for o in owners)
+
+
+def test_background_writer_commits_every_answer(tmp_path: Path) -> None:
+    c = ResponseCache(tmp_path, BASE, background=True, run="r", shared=True)
+    for i in range(200):
+        assert c.claim(f"q{i}")
+        c.put(f"q{i}", f"a{i}")
+    c.flush()
+    other = ResponseCache(tmp_path, BASE, run="r", shared=True)
+    assert other.count() == 200 and other.status("q199") == ("done", "a199", None)
+    c.close()

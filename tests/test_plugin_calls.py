@@ -118,3 +118,33 @@ def test_sigkill_half_way_resumes_without_repeating(project: pytest.Pytester) ->
     repeated = [q for q, n in after.items() if n > 1]
     assert len(repeated) <= 2 and all(q in before for q in repeated)
     assert sorted(after) == sorted(ANSWERS)
+
+
+def test_model_table_in_pyproject(project: pytest.Pytester) -> None:
+    with OpenAIServer(answers=ANSWERS) as srv:
+        project.makepyprojecttoml(f"""
+            [tool.defan.models.brief]
+            model = "openai/test-model"
+            api_base = "{srv.base_url}"
+            system_prompt = "Answer with the name only."
+            max_tokens = 16
+            litellm = {{ api_key = "{KEY}" }}
+        """)
+        result = project.runpytest_subprocess("--defan-model=brief", "--defan-domain=nobel", "-k", "nobel-q0000",
+                                              "-p", "no:cacheprovider")
+        body = srv.requests[0]["body"]
+    assert result.ret == 0
+    assert body["messages"][0] == {"role": "system", "content": "Answer with the name only."}
+    assert body["max_tokens"] == 16 and body["temperature"] == 0  # temperature defaults to 0
+    assert files_contain(project.path / ".defan_cache", KEY) == []
+
+
+def test_bad_model_table_is_a_usage_error(project: pytest.Pytester) -> None:
+    project.makepyprojecttoml("""
+        [tool.defan.models.brief]
+        model = "openai/test-model"
+        temprature = 0.2
+    """)
+    result = project.runpytest("--defan-model=brief", "--defan-domain=nobel")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "pyproject.toml [tool.defan]: models.brief.temprature: unknown key" in result.stderr.str()
