@@ -9,7 +9,6 @@ or without xdist) computes the domain figures, runs the gate and writes the repo
 from __future__ import annotations
 
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -544,7 +543,7 @@ def _start_pool(run: DefanRun, selected: List[DefanItem]) -> None:
 
     pool = calls.CallPool(
         caller, concurrency=s["concurrency"], rpm=s["rpm"], retries=s["retries"], timeout=s["timeout"],
-        store=_KeyedStore(store) if store is not None else None, secrets=run.secrets, on_progress=publish,
+        store=store, secrets=run.secrets, on_progress=publish,
     )
     run.pool = pool
     pool.start(prompts)
@@ -612,34 +611,6 @@ def _watch_workers(run: DefanRun, session: pytest.Session) -> Any:
         return stats
 
     return _printer(run.config, source)
-
-
-class _KeyedStore:
-    """The cache as the pool sees it (keyed by prompt text)."""
-
-    def __init__(self, cache: Any) -> None:
-        self.cache = cache
-
-    def get(self, text: str) -> Optional[str]:
-        return self.cache.get(text)
-
-    def put(self, text: str, answer: str) -> None:
-        self.cache.put(text, answer)
-
-    def claim(self, text: str) -> bool:
-        return self.cache.claim(text)
-
-    def release(self, text: str, error: str) -> None:
-        self.cache.release(text, error)
-
-    def mark_done(self, text: str) -> None:
-        self.cache.mark_done(text)
-
-    async def wait(self, text: str, stop: Any = None) -> Any:
-        return await self.cache.wait(text, stop=stop)
-
-    def flush(self) -> None:
-        self.cache.flush()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
