@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Callable, List
+from typing import List
 
 from defan_pytest.equivalence import parse_gold, parse_number
 
@@ -39,7 +39,6 @@ def _value_forms(type_: str, answer: str) -> List[str]:
 
 
 def _wrong(type_: str, answer: str, key: str) -> str:
-    gold = parse_gold(type_, answer)
     if type_ in ("numeric", "rank"):
         n = re.sub(r"[^\d]", "", answer) or "7"
         return str(int(n) + 1 + _h(key) % 97)

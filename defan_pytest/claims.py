@@ -12,9 +12,9 @@ entities.  That keeps NER (about 3 ms a response) off every response a regex set
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from defan_pytest.dates import find_dates, parse_date_text
 from defan_pytest.equivalence import (
@@ -199,9 +199,9 @@ def _numbers(text: str, fractions: bool) -> List[Tuple[int, int, str, bool]]:
         frac = m.group("den") is not None
         if frac and not fractions:
             # "3/4" outside math is two numbers, not a fraction (and never a date here).
-            s2 = m.start("num")
             num = (m.group("sign") or "") + m.group("num")
             out.append((s, m.end("num"), num, False))
+            out.append((m.start("den"), m.end("den"), m.group("den"), False))
             continue
         out.append((s, e, m.group(), frac))
     return out

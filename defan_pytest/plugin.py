@@ -128,6 +128,7 @@ class DefanRun:
         self.verdicts: List[Any] = []
         self.pool: Any = None
         self.scorer: Any = None
+        self.scores: Dict[str, Any] = {}  # row id -> Score, when scored in one batch
         self.cache: Any = None
         self.fatal: Optional[str] = None
         self.secrets: List[str] = []
@@ -373,10 +374,12 @@ class DefanItem(pytest.Item):
             # the remaining prompts are not asked, and not counted as failures either.
             pytest.skip(f"not asked: the run stopped ({run.fatal})")
         response = _response_for(run, self)
-        score = _scorer(run).score(
-            self.row.question, self.row.answer, self.row.type, response.text, error=response.error,
-            domain=self.row.domain,
-        )
+        score = run.scores.get(self.row.id)
+        if score is None:
+            score = _scorer(run).score(
+                self.row.question, self.row.answer, self.row.type, response.text, error=response.error,
+                domain=self.row.domain,
+            )
         rec = {
             "id": self.row.id,
             "index": self.index,
@@ -583,6 +586,16 @@ def _prefetch(run: DefanRun, session: pytest.Session) -> None:
     finally:
         if printer is not None:
             printer.stop()
+    if pool.fatal is None and not _is_worker(run.config):
+        # One process runs every item: score them all in one batch, so that spaCy NER (for the
+        # few names the rules leave open) runs once through nlp.pipe.  An xdist worker scores
+        # item by item instead, so the workers split the scoring between them.
+        from defan_pytest.scoring import ScoreInput
+
+        rows = [it.row for it in selected]
+        answers = [pool.result(r.id) for r in rows]
+        inputs = [ScoreInput(r.question, r.answer, r.type, a.text, a.error, r.domain) for r, a in zip(rows, answers)]
+        run.scores = dict(zip((r.id for r in rows), _scorer(run).score_many(inputs)))
     if pool.fatal is not None:
         run.fatal = pool.fatal
         if run.cache is not None and _uses_xdist(run.config):

@@ -10,7 +10,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from defan_pytest.dataset import Row
 

@@ -71,6 +71,7 @@ class Scorer:
         else:
             self._ner = nlp  # an already-loaded ner.NER (shared between scorers)
         self._gazetteers: Dict[str, Gazetteer] = {}
+        self._known: Dict[str, set] = {}
         for domain, names in (answers or {}).items():
             self.add_answers(domain, names)
 
@@ -91,12 +92,17 @@ class Scorer:
     def add_answers(self, domain: Optional[str], answers: Iterable[str]) -> None:
         """Add gold answers (raw, ``;``-joined alternatives allowed) to a domain's gazetteer."""
         gaz = self._gazetteers.setdefault(domain or "", Gazetteer())
+        seen = self._known.setdefault(domain or "", set())
         for raw in answers:
-            for type_ in ("name",):
-                for alt in parse_gold(type_, raw).alternatives:
-                    gaz.add(alt)
-                    if "," in alt:  # "Seattle, Washington": the city alone is a known place too
-                        gaz.add(alt.split(",")[0])
+            # The plugin scores one item at a time with the whole domain already known: a gold
+            # seen before costs a set lookup, not a parse.
+            if raw in seen:
+                continue
+            seen.add(raw)
+            for alt in parse_gold("name", raw).alternatives:
+                gaz.add(alt)
+                if "," in alt:  # "Seattle, Washington": the city alone is a known place too
+                    gaz.add(alt.split(",")[0])
 
     def _context(self, item: ScoreInput) -> Context:
         if item.type not in TYPES:

@@ -231,3 +231,8 @@ def test_hedged_year_and_year_inside_a_date() -> None:
     oic = "When did Senegal become a member state of the OIC?"
     assert run(oic, "numeric", "December 1969").claim == "1969"
     assert run(CENSUS, "numeric", "In the 9 August 2011 census: 1 351 921").claim == "1351921"
+
+
+def test_a_slash_outside_math_is_two_numbers() -> None:
+    assert run(CENSUS, "numeric", "Roughly 1/2 of them").claim == "1"
+    assert run(KOBE, "rank", "Somewhere 2022/601, I think").claim == "601"
