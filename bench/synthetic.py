@@ -6,7 +6,8 @@ import hashlib
 import re
 from typing import List
 
-from defan_pytest.equivalence import parse_gold, parse_number
+from defan_pytest.equivalence import parse_gold
+from defan_pytest.numbers import parse_number
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December"]
@@ -28,10 +29,10 @@ def _value_forms(type_: str, answer: str) -> List[str]:
         forms = [alt, f"{v:,}" if v == v.to_integral_value() else str(v)]
         return forms
     if type_ == "rank":
-        r = gold.ranks[0] if gold.ranks else alt
+        r = gold.values[0] if gold.values else alt
         return [str(r), f"{r}th" if isinstance(r, int) else str(r), f"#{r}"]
     if type_ == "date":
-        y, m, d = gold.dates[0]
+        y, m, d = gold.values[0]
         if m is None or d is None:
             return [str(y)]
         return [f"{m:02d}/{d:02d}/{y}", f"{_MONTHS[m - 1]} {d}, {y}", f"{d} {_MONTHS[m - 1]} {y}", f"{y}-{m:02d}-{d:02d}"]

@@ -13,8 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from defan_pytest import ner as ner_mod
-from defan_pytest.claims import Context, Extraction, Gazetteer, clean, extract, make_context
-from defan_pytest.equivalence import TYPES, claim_correct, parse_gold
+from defan_pytest import types
+from defan_pytest.claims import Context, Extraction, clean, extract, make_context
+from defan_pytest.equivalence import claim_correct, parse_gold
+from defan_pytest.text import Gazetteer
 
 #: Domains whose responses are worked solutions (SCORING.md: math claims its last number).
 MATH_DOMAINS = frozenset({"math"})
@@ -105,10 +107,9 @@ class Scorer:
                     gaz.add(alt.split(",")[0])
 
     def _context(self, item: ScoreInput) -> Context:
-        if item.type not in TYPES:
-            raise ValueError(f"unknown answer type {item.type!r}; allowed: {', '.join(TYPES)}")
+        kind = types.get(item.type)  # an unknown type: UnknownAnswerType lists the valid ones
         gold = parse_gold(item.type, item.answer)
-        gaz = self._gazetteers.get(item.domain or "") if item.type in ("name", "city") else None
+        gaz = self._gazetteers.get(item.domain or "") if kind.uses_gazetteer else None
         return make_context(
             item.question,
             item.type,
@@ -134,8 +135,9 @@ class Scorer:
         # Every gold of the batch is a known answer of its domain before anything is scored,
         # so the result for one item does not depend on the order of the others.
         by_domain: Dict[str, List[str]] = {}
+        gazetteer_types = {n for n in types.names() if types.get(n).uses_gazetteer}
         for it in items:
-            if it.type in ("name", "city"):
+            if it.type in gazetteer_types:
                 by_domain.setdefault(it.domain or "", []).append(it.answer)
         for domain, answers in by_domain.items():
             self.add_answers(domain, answers)

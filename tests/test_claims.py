@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from defan_pytest.claims import Gazetteer, clean, extract, make_context
+from defan_pytest.claims import clean, extract, make_context
+from defan_pytest.text import Gazetteer
 
 KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
 CENSUS = "What was the population count of Australia's 0-4 age group in 2011?"

@@ -5,19 +5,12 @@ from decimal import Decimal
 
 import pytest
 
-from defan_pytest.equivalence import (
-    NONE_CLAIM,
-    ONLINE_CLAIM,
-    canonical_number,
-    claim_correct,
-    claims_equivalent,
-    group_consistent,
-    names_match,
-    parse_gold,
-    parse_number,
-    parse_rank,
-    places_match,
-)
+from defan_pytest.equivalence import claim_correct, claims_equivalent, group_consistent, parse_gold
+from defan_pytest.numbers import canonical_number, parse_number
+from defan_pytest.text import names_match
+from defan_pytest.types import NONE_CLAIM, ONLINE_CLAIM
+from defan_pytest.types.city import places_match
+from defan_pytest.types.rank import parse_rank
 
 
 def correct(type_: str, claim: str | None, gold: str) -> bool:
@@ -98,7 +91,7 @@ def test_dates_by_year_month_day() -> None:
     assert not correct("date", "1946", "11/19/1946")  # a year alone does not match a full date
     assert correct("date", "1946", "1946")  # a year-only gold by the year
     # golds are read month first, as the dataset writes them
-    assert parse_gold("date", "03/08/1957").dates == ((1957, 3, 8),)
+    assert parse_gold("date", "03/08/1957").values == ((1957, 3, 8),)
 
 
 @pytest.mark.parametrize(

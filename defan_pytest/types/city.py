@@ -1,0 +1,192 @@
+"""The ``city`` answer type: where a conference or a final was held.
+
+The city part must match; a region or country the claim adds must not contradict the gold's
+(``Portland, Maine`` is not ``Portland, Oregon``).  A conference gold that says the event was
+virtual accepts both ``online`` and the planned city (docs/SCORING-CHOICES.md).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import List, Optional, Set, Tuple
+
+from defan_pytest.text import looks_like_sentence, name_tokens, names_match, strip_footnotes
+from defan_pytest.types._entity import Candidate, EntityAnswerType
+from defan_pytest.types.base import ONLINE_CLAIM, Context, Gold
+
+#: Named-entity labels that can be a place answer.
+PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+
+_ONLINE = re.compile(r"\b(?:online|virtual(?:ly)?|remote(?:ly)?)\b", re.I)
+_VIRTUAL = re.compile(r"\b(?:virtual(?:ly)?|online)\b.*$", re.I)
+
+
+# --------------------------------------------------------------------------------------------
+# places
+# --------------------------------------------------------------------------------------------
+
+_US_STATES = {
+    "al": "alabama", "ak": "alaska", "az": "arizona", "ar": "arkansas", "ca": "california",
+    "co": "colorado", "ct": "connecticut", "de": "delaware", "fl": "florida", "ga": "georgia",
+    "hi": "hawaii", "id": "idaho", "il": "illinois", "in": "indiana", "ia": "iowa",
+    "ks": "kansas", "ky": "kentucky", "la": "louisiana", "me": "maine", "md": "maryland",
+    "ma": "massachusetts", "mi": "michigan", "mn": "minnesota", "ms": "mississippi",
+    "mo": "missouri", "mt": "montana", "ne": "nebraska", "nv": "nevada",
+    "nh": "new hampshire", "nj": "new jersey", "nm": "new mexico", "ny": "new york",
+    "nc": "north carolina", "nd": "north dakota", "oh": "ohio", "ok": "oklahoma",
+    "or": "oregon", "pa": "pennsylvania", "ri": "rhode island", "sc": "south carolina",
+    "sd": "south dakota", "tn": "tennessee", "tx": "texas", "ut": "utah", "vt": "vermont",
+    "va": "virginia", "wa": "washington", "wv": "west virginia", "wi": "wisconsin",
+    "wy": "wyoming", "pr": "puerto rico",
+}
+_CA_PROVINCES = {
+    "bc": "british columbia", "ab": "alberta", "on": "ontario", "qc": "quebec",
+    "ns": "nova scotia", "nb": "new brunswick", "mb": "manitoba", "sk": "saskatchewan",
+}
+_AU_STATES = {
+    "nsw": "new south wales", "vic": "victoria", "qld": "queensland", "wa": "western australia",
+    "sa": "south australia", "tas": "tasmania", "act": "australian capital territory",
+}
+_COUNTRY_ALIASES = {
+    "usa": "united states", "us": "united states", "u s": "united states",
+    "u s a": "united states", "united states of america": "united states",
+    "america": "united states", "uk": "united kingdom", "u k": "united kingdom",
+    "great britain": "united kingdom", "britain": "united kingdom", "england": "united kingdom",
+    "scotland": "united kingdom", "korea": "south korea", "republic of korea": "south korea",
+    "czechia": "czech republic", "prc": "china", "peoples republic of china": "china",
+}
+# region (folded) -> its country (folded)
+_REGION_COUNTRY = {
+    **{v: "united states" for v in _US_STATES.values()},
+    **{v: "canada" for v in _CA_PROVINCES.values()},
+    **{v: "australia" for v in _AU_STATES.values()},
+}
+_COUNTRIES = frozenset(set(_COUNTRY_ALIASES.values()) | {
+    "canada", "australia", "china", "japan", "france", "germany", "italy", "spain", "portugal",
+    "brazil", "chile", "india", "greece", "denmark", "qatar", "singapore", "south korea",
+    "czech republic", "united kingdom", "united states", "mexico", "netherlands", "belgium",
+    "switzerland", "austria", "sweden", "norway", "finland", "ireland", "israel", "taiwan",
+    "hong kong", "thailand", "vietnam", "new zealand", "argentina", "turkey", "egypt",
+    "south africa", "russia", "poland", "hungary", "united arab emirates",
+})
+
+
+def _place_part(text: str) -> str:
+    key = " ".join(name_tokens(text))
+    return _COUNTRY_ALIASES.get(key, key)
+
+
+def _region_forms(part: str) -> set:
+    """Possible meanings of a region part (``wa`` is Washington or Western Australia)."""
+    forms = {part}
+    for table in (_US_STATES, _CA_PROVINCES, _AU_STATES):
+        if part in table:
+            forms.add(table[part])
+    return forms
+
+
+def _country_of(part: str) -> Optional[str]:
+    if part in _COUNTRIES:
+        return part
+    return _REGION_COUNTRY.get(part)
+
+
+@lru_cache(maxsize=8192)
+def _split_place(text: str) -> Tuple[str, Tuple[str, ...]]:
+    parts = [p for p in (_place_part(x) for x in strip_footnotes(text).split(",")) if p]
+    if not parts:
+        return "", ()
+    return parts[0], tuple(parts[1:])
+
+
+def places_match(claim: str, gold: str) -> bool:
+    """The city part must match; a region or country the claim adds must not contradict.
+
+    ``Seattle`` matches ``Seattle, Washington``; ``Seattle, WA, USA`` matches it too;
+    ``Portland, Maine`` does not match ``Portland, Oregon``.
+    """
+    c_city, c_rest = _split_place(claim)
+    g_city, g_rest = _split_place(gold)
+    if not c_city or not g_city or not names_match(c_city, g_city):
+        return False
+    g_set = set(g_rest)
+    g_countries = {x for x in (_country_of(p) for p in g_rest) if x}
+    gold_has_region = any(p in _REGION_COUNTRY for p in g_rest)
+    for part in c_rest:
+        forms = _region_forms(part)
+        if forms & g_set or forms & g_countries:
+            continue  # the same region, or the country of the gold's region
+        known = [f for f in forms if _country_of(f)]
+        if not known or not g_rest:
+            continue  # an unknown qualifier, or a gold with nothing to contradict
+        if not gold_has_region and any(_REGION_COUNTRY.get(f) in g_countries for f in known):
+            continue  # "Sydney, NSW" for "Sydney, Australia"
+        return False
+    return True
+
+
+
+_PLACE_OK_PART = re.compile(r"^[^\W\d_][\w .'’()-]*$")
+
+
+def _bare_place(t: str, ctx: Context) -> Optional[str]:
+    if len(t) > 90:
+        return None
+    if _ONLINE.search(t) and len(t.split()) <= 5 and not looks_like_sentence(t):
+        return ONLINE_CLAIM
+    gaz = ctx.gazetteer
+    if gaz is not None and t in gaz:
+        return t
+    parts = [p.strip() for p in t.split(",")]
+    if len(parts) > 4 or any(not p or len(p.split()) > 5 for p in parts):
+        return None
+    if looks_like_sentence(t) or not all(_PLACE_OK_PART.match(p) for p in parts):
+        return None
+    if re.search(r"\s+(?:and|&|or)\s+|;|/", t):
+        return None  # two places
+    return t
+
+
+_ACRONYM_OR_NUMBER = re.compile(r"\d|\b[A-Z]{3,}\b")
+
+
+def _extend_place(text: str, s: int, e: int) -> int:
+    """Extend a place candidate over ", Region" and ", Country" that follow it."""
+    for _ in range(2):
+        m = re.match(r",\s*((?:[A-Z][\w.'’-]*)(?:\s+[A-Z][\w.'’-]*){0,3})(?=\s*(?:[,.;:!?)]|\s+(?:in|on|from|during|at|for|and|was|is|hosted|which|where|with)\b|$))", text[e:])
+        if not m:
+            break
+        e += m.end()
+    return e
+
+
+
+class CityType(EntityAnswerType):
+    """Places: the city must match, added regions and countries must not contradict."""
+
+    name = "city"
+    ner_labels = PLACE_LABELS
+
+    def gold_text(self, text: str) -> Tuple[str, bool]:
+        if _VIRTUAL.search(text):
+            return _VIRTUAL.sub("", text).strip().rstrip("/,").strip(), True
+        return text, False
+
+    def bare(self, text: str, ctx: Context) -> Optional[str]:
+        return _bare_place(text, ctx)
+
+    def statements(self, text: str) -> List[Candidate]:
+        return [(m.start(), m.end(), ONLINE_CLAIM, "online") for m in _ONLINE.finditer(text)]
+
+    def rejects(self, text: str, source: str) -> bool:
+        # "ACL-IJCNLP 2009" names an event, not a place.
+        return source == "rule" and bool(_ACRONYM_OR_NUMBER.search(text))
+
+    def finish(self, text: str, start: int, end: int) -> int:
+        return _extend_place(text, start, end)
+
+    def correct(self, claim: str, gold: Gold) -> bool:
+        return any(places_match(claim, g) for g in gold.alternatives)
+
+    def equivalent(self, a: str, b: str) -> bool:
+        return places_match(a, b) and places_match(b, a)

@@ -1,0 +1,84 @@
+"""The ``numeric`` answer type: counts, amounts, percentages, math results.
+
+A gold's written decimals set the tolerance (``42.85`` accepts 42.84 to 42.86); in the math
+domain the claim of a worked solution is its last number.
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any, List, Optional, Sequence, Tuple
+
+from defan_pytest.dates import find_dates
+from defan_pytest.numbers import (
+    canonical_number,
+    decimals_of,
+    numbers_in_text,
+    parse_number,
+    question_numbers,
+)
+from defan_pytest.types._value import Candidate, ValueAnswerType, contains_number
+from defan_pytest.types.base import Context, Entity, Extraction, Gold
+
+
+class NumericType(ValueAnswerType):
+    """Numbers, compared at the precision the gold is written with."""
+
+    name = "numeric"
+
+    def gold_value(self, alternative: str) -> Optional[Tuple[Decimal, int]]:
+        v = parse_number(alternative)
+        return None if v is None else (v, decimals_of(alternative))
+
+    def bare(self, text: str, ctx: Context) -> Optional[str]:
+        v = parse_number(text)
+        return canonical_number(v) if v is not None else None
+
+    def contained(self, claim: str, ctx: Context) -> bool:
+        return contains_number(claim, ctx)
+
+    def typed_candidates(self, text: str, ctx: Context) -> List[Candidate]:
+        qnums = question_numbers(ctx.question)
+        # Numbers inside a written date ("9 August 2011") are not counts; a year-valued
+        # question (world_org) still sees its year because bare years are kept.
+        date_spans = [] if ctx.asks_year else [(s, e) for s, e, v in find_dates(text, years=False)]
+        out = []
+        years_in_dates = []
+        for s, e, num, _ in numbers_in_text(text, fractions=ctx.is_math):
+            v = parse_number(num)
+            if v is None or v in qnums:
+                continue
+            if any(ds <= s < de for ds, de in date_spans):
+                if re.fullmatch(r"\d{4}", num):
+                    years_in_dates.append((s, canonical_number(v)))
+                continue
+            out.append((s, canonical_number(v)))
+        # A year inside a date ("December 1992") only when nothing else is left.
+        return out or years_in_dates
+
+    def candidates(
+        self, text: str, ctx: Context, entities: Optional[Sequence[Entity]], ner_available: bool
+    ) -> Extraction:
+        if ctx.is_math:
+            # SCORING.md: a worked math solution claims its last number.
+            for s, e, t, _ in reversed(numbers_in_text(text, fractions=True)):
+                v = parse_number(t)
+                if v is not None:
+                    return Extraction(canonical_number(v), False, how="math-last")
+            return Extraction(None, False, how="none")
+        return super().candidates(text, ctx, entities, ner_available)
+
+    def parse_claim(self, claim: str) -> Any:
+        return parse_number(claim)
+
+    def correct(self, claim: str, gold: Gold) -> bool:
+        value = parse_number(claim)
+        if value is None:
+            return False
+        for g, d in gold.values:
+            if d == 0:
+                if value == g:
+                    return True
+            elif abs(value - g) <= Decimal(1).scaleb(-d):
+                return True
+        return False
