@@ -8,7 +8,9 @@ them (fail the session on :func:`failed`, print :func:`format_gate_table`).
 Rules
 -----
 
-* ``max_*`` passes when the figure is ``<=`` the limit, ``min_rc`` when RC is ``>=`` it, on the
+* One check per metric of :data:`defan_pytest.metrics.METRICS`, in registration order, under
+  its threshold key. ``max_*`` (lower is better: FCH, PMH, error rate) passes when the figure is
+  ``<=`` the limit, ``min_*`` (higher is better: RC) when it is ``>=`` it, on the
   exact float values (a figure equal to its limit passes). Messages round to 2 decimals, except
   that a figure that *differs* from its limit but rounds to the same text is shown with enough
   digits to see the difference: "FCH 0.35 > max_fch 0.35" would read as a bug.
@@ -17,7 +19,8 @@ Rules
   error rate is the exception: its denominator is the responses *asked*, so it is judged as long
   as enough responses were asked. Otherwise a provider outage - almost every call errored,
   hence almost nothing scored - would make every check "insufficient" and the run would get
-  through the gate exactly when it is most broken.
+  through the gate exactly when it is most broken. (A metric declares which rule it follows
+  with :attr:`~defan_pytest.metrics.Metric.denominator`: ``"scored"`` or ``"asked"``.)
 * ``"n/a"``: the figure does not exist (RC for ``math``, whose questions have no paraphrases;
   any rate of a scope with nothing to count). Not a pass, not a failure.
 """
@@ -27,12 +30,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from defan_pytest.metrics import ASKED, METRICS, Metric
 from defan_pytest.thresholds import Limits, Thresholds
 
 __all__ = [
     "FAIL",
     "INSUFFICIENT",
     "NOT_APPLICABLE",
+    "OVERALL",
     "PASS",
     "Verdict",
     "check",
@@ -55,10 +60,11 @@ OVERALL = "overall"
 class Verdict:
     """The outcome of one threshold for one scope.
 
-    ``scope`` is a domain id or ``"overall"``; ``metric`` one of ``"fch"``, ``"pmh"``, ``"rc"``,
-    ``"error_rate"``, ``"samples"``; ``status`` one of ``"pass"``, ``"fail"``,
-    ``"insufficient"``, ``"n/a"``. ``value`` is the figure (the scored-response count for
-    ``"samples"``; ``None`` when the figure does not exist) and ``limit`` the threshold.
+    ``scope`` is a domain id or ``"overall"``; ``metric`` the name of a registered metric
+    (``"fch"``, ``"pmh"``, ``"rc"``, ``"error_rate"``, ...) or ``"samples"``; ``status`` one of
+    ``"pass"``, ``"fail"``, ``"insufficient"``, ``"n/a"``. ``value`` is the figure (the
+    scored-response count for ``"samples"``; ``None`` when the figure does not exist) and
+    ``limit`` the threshold.
     """
 
     scope: str
@@ -67,27 +73,6 @@ class Verdict:
     value: float | int | None
     limit: float | int
     message: str
-
-
-@dataclass(frozen=True)
-class _Rate:
-    """How one rate threshold is checked and described."""
-
-    metric: str  # the summary key, also Verdict.metric
-    key: str  # the Limits field / thresholds.toml key
-    label: str  # how messages name the figure
-    upper: bool  # True: a maximum (pass when <=); False: a minimum (pass when >=)
-    count_key: str  # the summary key the message's count comes from
-    count_label: str  # "n" or "groups"
-
-
-_CHECKS: tuple[_Rate, ...] = (
-    _Rate("fch", "max_fch", "FCH", True, "scored", "n"),
-    _Rate("pmh", "max_pmh", "PMH", True, "scored", "n"),
-    _Rate("rc", "min_rc", "RC", False, "rc_groups", "groups"),
-    # The error rate is errors / responses asked, so its n is the responses asked.
-    _Rate("error_rate", "max_error_rate", "error rate", True, "n", "n"),
-)
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,48 +144,49 @@ def _judge_scope(scope: str, figs: Mapping[str, Any], limits: Limits) -> list[Ve
                 f"{scope}: {_responses(scored)} >= min_samples {min_samples}",
             ))
 
-    for rate in _CHECKS:
-        limit = getattr(limits, rate.key)
-        if limit is None:
+    # The registry is read now, not at import, so a metric registered later is judged too.
+    for metric in METRICS.values():
+        key = metric.threshold_key
+        set_limit = limits.get(key)
+        if set_limit is None:
             continue
-        raw = figs.get(rate.metric)
+        limit = float(set_limit)
+        raw = figs.get(metric.name)
         value = float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
         if value is None:
-            reason = {"rc": "no paraphrase groups", "error_rate": "no responses"}.get(
-                rate.metric, "no scored responses"
-            )
             verdicts.append(Verdict(
-                scope, rate.metric, NOT_APPLICABLE, None, limit,
-                f"{scope}: {rate.label} n/a ({reason}): {rate.key} {_fmt_limit(limit)} not judged",
+                scope, metric.name, NOT_APPLICABLE, None, limit,
+                f"{scope}: {metric.label} n/a ({metric.missing}): {key} {_fmt_limit(limit)} "
+                "not judged",
             ))
             continue
         if min_samples is not None:
-            if rate.metric == "error_rate":
+            if metric.denominator == ASKED:
                 if asked < min_samples:
                     verdicts.append(Verdict(
-                        scope, rate.metric, INSUFFICIENT, value, limit,
-                        f"{scope}: {rate.label} not judged: {_responses(asked, scored=False)} "
+                        scope, metric.name, INSUFFICIENT, value, limit,
+                        f"{scope}: {metric.label} not judged: {_responses(asked, scored=False)} "
                         f"< min_samples {min_samples}",
                     ))
                     continue
             elif short:
                 verdicts.append(Verdict(
-                    scope, rate.metric, INSUFFICIENT, value, limit,
-                    f"{scope}: {rate.label} not judged: {_responses(scored)} "
+                    scope, metric.name, INSUFFICIENT, value, limit,
+                    f"{scope}: {metric.label} not judged: {_responses(scored)} "
                     f"< min_samples {min_samples}",
                 ))
                 continue
-        ok = value <= limit if rate.upper else value >= limit
-        if rate.upper:
-            op = "<=" if ok else ">"
-        else:
+        ok = metric.passes(value, limit)
+        if metric.higher_is_better:
             op = ">=" if ok else "<"
+        else:
+            op = "<=" if ok else ">"
         v_text, lim_text = _fmt_pair(value, limit)
-        details = [f"95% CI {ci}"] if (ci := _ci_text(figs.get(f"{rate.metric}_ci"))) else []
-        details.append(f"{rate.count_label}={_count(figs, rate.count_key)}")
+        details = [f"95% CI {ci}"] if (ci := _ci_text(figs.get(metric.ci_key))) else []
+        details.append(f"{metric.count_label}={_count(figs, metric.count_key)}")
         verdicts.append(Verdict(
-            scope, rate.metric, PASS if ok else FAIL, value, limit,
-            f"{scope}: {rate.label} {v_text} {op} {rate.key} {lim_text} ({', '.join(details)})",
+            scope, metric.name, PASS if ok else FAIL, value, limit,
+            f"{scope}: {metric.label} {v_text} {op} {key} {lim_text} ({', '.join(details)})",
         ))
     return verdicts
 
@@ -208,11 +194,13 @@ def _judge_scope(scope: str, figs: Mapping[str, Any], limits: Limits) -> list[Ve
 def _overall_figures(summary: Mapping[str, Any], figure: str) -> dict[str, Any]:
     overall = summary.get("overall") or {}
     figs = dict(overall.get(figure) or {})
-    if "rc_groups" not in figs:
-        # The mean of domains has no group count of its own; its RC rests on the RC groups of
-        # all domains together, which is what the message should report.
-        domains = summary.get("domains") or {}
-        figs["rc_groups"] = sum(_count(d, "rc_groups") for d in domains.values())
+    domains = summary.get("domains") or {}
+    for metric in METRICS.values():
+        if metric.count_key not in figs:
+            # The mean of domains has no group count of its own (nor any count a metric
+            # publishes); its RC rests on the RC groups of all domains together, which is what
+            # the message should report.
+            figs[metric.count_key] = sum(_count(d, metric.count_key) for d in domains.values())
     return figs
 
 
@@ -221,9 +209,10 @@ def check(summary: Mapping[str, Any], thresholds: Thresholds) -> list[Verdict]:
 
     Returns one verdict per threshold that is set, per scope: every domain of the summary in
     summary order, then ``"overall"`` (the mean of domains, or the pooled figure when the file
-    says ``[overall] figure = "pooled"``). Within a scope: ``samples``, ``fch``, ``pmh``, ``rc``,
-    ``error_rate``. Domains that have limits in the file but are not in the summary are not
-    judged: the gate judges what was run.
+    says ``[overall] figure = "pooled"``). Within a scope: ``samples``, then the metrics in
+    registration order (``fch``, ``pmh``, ``rc``, ``error_rate``, then any registered later).
+    Domains that have limits in the file but are not in the summary are not judged: the gate
+    judges what was run.
     """
     verdicts: list[Verdict] = []
     for name, figs in (summary.get("domains") or {}).items():
@@ -259,22 +248,25 @@ def _scope_status(verdicts: Sequence[Verdict]) -> str:
     return "-"
 
 
-def _figure_cell(
-    figs: Mapping[str, Any], metric: str, verdicts: Sequence[Verdict], with_ci: bool
-) -> str:
-    value = figs.get(metric)
+def _figure_cell(figs: Mapping[str, Any], metric: Metric, verdicts: Sequence[Verdict]) -> str:
+    value = figs.get(metric.name)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "-"
     text = _fmt2(float(value))
-    if with_ci and (ci := _ci_text(figs.get(f"{metric}_ci"))):
+    if metric.show_interval and (ci := _ci_text(figs.get(metric.ci_key))):
         text = f"{text} {ci}"
     # The marker goes after the text so the numbers stay aligned in their column.
-    breached = any(v.metric == metric and v.status == FAIL for v in verdicts)
+    breached = any(v.metric == metric.name and v.status == FAIL for v in verdicts)
     return text + (_MARK if breached else "")
 
 
-def _limit_cell(limit: float | None) -> str:
-    return "-" if limit is None else _fmt_limit(limit)
+def _limit_cell(limit: float | int | None) -> str:
+    return "-" if limit is None else _fmt_limit(float(limit))
+
+
+def _column_title(metric: Metric) -> str:
+    # Short labels padded to 4 so that "95% CI" lines up for FCH, PMH and RC.
+    return f"{metric.short_label:<4} 95% CI" if metric.show_interval else metric.short_label
 
 
 def format_gate_table(
@@ -283,11 +275,12 @@ def format_gate_table(
     verdicts: Sequence[Verdict],
 ) -> str:
     """A fixed-width table of the gate: one row per domain of the summary, then the judged
-    overall figure. Each figure (with its 95% interval, except the error rate) is followed by
-    its limit (``-``: not set); ``!`` marks a figure that failed; the last column is the scope's
+    overall figure. One column pair per registered metric: the figure (with its 95% interval
+    when the metric shows one; the error rate does not) followed by its limit (``-``: not set,
+    headed ``max`` or ``min``); ``!`` marks a figure that failed; the last column is the scope's
     status (PASS, FAIL, INSUFFICIENT, N/A, or ``-`` when nothing is set). Figures print with 2
-    decimals. The widest realistic row (``conference_venue`` with an INSUFFICIENT status) is
-    about 110 columns.
+    decimals. With the built-in metrics, the widest realistic row (``conference_venue`` with an
+    INSUFFICIENT status) is about 110 columns.
     """
     figure = thresholds.overall_figure
     by_scope: dict[str, list[Verdict]] = {}
@@ -301,26 +294,25 @@ def format_gate_table(
     scopes.append((OVERALL, f"overall ({figure})", _overall_figures(summary, figure),
                    thresholds.for_overall()))
 
-    header = ["scope", "n", "FCH  95% CI", "max", "PMH  95% CI", "max", "RC   95% CI", "min",
-              "err", "max", "status"]
+    metrics = tuple(METRICS.values())
+    header = ["scope", "n"]
+    for metric in metrics:
+        header += [_column_title(metric), "min" if metric.higher_is_better else "max"]
+    header.append("status")
     rows: list[list[str]] = []
     for scope, label, figs, limits in scopes:
         own = by_scope.get(scope, [])
-        rows.append([
-            label,
-            str(_count(figs, "scored")),
-            _figure_cell(figs, "fch", own, True), _limit_cell(limits.max_fch),
-            _figure_cell(figs, "pmh", own, True), _limit_cell(limits.max_pmh),
-            _figure_cell(figs, "rc", own, True), _limit_cell(limits.min_rc),
-            # No interval for the error rate: it would push the table past ~110 columns, and
-            # the verdict message carries it.
-            _figure_cell(figs, "error_rate", own, False), _limit_cell(limits.max_error_rate),
-            _scope_status(own),
-        ])
+        row = [label, str(_count(figs, "scored"))]
+        for metric in metrics:
+            row += [_figure_cell(figs, metric, own), _limit_cell(limits.get(metric.threshold_key))]
+        row.append(_scope_status(own))
+        rows.append(row)
 
     table = [header, *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    right = {1, 3, 5, 7, 9}  # counts and limits: right-aligned so digits line up
+    figure_columns = range(2, 2 + 2 * len(metrics), 2)
+    # Counts and limits: right-aligned so digits line up.
+    right = {1, *(i + 1 for i in figure_columns)}
 
     def fmt(r: list[str]) -> str:
         cells = []
@@ -339,7 +331,7 @@ def format_gate_table(
         lines.append(fmt(rule_cells))
     lines.append(fmt(rows[-1]))
     legend = ["n = scored responses", "max/min = limit (- = not set)"]
-    if any(_MARK in c for r in rows for c in r[2:10]):
+    if any(_MARK in r[i] for r in rows for i in figure_columns):
         legend.append(f"{_MARK} = outside its threshold")
     lines.append("; ".join(legend))
     return "\n".join(lines) + "\n"

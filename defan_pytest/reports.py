@@ -1,9 +1,10 @@
 """The terminal table and the JSON report for a DefAn run.
 
 The table is for a human reading a terminal or CI log: one fixed-width row per domain, then the
-two overall rows (the paper's mean of domains, and the pooled figure). The JSON report is for
-machines and later comparison: ``{"rows": [...], "domains": {...}, "overall": {...}}`` where
-``rows`` are the per-response records and the rest is :func:`defan_pytest.metrics.summarize`.
+two overall rows (the paper's mean of domains, and the pooled figure), with one column per
+metric of :data:`defan_pytest.metrics.METRICS`. The JSON report is for machines and later
+comparison: ``{"rows": [...], "domains": {...}, "overall": {...}}`` where ``rows`` are the
+per-response records and the rest is :func:`defan_pytest.metrics.summarize`.
 """
 from __future__ import annotations
 
@@ -13,11 +14,9 @@ import secrets
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["build_report", "format_table", "write_json"]
+from defan_pytest.metrics import METRICS, Metric
 
-#: Figures where a higher value is worse (a threshold is a maximum); RC is the opposite.
-_MAX_FIGURES = ("fch", "pmh", "error_rate")
-_MIN_FIGURES = ("rc",)
+__all__ = ["build_report", "format_table", "write_json"]
 
 _MEAN_LABEL = "overall (mean of domains)"
 _POOLED_LABEL = "overall (pooled)"
@@ -36,31 +35,29 @@ def _rate_ci(value: float | None, ci: Sequence[float] | None) -> str:
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def _breached(figure: str, value: float | None, limits: Mapping[str, Any] | None) -> bool:
-    if value is None or not limits or limits.get(figure) is None:
+def _breached(metric: Metric, value: float | None, limits: Mapping[str, Any] | None) -> bool:
+    if value is None or not limits or limits.get(metric.name) is None:
         return False
-    limit = float(limits[figure])
-    if figure in _MAX_FIGURES:
-        return value > limit
-    if figure in _MIN_FIGURES:
-        return value < limit
-    return False
+    return not metric.passes(value, float(limits[metric.name]))
 
 
-def _row(label: str, figs: Mapping[str, Any], limits: Mapping[str, Any] | None) -> list[str]:
-    def cell(figure: str, text: str) -> str:
+def _row(
+    label: str, figs: Mapping[str, Any], limits: Mapping[str, Any] | None, metrics: Sequence[Metric]
+) -> list[str]:
+    row = [label, str(figs.get("n", 0)), str(figs.get("errors", 0))]
+    for metric in metrics:
+        value = figs.get(metric.name)
+        if metric.show_interval:
+            text = _rate_ci(value, figs.get(metric.ci_key))
+        else:
+            text = _rate(value)
         # The marker goes after the text so the numbers stay aligned in their column.
-        return text + (_BREACH if _breached(figure, figs.get(figure), limits) else "")
+        row.append(text + (_BREACH if _breached(metric, value, limits) else ""))
+    return row
 
-    return [
-        label,
-        str(figs.get("n", 0)),
-        str(figs.get("errors", 0)),
-        cell("fch", _rate_ci(figs.get("fch"), figs.get("fch_ci"))),
-        cell("pmh", _rate_ci(figs.get("pmh"), figs.get("pmh_ci"))),
-        cell("rc", _rate_ci(figs.get("rc"), figs.get("rc_ci"))),
-        cell("error_rate", _rate(figs.get("error_rate"))),
-    ]
+
+def _title(metric: Metric) -> str:
+    return f"{metric.label} [95% CI]" if metric.show_interval else metric.label
 
 
 def format_table(
@@ -69,29 +66,35 @@ def format_table(
 ) -> str:
     """Render a summary from :func:`~defan_pytest.metrics.summarize` as a fixed-width table.
 
-    Columns: domain, n, errors, FCH, PMH and RC (each with its 95% interval) and the error rate;
-    then an "overall (mean of domains)" and an "overall (pooled)" row. Rates print with three
-    decimals; a figure that cannot be computed prints as ``-``.
+    Columns: domain, n, errors, then one per registered metric - FCH, PMH and RC (each with its
+    95% interval) and the error rate for the built-ins; then an "overall (mean of domains)" and
+    an "overall (pooled)" row. Rates print with three decimals; a figure that cannot be
+    computed prints as ``-``.
 
     ``thresholds`` optionally maps a domain name (or ``"overall"``, which applies to the mean
-    row, the figure the paper reports) to limits ``{"fch": max, "pmh": max, "error_rate": max,
-    "rc": min}``; a figure outside its limit is marked with ``!`` and a legend line is added.
+    row, the figure the paper reports) to limits keyed by metric name, ``{"fch": max, "pmh": max,
+    "error_rate": max, "rc": min}`` (a maximum or a minimum as the metric's
+    ``higher_is_better`` says; :meth:`~defan_pytest.thresholds.Limits.figure_limits` gives this
+    shape); a figure outside its limit is marked with ``!`` and a legend line is added.
     The table only marks figures; deciding pass/fail is the gate's job.
     """
     thresholds = thresholds or {}
     domains: Mapping[str, Any] = summary.get("domains") or {}
     overall: Mapping[str, Any] = summary.get("overall") or {}
 
-    header = ["domain", "n", "errors", "FCH [95% CI]", "PMH [95% CI]", "RC [95% CI]", "error rate"]
-    body = [_row(name, figs, thresholds.get(name)) for name, figs in domains.items()]
+    # The registry is read now, not at import, so a metric registered later gets its column.
+    metrics = tuple(METRICS.values())
+    header = ["domain", "n", "errors", *(_title(metric) for metric in metrics)]
+    body = [_row(name, figs, thresholds.get(name), metrics) for name, figs in domains.items()]
     tail = [
-        _row(_MEAN_LABEL, overall.get("mean") or {}, thresholds.get("overall")),
-        _row(_POOLED_LABEL, overall.get("pooled") or {}, None),
+        _row(_MEAN_LABEL, overall.get("mean") or {}, thresholds.get("overall"), metrics),
+        _row(_POOLED_LABEL, overall.get("pooled") or {}, None, metrics),
     ]
     rows = [header, *body, *tail]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    # Text columns left-aligned, numbers right-aligned so digits line up.
-    left = {0, 3, 4, 5}
+    # Text columns (a figure with its interval) left-aligned, numbers right-aligned so digits
+    # line up.
+    left = {0, *(3 + i for i, metric in enumerate(metrics) if metric.show_interval)}
 
     def fmt(r: list[str]) -> str:
         cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]

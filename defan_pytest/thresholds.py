@@ -20,6 +20,10 @@ A thresholds file says how bad a model may be before the DefAn gate fails a run:
     [models."my-rag".domains.nobel]
     max_fch = 0.20
 
+The limit keys are not a fixed list: every metric of :data:`defan_pytest.metrics.METRICS` has
+one (``max_<name>`` when lower is better, ``min_<name>`` when higher is better), read from the
+registry when a file is parsed, so a metric registered by a plugin can be limited like FCH.
+
 The file is validated as a whole and every problem is reported in one :class:`ThresholdsError`,
 each naming the file and the dotted key (``thresholds.toml: domains.nobl: unknown domain; ...``),
 so a user fixes the file in one pass instead of one error per run.
@@ -38,9 +42,9 @@ import re
 import sys
 import types
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import FrozenInstanceError, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Union
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,10 +52,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from defan_pytest.dataset import DOMAINS
+from defan_pytest.errors import DefanError, type_name
+from defan_pytest.metrics import METRICS
 
 __all__ = [
     "FIGURES",
     "LIMIT_KEYS",
+    "MIN_SAMPLES",
     "MODEL_PARAM_KEYS",
     "RATE_KEYS",
     "Limits",
@@ -59,17 +66,47 @@ __all__ = [
     "ThresholdFile",
     "Thresholds",
     "ThresholdsError",
+    "limit_keys",
     "load_thresholds",
     "parse_thresholds",
+    "rate_keys",
 ]
 
 StrPath = Union[str, "os.PathLike[str]"]
 
-#: Threshold keys holding a rate in [0, 1]; ``max_*`` are upper limits, ``min_*`` lower limits.
-RATE_KEYS: tuple[str, ...] = ("max_fch", "max_pmh", "min_rc", "max_error_rate")
+#: The one limit key that is not a metric's: the least number of responses a figure needs.
+MIN_SAMPLES = "min_samples"
 
-#: Every key a threshold table may hold, in the order error messages list them.
-LIMIT_KEYS: tuple[str, ...] = (*RATE_KEYS, "min_samples")
+
+def rate_keys() -> tuple[str, ...]:
+    """Threshold keys holding a rate in [0, 1], one per registered metric in registration order
+    (``max_*`` upper limits, ``min_*`` lower limits): ``("max_fch", "max_pmh", "min_rc",
+    "max_error_rate")`` for the built-in metrics."""
+    return tuple(metric.threshold_key for metric in METRICS.values())
+
+
+def limit_keys() -> tuple[str, ...]:
+    """Every key a threshold table may hold, in the order error messages list them: the
+    :func:`rate_keys`, then ``min_samples``."""
+    return (*rate_keys(), MIN_SAMPLES)
+
+
+# RATE_KEYS and LIMIT_KEYS were constants; they are now read from the registry on every access
+# (PEP 562), so a metric registered after this module was imported is included. Type checkers
+# see them as plain tuples; the module __getattr__ is hidden from them so a misspelt attribute
+# of this module is still an error.
+if TYPE_CHECKING:
+    RATE_KEYS: tuple[str, ...]
+    LIMIT_KEYS: tuple[str, ...]
+else:
+
+    def __getattr__(name: str) -> tuple[str, ...]:
+        if name == "RATE_KEYS":
+            return rate_keys()
+        if name == "LIMIT_KEYS":
+            return limit_keys()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: The overall figures the gate can judge (``[overall] figure = ...``).
 FIGURES: tuple[str, ...] = ("mean", "pooled")
@@ -122,16 +159,12 @@ _TOML_AT_END = re.compile(r"\s*\(at end of document\)\s*$")
 # --------------------------------------------------------------------------------------------
 
 
-class ThresholdsError(ValueError):
+class ThresholdsError(DefanError):
     """A thresholds file is missing, unreadable, not TOML, or not a valid thresholds file.
 
     ``problems`` holds every individual problem (``"file: dotted.key: what"``); the message
     lists all of them, so one run shows everything that needs fixing.
     """
-
-    def __init__(self, message: str, problems: Iterable[str] = ()) -> None:
-        super().__init__(message)
-        self.problems: tuple[str, ...] = tuple(problems) or (message,)
 
 
 def _raise_problems(source: str, problems: list[str]) -> None:
@@ -150,41 +183,132 @@ def _raise_problems(source: str, problems: list[str]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+def _is_number(value: Any) -> bool:
+    # bool is an int subclass; `max_fch = true` is a mistake, not 1.0.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _ordered(values: Mapping[str, float | int]) -> dict[str, float | int]:
+    """``values`` in the order of :func:`limit_keys`; keys of a metric unregistered since come
+    last, in their own order."""
+    keys = limit_keys()
+    known = [key for key in keys if key in values]
+    return {key: values[key] for key in (*known, *(k for k in values if k not in keys))}
+
+
 class Limits:
     """The limits that apply to one scope (a domain, or the overall figure).
 
-    ``None`` means "not set": nothing is checked for that key. Rates are in [0, 1]; a ``max_*``
-    limit passes when the figure is ``<=`` it, a ``min_*`` limit when the figure is ``>=`` it.
+    One optional limit per registered metric, under its threshold key (``max_fch``, ``min_rc``,
+    ... see :attr:`defan_pytest.metrics.Metric.threshold_key`), plus ``min_samples``. A key that
+    is not set means "nothing is checked". Rates are in [0, 1]; a ``max_*`` limit passes when the
+    figure is ``<=`` it, a ``min_*`` limit when the figure is ``>=`` it.
+
+    Build with keywords, ``Limits(max_fch=0.35, min_samples=30)`` (``None`` counts as not set);
+    read ``limits.max_fch`` (``None`` when not set) or ``limits.get(key)``. Limits are immutable,
+    hashable and compare equal when they set the same keys to the same values.
     """
 
-    max_fch: float | None = None
-    max_pmh: float | None = None
-    min_rc: float | None = None
-    max_error_rate: float | None = None
-    min_samples: int | None = None
+    __slots__ = ("_values",)
+    _values: Mapping[str, float | int]
+
+    def __init__(self, **limits: float | int | None) -> None:
+        allowed = limit_keys()
+        values: dict[str, float | int] = {}
+        for key, value in limits.items():
+            if key not in allowed:
+                raise TypeError(f"Limits got an unknown key {key!r}; allowed: {', '.join(allowed)}")
+            if value is None:
+                continue
+            if key == MIN_SAMPLES:
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise TypeError(f"Limits: min_samples must be an integer, got {value!r}")
+                values[key] = value
+            elif _is_number(value):
+                values[key] = float(value)
+            else:
+                raise TypeError(f"Limits: {key} must be a number, got {value!r}")
+        object.__setattr__(self, "_values", types.MappingProxyType(_ordered(values)))
+
+    @classmethod
+    def _of(cls, values: Mapping[str, float | int]) -> Limits:
+        """Limits holding ``values`` as they are: no key check, for values that were already
+        accepted once (merging, unpickling), perhaps under a metric unregistered since."""
+        made = cls.__new__(cls)
+        object.__setattr__(made, "_values", types.MappingProxyType(_ordered(values)))
+        return made
+
+    def __getattr__(self, name: str) -> float | None:
+        # Only called when normal lookup fails: ``limits.max_fch`` and the like.
+        if name.startswith("_"):
+            # Never look a private name up in _values: during unpickling or copying _values
+            # may not be set yet, and asking for it here would recurse.
+            raise AttributeError(name)
+        if name in self._values:
+            return float(self._values[name])
+        if name in rate_keys():
+            return None
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}; "
+            f"limit keys: {', '.join(limit_keys())}"
+        )
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Limits):
+            return NotImplemented
+        return dict(self._values) == dict(other._values)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._values.items()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{key}={value!r}" for key, value in self._values.items())
+        return f"{type(self).__name__}({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default protocol would restore _values through __setattr__, which refuses.
+        return (Limits._of, (dict(self._values),))
+
+    @property
+    def min_samples(self) -> int | None:
+        """The least number of responses a figure needs to be judged, ``None`` when not set."""
+        value = self._values.get(MIN_SAMPLES)
+        return None if value is None else int(value)
+
+    def get(self, key: str) -> float | int | None:
+        """The limit set for ``key`` (a threshold key or ``min_samples``), ``None`` when not set."""
+        return self._values.get(key)
 
     def over(self, base: Limits) -> Limits:
         """These limits laid over ``base``: per key, a value set here wins."""
-        changes = self.as_dict()
-        return replace(base, **changes) if changes else base
+        if not self._values:
+            return base
+        return Limits._of({**base._values, **self._values})
 
     @property
     def is_empty(self) -> bool:
         """True when no key is set."""
-        return all(getattr(self, f.name) is None for f in fields(self))
+        return not self._values
 
     def as_dict(self) -> dict[str, float | int]:
         """The keys that are set, as in the file (``{"max_fch": 0.35, ...}``)."""
-        values = ((f.name, getattr(self, f.name)) for f in fields(self))
-        return {name: value for name, value in values if value is not None}
+        return dict(self._values)
 
     def figure_limits(self) -> dict[str, float]:
         """The rate limits keyed by figure (``{"fch": 0.35, "rc": 0.3, ...}``), the shape
         :func:`defan_pytest.reports.format_table` takes to mark figures outside their limits."""
-        pairs = (("fch", self.max_fch), ("pmh", self.max_pmh), ("rc", self.min_rc),
-                 ("error_rate", self.max_error_rate))
-        return {figure: limit for figure, limit in pairs if limit is not None}
+        out: dict[str, float] = {}
+        for metric in METRICS.values():
+            limit = self._values.get(metric.threshold_key)
+            if limit is not None:
+                out[metric.name] = float(limit)
+        return out
 
 
 _NO_LIMITS = Limits()
@@ -326,23 +450,6 @@ def _dotted(parts: Iterable[str]) -> str:
     return ".".join(out)
 
 
-def _kind(value: Any) -> str:
-    """The TOML name of a parsed value's type, for "expected X, got Y" messages."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "table"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__  # datetime, date, time
-
-
 def _show(value: Any) -> str:
     """A value as it would appear in the file (strings quoted, booleans lower case)."""
     if isinstance(value, bool):
@@ -356,12 +463,8 @@ def _show(value: Any) -> str:
 
 def _got(value: Any) -> str:
     shown = _show(value)
-    return f"got {_kind(value)} {shown}" if shown else f"got {_kind(value)}"
-
-
-def _is_number(value: Any) -> bool:
-    # bool is an int subclass; `max_fch = true` is a mistake, not 1.0.
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    kind = type_name(value, toml=True)
+    return f"got {kind} {shown}" if shown else f"got {kind}"
 
 
 class _Checker:
@@ -388,19 +491,22 @@ class _Checker:
         table = self.table(value, path)
         if table is None:
             return _NO_LIMITS, None
-        allowed = (*LIMIT_KEYS, "figure") if allow_figure else LIMIT_KEYS
+        # Read from the metric registry now, not at import: a metric registered by a plugin
+        # after this module was loaded has its key too.
+        rates = rate_keys()
+        allowed = (*rates, MIN_SAMPLES, "figure") if allow_figure else (*rates, MIN_SAMPLES)
         found: dict[str, Any] = {}
         figure: str | None = None
         for key, item in table.items():
             where = (*path, key)
-            if key in RATE_KEYS:
+            if key in rates:
                 if not _is_number(item):
                     self.problem(where, f"expected a number in [0, 1], {_got(item)}")
                 elif not (math.isfinite(item) and 0.0 <= item <= 1.0):
                     self.problem(where, f"{_show(item)} is outside [0, 1]")
                 else:
                     found[key] = float(item)
-            elif key == "min_samples":
+            elif key == MIN_SAMPLES:
                 if isinstance(item, int) and not isinstance(item, bool):
                     if item < 0:
                         self.problem(where, f"{item} is negative; expected a non-negative integer")
@@ -458,7 +564,7 @@ class _Checker:
             elif is_model:
                 allowed = (*_SECTION_TABLES, *MODEL_PARAM_KEYS)
                 self.problem(where, f"unknown key; allowed: {', '.join(allowed)}")
-            elif key in LIMIT_KEYS:
+            elif key in limit_keys():
                 # The commonest slip: a limit written above the first table header.
                 self.problem(
                     where,

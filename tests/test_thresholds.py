@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from defan_pytest.dataset import DOMAINS
+from defan_pytest.errors import DefanError
 from defan_pytest.thresholds import (
     LIMIT_KEYS,
     Limits,
@@ -71,9 +72,9 @@ def only_problem(data: dict[str, Any], **kwargs: Any) -> str:
 def test_spec_example_parses(tmp_path: Path) -> None:
     t = load_thresholds(write(tmp_path, SPEC_EXAMPLE))
     assert t.source == str(tmp_path / "thresholds.toml")
-    assert t.for_domain("sports") == Limits(0.60, 0.50, 0.30, 0.02, 30)
-    assert t.for_domain("nobel") == Limits(0.35, 0.50, 0.30, 0.02, 30)
-    assert t.for_overall() == Limits(0.55, 0.50, 0.30, 0.02, 30)
+    assert t.for_domain("sports") == Limits(max_fch=0.60, max_pmh=0.50, min_rc=0.30, max_error_rate=0.02, min_samples=30)
+    assert t.for_domain("nobel") == Limits(max_fch=0.35, max_pmh=0.50, min_rc=0.30, max_error_rate=0.02, min_samples=30)
+    assert t.for_overall() == Limits(max_fch=0.55, max_pmh=0.50, min_rc=0.30, max_error_rate=0.02, min_samples=30)
     assert t.overall_figure == "mean"
     assert t.model_names == ("my-rag",)
     assert t.with_model("my-rag").for_domain("nobel").max_fch == 0.20
@@ -132,6 +133,17 @@ def test_limits_and_thresholds_are_immutable() -> None:
 
 def test_threshold_file_is_the_same_class() -> None:
     assert ThresholdFile is Thresholds
+
+
+def test_thresholds_error_is_a_defan_error() -> None:
+    # Catching DefanError catches a bad thresholds file with every other input problem.
+    assert issubclass(ThresholdsError, DefanError) and issubclass(ThresholdsError, ValueError)
+    with pytest.raises(DefanError) as info:
+        parse_thresholds({"defaults": {"max_fch": 2, "min_rc": "x"}})
+    assert info.value.problems == (
+        "thresholds.toml: defaults.max_fch: 2 is outside [0, 1]",
+        'thresholds.toml: defaults.min_rc: expected a number in [0, 1], got string "x"',
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -472,4 +484,6 @@ def test_limits_helpers() -> None:
     assert Limits(max_pmh=0.2).over(limits) == Limits(max_fch=0.3, max_pmh=0.2, min_rc=0.5, min_samples=30)
     assert Limits().over(limits) is limits
     assert Limits().is_empty and not limits.is_empty
-    assert set(Limits().__dataclass_fields__) == set(LIMIT_KEYS)
+    # Every limit key reads as an attribute: None when not set.
+    assert [getattr(Limits(), key) for key in LIMIT_KEYS] == [None] * len(LIMIT_KEYS)
+    assert [getattr(limits, key) for key in LIMIT_KEYS] == [0.3, None, 0.5, None, 30]
