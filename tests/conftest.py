@@ -1,10 +1,117 @@
-"""Shared test setup: the loopback server helper is importable as ``openai_server``."""
+"""Shared test setup: helper modules on the path, and where the data comes from.
+
+* The loopback server helpers are importable as ``openai_server`` and ``dataset_httpserver``.
+* The real DefAn public split is found by :func:`find_public_dir` / the ``public_dir`` fixture
+  through the resolver users get, with ``../shared/defan-public`` as a fast local source; tests
+  that need the real files skip, with the reason, when it is nowhere to be had.
+* Everything else runs on the synthetic files of ``tests/data`` (``synthetic_public``).
+"""
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 # litellm must never fetch its price table over the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+#: The synthetic fixture files (our own invented questions; never DefAn rows).
+DATA = Path(__file__).parent / "data"
+#: The synthetic public-format files, one per domain (their digests are not the pinned ones).
+SYNTHETIC_PUBLIC = DATA / "public"
+#: A checkout of the real public split beside the project, used when present (no download).
+SHARED_PUBLIC = Path(__file__).resolve().parents[1].parent / "shared" / "defan-public"
+
+
+@functools.lru_cache(maxsize=1)
+def _locate_public() -> tuple[Path | None, str]:
+    """(folder of the verified real public split, "") or (None, why not); looked up once."""
+    from defan_pytest.dataset import DatasetError, resolve_public_dir
+
+    def first_sentence(exc: Exception) -> str:
+        # The resolver's messages end with advice for users; a skip reason needs the cause.
+        return str(exc).split(". ", 1)[0]
+
+    needs = "needs the real DefAn public split"
+    env = os.environ.get("DEFAN_DATA_DIR", "").strip()
+    if env:
+        # An explicit setting wins, as it does for users; if it is wrong, say so in the reason
+        # rather than quietly testing other files.
+        try:
+            return resolve_public_dir(data_dir=env), ""
+        except DatasetError as exc:
+            return None, f"{needs}; DEFAN_DATA_DIR is unusable: {first_sentence(exc)}"
+    tried: list[str] = []
+    if SHARED_PUBLIC.is_dir():
+        try:
+            return resolve_public_dir(data_dir=SHARED_PUBLIC), ""
+        except DatasetError as exc:
+            tried.append(first_sentence(exc))
+    else:
+        tried.append(f"no {SHARED_PUBLIC}")
+    try:
+        # The user cache (DEFAN_CACHE_DIR, else ~/.cache), filled by the pinned download.
+        return resolve_public_dir(), ""
+    except DatasetError as exc:
+        tried.append(first_sentence(exc))
+    return None, f"{needs} (set DEFAN_DATA_DIR=/path/to/DefAn-public): {'; '.join(tried)}"
+
+
+def find_public_dir() -> Path | None:
+    """The folder of the real public split, verified against the pinned digests, or ``None``.
+
+    Usable at import time (module constants, parametrization). Looks at ``DEFAN_DATA_DIR``,
+    then ``../shared/defan-public``, then the user cache and the pinned download (through
+    :func:`defan_pytest.dataset.resolve_public_dir`, as users get it). Never raises.
+    """
+    return _locate_public()[0]
+
+
+@pytest.fixture(scope="session")
+def public_dir() -> Path:
+    """The folder of the real public split; skips the test (with the reason) without one."""
+    folder, reason = _locate_public()
+    if folder is None:
+        pytest.skip(reason)
+    return folder
+
+
+@pytest.fixture
+def dataset_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test sees the developer's DEFAN_* settings or writes to the real user cache."""
+    for name in ("DEFAN_DATA_DIR", "DEFAN_CACHE_DIR", "DEFAN_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    # Loopback requests must never go through a proxy configured on the machine.
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def synthetic_digests() -> dict[str, str]:
+    """File name -> sha256 of each synthetic public-format file."""
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(SYNTHETIC_PUBLIC.glob("QA_domain_*_public.csv"))
+    }
+
+
+@pytest.fixture
+def synthetic_public(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The synthetic public split's folder, with its digests standing in for the pinned ones.
+
+    Every digest check (local folder, cache, download) then accepts these files and refuses the
+    real ones, so the whole public path runs without the real data.
+    """
+    from defan_pytest.dataset import clear_caches, fetch
+
+    monkeypatch.setattr(fetch, "PUBLIC_SHA256", types.MappingProxyType(synthetic_digests()))
+    clear_caches()
+    yield SYNTHETIC_PUBLIC
+    clear_caches()

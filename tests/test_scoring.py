@@ -15,7 +15,6 @@ from defan_pytest.ner import installed_pipelines
 from defan_pytest.scoring import Score, Scorer, ScoreInput
 
 DATA = Path(__file__).parent / "data"
-PUBLIC = Path(__file__).resolve().parents[1].parent / "shared" / "defan-public"
 
 KOBE_RESPONSES = [
     "334", "62", "334", "Kobe University is located in Japan.", "386", "195",
@@ -36,11 +35,11 @@ def _validation(name: str) -> list[dict]:
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _public_answers() -> dict[str, list[str]]:
+def _public_answers(public_dir: Path) -> dict[str, list[str]]:
     from defan_pytest.dataset import load_public
 
     answers: dict[str, list[str]] = {}
-    for r in load_public(data_dir=PUBLIC):
+    for r in load_public(data_dir=public_dir):
         answers.setdefault(r.domain, []).append(r.answer)
     return answers
 
@@ -57,13 +56,13 @@ def test_paper_table6(rules: Scorer) -> None:
 
 @pytest.mark.parametrize("name", ["validation.jsonl", "validation_holdout.jsonl"])
 @pytest.mark.parametrize("nlp", [None, "auto"])
-def test_validation_set_agreement(nlp: str | None, name: str) -> None:
+def test_validation_set_agreement(nlp: str | None, name: str, public_dir: Path) -> None:
     """The hand-labelled sets: the scorer must agree with the annotator on nearly every row.
     The held-out set was labelled without sight of the scorer; the remaining disagreements are
     rows its annotator marked AMBIGUOUS (see docs/SCORING-CHOICES.md)."""
     rows = _validation(name)
     assert len(rows) >= 150
-    scorer = Scorer(nlp=nlp, answers=_public_answers())
+    scorer = Scorer(nlp=nlp, answers=_public_answers(public_dir))
     scores = scorer.score_many(
         [ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"]) for r in rows]
     )
