@@ -2,46 +2,47 @@
 
     defan score RESPONSES.jsonl [--json OUT] [--spacy-model NAME_OR_PATH|none]
 
-RESPONSES.jsonl has one JSON object per line with ``question``, ``answer`` (the raw gold string),
+RESPONSES.jsonl has one JSON object per line with ``question``, ``answer`` (the raw gold: a
+string, or a JSON number kept exactly as written, so ``42.850`` keeps its three decimals),
 ``type`` (``name``, ``numeric``, ``date``, ``rank`` or ``city``) and ``response``, and optionally
 ``domain`` (default ``custom``), ``group`` (a paraphrase-group label; without it every line is its
 own group) and ``error`` (a message: the model call failed; ``response`` may then be missing or
-null). Blank lines are skipped.
+null). Blank lines are skipped. The lines are read and validated by the same reader and record
+validator as a user's own data set (:func:`defan_pytest.dataset.load_responses`).
 
 Every line is validated before anything is scored, and every problem is reported at once as
-``FILE:LINE: message`` on stderr (exit code 2): scoring can load a spaCy pipeline and take a
-while, and a user fixing a file by hand wants the whole list, not one error per run.
+``FILE:LINE: message`` on stderr (exit code 2) by :func:`defan_pytest.errors.format_problems`:
+scoring can load a spaCy pipeline and take a while, and a user fixing a file by hand wants the
+whole list, not one error per run.
 
 Exit codes: 0 success, 2 bad input or usage.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-__all__ = ["ALLOWED_TYPES", "DEFAULT_DOMAIN", "main"]
+from defan_pytest.dataset import DatasetError, load_responses
+from defan_pytest.errors import DefanError, format_problems
 
-#: Answer types the scorer knows.
-ALLOWED_TYPES: tuple[str, ...] = ("name", "numeric", "date", "rank", "city")
+__all__ = ["DEFAULT_DOMAIN", "main"]
 
 #: Domain of a line without a ``domain`` key.
 DEFAULT_DOMAIN = "custom"
 
-_REQUIRED = ("question", "answer", "type", "response")
 _PROG = "defan"
 
 
-class _UsageError(Exception):
-    """A problem the user must fix before anything can run (exit code 2)."""
+class _UsageError(DefanError):
+    """A problem with the command line the user must fix before anything can run (exit 2)."""
 
 
 @dataclass(frozen=True)
 class _Line:
-    """One validated input line."""
+    """One validated input line, with the row id and group key the report uses."""
 
     line: int
     id: str
@@ -54,139 +55,31 @@ class _Line:
     error: str | None
 
 
-def _json_type(value: Any) -> str:
-    # Name JSON types the way the user wrote them, not as Python types.
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+def _read_lines(path: Path) -> list[_Line]:
+    """Read and validate the whole file through the dataset's JSONL reader and record
+    validator (:func:`~defan_pytest.dataset.load_responses`), then give each line its id.
 
-
-def _check_line(obj: Any) -> list[str]:
-    """Every problem with one parsed line, as messages (empty when the line is fine)."""
-    if not isinstance(obj, dict):
-        return [f"not a JSON object (got {_json_type(obj)})"]
-    problems: list[str] = []
-
-    error = obj.get("error")
-    if error is not None and not isinstance(error, str):
-        problems.append(f'"error" must be a string or null, got {_json_type(error)}')
-    has_error = isinstance(error, str) and bool(error.strip())
-
-    for key in _REQUIRED:
-        if key == "response" and has_error:
-            continue  # a failed call has nothing to score
-        if key not in obj:
-            problems.append(f'missing key "{key}"')
-
-    for key in ("question", "answer", "type"):
-        if key in obj and not isinstance(obj[key], str):
-            hint = ""
-            if key == "answer" and isinstance(obj[key], (int, float)) and not isinstance(obj[key], bool):
-                # A JSON number loses the gold's written form (42.850 -> 42.85), and the number
-                # of decimals decides the numeric tolerance, so the gold must be quoted.
-                hint = " (quote it: the gold's written form decides the tolerance)"
-            problems.append(f'"{key}" must be a string, got {_json_type(obj[key])}{hint}')
-    if isinstance(obj.get("question"), str) and not obj["question"].strip():
-        problems.append('"question" is empty')
-    if isinstance(obj.get("type"), str) and obj["type"] not in ALLOWED_TYPES:
-        problems.append(f'unknown type "{obj["type"]}" (allowed: {", ".join(ALLOWED_TYPES)})')
-
-    if "response" in obj:
-        response = obj["response"]
-        if response is None:
-            if not has_error:
-                problems.append('"response" is null but there is no "error" (only a failed call may lack a response)')
-        elif not isinstance(response, str):
-            problems.append(f'"response" must be a string, got {_json_type(response)}')
-
-    if "domain" in obj:
-        domain = obj["domain"]
-        if not isinstance(domain, str):
-            problems.append(f'"domain" must be a string, got {_json_type(domain)}')
-        elif not domain.strip():
-            problems.append('"domain" is empty')
-    if "group" in obj:
-        group = obj["group"]
-        if isinstance(group, bool) or not isinstance(group, (str, int)):
-            problems.append(f'"group" must be a string or an integer, got {_json_type(group)}')
-        elif isinstance(group, str) and not group.strip():
-            problems.append('"group" is empty')
-    return problems
-
-
-def _read_lines(path: Path) -> tuple[list[_Line], list[str]]:
-    """Parse and validate the whole file; returns the lines and every problem found."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise _UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise _UsageError(f"{path}: is a directory, not a JSONL file") from None
-    except OSError as exc:
-        raise _UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]  # a BOM from an editor on Windows is not part of the first object
-
+    Raises :class:`~defan_pytest.dataset.DatasetError` listing every problem of the file.
+    """
     lines: list[_Line] = []
-    problems: list[str] = []
-    group_types: dict[str, tuple[str, int]] = {}
-    # Split on "\n" only so LINE matches what an editor shows; "\r\n" loses its "\r" below.
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        raw = raw.rstrip(b"\r")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start + 1})")
-            continue
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{lineno}: not valid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        line_problems = _check_line(obj)
-        if line_problems:
-            problems.extend(f"{path}:{lineno}: {msg}" for msg in line_problems)
-            continue
-
-        domain = obj.get("domain", DEFAULT_DOMAIN)
-        row_id = f"{domain}-line{lineno}"
+    for r in load_responses(path, default_domain=DEFAULT_DOMAIN):
+        row_id = f"{r.domain}-line{r.line}"
         # "group-" keeps a user's group called "line5" apart from the row on line 5.
-        group = f"{domain}-group-{obj['group']}" if "group" in obj else row_id
-        # RC compares claims under the group's type, so one group must have one type.
-        seen = group_types.setdefault(group, (obj["type"], lineno))
-        if seen[0] != obj["type"]:
-            problems.append(
-                f'{path}:{lineno}: type "{obj["type"]}" differs from type "{seen[0]}" of the same '
-                f'group on line {seen[1]}'
-            )
-            continue
-        error = obj.get("error")
+        group = f"{r.domain}-group-{r.group}" if r.group is not None else row_id
         lines.append(
             _Line(
-                line=lineno,
+                line=r.line,
                 id=row_id,
-                domain=domain,
+                domain=r.domain,
                 group=group,
-                question=obj["question"],
-                answer=obj["answer"],
-                type=obj["type"],
-                response=obj.get("response"),
-                # "" or blank is what converters write for "no error"; only a message counts.
-                error=error if isinstance(error, str) and error.strip() else None,
+                question=r.question,
+                answer=r.answer,
+                type=r.type,
+                response=r.response,
+                error=r.error,
             )
         )
-    return lines, problems
+    return lines
 
 
 def _nlp_option(value: str) -> str | None:
@@ -232,14 +125,18 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if out.resolve() == path.resolve():
             raise _UsageError(f"--json {out}: would overwrite the responses file")
 
-    lines, problems = _read_lines(path)
-    if problems:
-        for msg in problems:
-            print(msg, file=stderr)
-        print(f"{_PROG}: {len(problems)} problem(s) in {path}; nothing was scored", file=stderr)
+    # Not a problem of the file's content: said as a usage error, like a bad option.
+    if path.is_dir():
+        raise _UsageError(f"{path}: is a directory, not a JSONL file")
+    if not path.exists():
+        raise _UsageError(f"{path}: no such file")
+    try:
+        lines = _read_lines(path)
+    except DatasetError as exc:
+        # Every problem of the file at once: scoring can take a while, and a user fixing a
+        # file by hand wants the whole list, not one error per run.
+        print(format_problems(exc.problems, f"{_PROG}: nothing was scored"), file=stderr)
         return 2
-    if not lines:
-        raise _UsageError(f"{path}: no responses (the file is empty)")
 
     from defan_pytest.scoring import ScoreInput, Scorer
 
@@ -266,19 +163,11 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     scores = scorer.score_many(items)
 
     from defan_pytest.metrics import summarize
-    from defan_pytest.reports import build_report, format_table, write_json
+    from defan_pytest.reports import format_table, write_json
+    from defan_pytest.run import REPORT_ROW_KEYS, build_report
 
     rows: list[dict[str, Any]] = [
-        {
-            "id": ln.id,
-            "domain": ln.domain,
-            "group": ln.group,
-            "type": ln.type,
-            "claim": sc.claim,
-            "aligned": sc.aligned,
-            "correct": sc.correct,
-            "error": sc.error,
-        }
+        dict(zip(REPORT_ROW_KEYS, (ln.id, ln.domain, ln.group, ln.type, sc.claim, sc.aligned, sc.correct, sc.error)))
         for ln, sc in zip(lines, scores)
     ]
     summary = summarize(rows)
@@ -309,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return _score(args, sys.stdout, sys.stderr)
-    except _UsageError as exc:
+    except DefanError as exc:  # a _UsageError: one problem, already worded for the user
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         return 2
 

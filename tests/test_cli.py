@@ -20,6 +20,7 @@ import pytest
 from defan_pytest.cli import main
 
 DEFAN = Path(sys.executable).with_name("defan")
+DATA = Path(__file__).parent / "data"
 ROW_KEYS = {"id", "domain", "group", "type", "claim", "aligned", "correct", "error"}
 
 
@@ -173,32 +174,34 @@ def test_spacy_model_that_cannot_load(tmp_path: Path, capsys: pytest.CaptureFixt
 # --- validation -------------------------------------------------------------------------------
 
 BAD_LINES = [
-    pytest.param("{not json", "not valid JSON", id="not-json"),
-    pytest.param('{"question": "q", "answer": "1", ', "not valid JSON", id="truncated-json"),
-    pytest.param("[1, 2]", "not a JSON object (got array)", id="array"),
-    pytest.param('"just a string"', "not a JSON object (got string)", id="string"),
-    pytest.param(line(question=_DROP), 'missing key "question"', id="missing-question"),
-    pytest.param(line(answer=_DROP), 'missing key "answer"', id="missing-answer"),
-    pytest.param(line(type=_DROP), 'missing key "type"', id="missing-type"),
-    pytest.param(line(response=_DROP), 'missing key "response"', id="missing-response"),
-    pytest.param(line(question=5), '"question" must be a string, got number', id="question-number"),
-    pytest.param(line(question="  "), '"question" is empty', id="question-empty"),
-    pytest.param(line(answer=386), '"answer" must be a string, got number (quote it', id="answer-number"),
-    pytest.param(line(answer=None), '"answer" must be a string, got null', id="answer-null"),
-    pytest.param(line(type="person"), 'unknown type "person" (allowed: name, numeric, date, rank, city)',
+    pytest.param("{not json", "invalid JSON", id="not-json"),
+    pytest.param('{"question": "q", "answer": "1", ', "invalid JSON", id="truncated-json"),
+    pytest.param("[1, 2]", "expected an object with question, answer, type and response, found array", id="array"),
+    pytest.param('"just a string"', "expected an object with question, answer, type and response, found string",
+                 id="string"),
+    pytest.param(line(question=_DROP), "missing 'question'", id="missing-question"),
+    pytest.param(line(answer=_DROP), "missing 'answer'", id="missing-answer"),
+    pytest.param(line(type=_DROP), "missing 'type'", id="missing-type"),
+    pytest.param(line(response=_DROP), "missing 'response'", id="missing-response"),
+    pytest.param(line(question=5), "question must be a string, found number", id="question-number"),
+    pytest.param(line(question="  "), "empty question", id="question-empty"),
+    pytest.param(line(answer=None), "missing 'answer' (use \"\" for an empty gold)", id="answer-null"),
+    pytest.param(line(answer=True), "answer must be a string or a finite number, found boolean", id="answer-bool"),
+    pytest.param(line(answer=float("nan")), "answer must be a string or a finite number, found number",
+                 id="answer-nan"),
+    pytest.param(line(answer=[386]), "answer must be a string or a finite number, found array", id="answer-array"),
+    pytest.param(line(type="person"), "unknown type 'person' (expected one of name, numeric, date, rank, city)",
                  id="unknown-type"),
-    pytest.param(line(type="Numeric"), 'unknown type "Numeric"', id="type-case"),
-    pytest.param(line(type=["rank"]), '"type" must be a string, got array', id="type-array"),
-    pytest.param(line(response=386), '"response" must be a string, got number', id="response-number"),
-    pytest.param(line(response=None), '"response" is null but there is no "error"', id="response-null"),
-    pytest.param(line(response=None, error=""), '"response" is null but there is no "error"',
+    pytest.param(line(type=["rank"]), "type must be a string, found array", id="type-array"),
+    pytest.param(line(response=386), "response must be a string, found number", id="response-number"),
+    pytest.param(line(response=None), "response is null but there is no 'error'", id="response-null"),
+    pytest.param(line(response=None, error=""), "response is null but there is no 'error'",
                  id="response-null-empty-error"),
-    pytest.param(line(error=500), '"error" must be a string or null, got number', id="error-number"),
-    pytest.param(line(domain=""), '"domain" is empty', id="domain-empty"),
-    pytest.param(line(domain=3), '"domain" must be a string, got number', id="domain-number"),
-    pytest.param(line(group=True), '"group" must be a string or an integer, got boolean', id="group-bool"),
-    pytest.param(line(group=1.5), '"group" must be a string or an integer, got number', id="group-float"),
-    pytest.param(line(group=""), '"group" is empty', id="group-empty"),
+    pytest.param(line(error=500), "error must be a string or null, found number", id="error-number"),
+    pytest.param(line(domain=3), "domain must be a string, found number", id="domain-number"),
+    pytest.param(line(group=True), "group must be a string or an integer label, found boolean", id="group-bool"),
+    pytest.param(line(group=1.5), "group must be a string or an integer label, found number", id="group-float"),
+    pytest.param(line(group=""), "empty group label", id="group-empty"),
 ]
 
 
@@ -216,22 +219,34 @@ def test_every_bad_line_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str],
 
 def test_several_problems_on_one_line_are_all_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                        scoring_forbidden: None) -> None:
-    path = write(tmp_path, json.dumps({"answer": 1, "type": "person"}))
+    path = write(tmp_path, json.dumps({"answer": True, "type": "person"}))
     assert main(["score", str(path)]) == 2
     err = capsys.readouterr().err
-    for message in ('missing key "question"', 'missing key "response"', '"answer" must be a string',
-                    'unknown type "person"'):
-        assert f"{path}:1: {message}" in err
+    for message in ("missing 'question'", "missing 'response'", "answer must be a string or a finite number",
+                    "unknown type 'person'"):
+        assert f"  - {path}:1: {message}" in err
 
 
 def test_all_bad_lines_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                         scoring_forbidden: None) -> None:
-    path = write(tmp_path, line(), "oops", line(), line(type="person"), "", line(answer=1), "[]", line())
+    path = write(tmp_path, line(), "oops", line(), line(type="person"), "", line(answer=None), "[]", line())
     assert main(["score", str(path)]) == 2
     err_lines = capsys.readouterr().err.splitlines()
-    problems = [ln for ln in err_lines if ln.startswith(f"{path}:")]
-    assert [p.split(":")[1] for p in problems] == ["2", "4", "6", "7"]
-    assert err_lines[-1] == f"defan: 4 problem(s) in {path}; nothing was scored"
+    # The one printer of every problem list (errors.format_problems).
+    assert err_lines[0] == "defan: nothing was scored: 4 problems:"
+    assert all(ln.startswith(f"  - {path}:") for ln in err_lines[1:])
+    assert [p[len(f"  - {path}:"):].split(":")[0] for p in err_lines[1:]] == ["2", "4", "6", "7"]
+
+
+def test_a_long_problem_list_is_capped(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       scoring_forbidden: None) -> None:
+    path = write(tmp_path, *[line(type="person")] * 60)
+    assert main(["score", str(path)]) == 2
+    err_lines = capsys.readouterr().err.splitlines()
+    assert err_lines[0] == "defan: nothing was scored: 60 problems:"
+    assert len(err_lines) == 1 + 50 + 1
+    assert err_lines[50].startswith(f"  - {path}:50: unknown type")
+    assert err_lines[-1] == "  ... and 10 more"
 
 
 def test_invalid_utf8_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], scoring_forbidden: None) -> None:
@@ -244,7 +259,7 @@ def test_invalid_utf8_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], s
 def test_group_with_two_types(tmp_path: Path, capsys: pytest.CaptureFixture[str], scoring_forbidden: None) -> None:
     path = write(tmp_path, line(group="g1"), line(group="g1", type="numeric"))
     assert main(["score", str(path)]) == 2
-    assert f'{path}:2: type "numeric" differs from type "rank" of the same group on line 1' in capsys.readouterr().err
+    assert f"{path}:2: type 'numeric' differs from 'rank' of the same group on line 1" in capsys.readouterr().err
 
 
 # --- plumbing, with the fake scorer -----------------------------------------------------------
@@ -295,6 +310,24 @@ def test_rows_groups_and_scorer_inputs(tmp_path: Path, capsys: pytest.CaptureFix
     assert captured.out.startswith("domain")
     assert "overall (pooled)" in captured.out
     assert f"wrote {out}" in captured.err
+
+
+def test_numeric_gold_type_case_and_empty_domain(tmp_path: Path, fake_scoring: type[FakeScorer]) -> None:
+    # The dataset's record validator: a JSON number gold keeps its written form (42.850 keeps
+    # three decimals, which the numeric tolerance depends on), a type is matched without case
+    # or surrounding space, and an empty domain is the default one.
+    path = write(
+        tmp_path,
+        '{"question": "How long was the fair in days?", "answer": 42.850, "type": "numeric", "response": "42.85"}',
+        '{"question": "How many kites flew?", "answer": 7, "type": " Numeric ", "response": "7", "domain": ""}',
+    )
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out)]) == 0
+    (scorer,) = fake_scoring.made
+    assert [(it.answer, it.type, it.domain) for it in scorer.items] == [
+        ("42.850", "numeric", "custom"), ("7", "numeric", "custom")]
+    assert type(scorer.items[0].answer) is str
+    assert [r["id"] for r in json.loads(out.read_text(encoding="utf-8"))["rows"]] == ["custom-line1", "custom-line2"]
 
 
 @pytest.mark.parametrize(("option", "expected"), [(["--spacy-model", "none"], None),
@@ -386,6 +419,18 @@ def test_console_script(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert "no such file" in proc.stderr
+
+
+def test_end_to_end_numeric_gold_keeps_its_decimals(tmp_path: Path) -> None:
+    path = DATA / "responses.jsonl"
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out), "--spacy-model", "none"]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [(r["id"], r["group"], r["error"]) for r in rows] == [
+        ("fairs-line1", "fairs-group-1", None), ("fairs-line2", "fairs-group-1", None),
+        ("custom-line3", "custom-line3", "HTTP 503")]
+    # The gold 42.850 has three decimals: 42.85 is the same number, 42.9 is not.
+    assert [r["correct"] for r in rows] == [True, False, None]
 
 
 def test_real_scorer_with_a_pipeline_that_is_not_installed(tmp_path: Path,
