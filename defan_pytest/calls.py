@@ -21,11 +21,46 @@ import random
 import re
 import threading
 import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from defan_pytest.models import CallableModel, LitellmModel
+from defan_pytest.settings import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
+
+
+class ResponseStore(Protocol):
+    """Where a pool keeps answers (:class:`defan_pytest.cache.ResponseCache`): a cache across
+    runs, and the claims by which processes of one run split the prompts between them."""
+
+    def get(self, prompt: str) -> Optional[str]:
+        """The stored answer to ``prompt``, if any."""
+        ...
+
+    def put(self, prompt: str, answer: str) -> None:
+        """Store an answer (and mark the prompt done for the run)."""
+        ...
+
+    def flush(self) -> None:
+        """Return once every answer put so far is on disk."""
+        ...
+
+    def claim(self, prompt: str) -> bool:
+        """Take ``prompt`` for this process; False when another process has it."""
+        ...
+
+    def mark_done(self, prompt: str) -> None:
+        """The prompt was answered (from the cache)."""
+        ...
+
+    def release(self, prompt: str, error: str) -> None:
+        """The prompt failed with ``error``: other processes waiting on it get the error."""
+        ...
+
+    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Tuple[Optional[str], Optional[str]]:
+        """Wait for the process that claimed ``prompt``: its answer, or its error."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -65,7 +100,7 @@ _SECRET_PATTERNS = [
 ]
 
 
-def known_secrets(params: Mapping[str, Any] = ()) -> List[str]:
+def known_secrets(params: Mapping[str, Any] = types.MappingProxyType({})) -> List[str]:
     """Secret values to scrub: API keys in call parameters and in ``*_API_KEY``-like env vars."""
     found = set()
     for k, v in dict(params).items():
@@ -97,7 +132,7 @@ def import_litellm() -> Any:
     ``LITELLM_LOCAL_MODEL_COST_MAP`` themselves; no telemetry; quiet logs."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOG", "ERROR")
-    import litellm  # heavy: about 9 s of CPU here, so only in the process that calls
+    import litellm  # heavy (seconds of CPU to import), so only in the process that calls
 
     litellm.telemetry = False
     litellm.suppress_debug_info = True
@@ -125,7 +160,7 @@ class Caller:
 class CallableCaller(Caller):
     """A user's function, awaited if async, else run in a thread pool of ``threads`` threads."""
 
-    def __init__(self, model: CallableModel, threads: int = 16) -> None:
+    def __init__(self, model: CallableModel, threads: int = DEFAULT_CONCURRENCY) -> None:
         self.model = model
         self.identity = {"kind": "callable", "name": model.name, "version": model.version}
         self._executor = None if model.is_async else ThreadPoolExecutor(max_workers=threads, thread_name_prefix="defan-call")
@@ -202,14 +237,14 @@ class LitellmCaller(Caller):
         content = resp.choices[0].message.content
         if content is None:
             raise EmptyAnswer("the model returned no content")
-        return content
+        return str(content)
 
 
 class EmptyAnswer(RuntimeError):
     """A 200 response without content."""
 
 
-def make_caller(model: Any, timeout: float, threads: int = 16) -> Caller:
+def make_caller(model: Any, timeout: float, threads: int = DEFAULT_CONCURRENCY) -> Caller:
     """The caller for a resolved model."""
     if isinstance(model, CallableModel):
         return CallableCaller(model, threads=threads)
@@ -326,21 +361,20 @@ class _RateLimiter:
 class CallPool:
     """Runs every prompt of a run through ``caller`` with bounded concurrency.
 
-    ``store``: optional persistent cache with ``get(key) -> str | None``, ``put(key, text)``
-    and, for cross-process runs, ``claim(key) -> bool`` / ``wait(key)``; see :mod:`defan_pytest.cache`.
-    ``key_of``: the cache key of a prompt text.
+    ``store``: an optional :class:`ResponseStore` (the cache, and the claims that split the
+    prompts between the processes of one run).
     """
 
     def __init__(
         self,
         caller: Caller,
-        concurrency: int = 16,
+        concurrency: int = DEFAULT_CONCURRENCY,
         rpm: Optional[float] = None,
-        retries: int = 4,
-        timeout: float = 60.0,
+        retries: int = DEFAULT_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
         backoff: float = 1.0,
         max_backoff: float = 60.0,
-        store: Any = None,
+        store: Optional[ResponseStore] = None,
         secrets: Sequence[str] = (),
         on_progress: Optional[Callable[[Stats], None]] = None,
         seed: Optional[int] = None,
@@ -451,7 +485,7 @@ class CallPool:
             await asyncio.gather(*workers)
         finally:
             await self.caller.aclose()
-            if self.store is not None and hasattr(self.store, "flush"):
+            if self.store is not None:
                 self.store.flush()  # every answer is on disk before the pool reports done
         if self.on_progress is not None:
             self.on_progress(self.stats)
@@ -485,7 +519,7 @@ class CallPool:
     async def _one(self, prompt: Prompt) -> Optional[Response]:
         store = self.store
         if store is not None:
-            if hasattr(store, "claim") and not store.claim(prompt.text):
+            if not store.claim(prompt.text):
                 # Another process of the run has this prompt (from its cache or the model):
                 # wait for its answer instead of asking again.
                 text, error = await store.wait(prompt.text, stop=self._stop)
@@ -496,8 +530,7 @@ class CallPool:
                 return Response(None, error=error, attempts=0, via="peer")
             hit = store.get(prompt.text)
             if hit is not None:
-                if hasattr(store, "mark_done"):
-                    store.mark_done(prompt.text)
+                store.mark_done(prompt.text)
                 self.stats.cache_hits += 1
                 return Response(hit, cached=True, attempts=0, via="cache")
         t0 = time.monotonic()
@@ -510,7 +543,7 @@ class CallPool:
                 if self.caller.enforces_timeout:
                     # A task per call, like a plain gather: litellm keeps per-call state in
                     # context variables, which piles up in a long-lived worker's own context
-                    # and made each call measurably dearer (about 10% of CPU here).
+                    # and made each call measurably dearer (bench/call_speed.py).
                     text = await asyncio.ensure_future(self.caller(prompt.text))
                 else:
                     text = await asyncio.wait_for(self.caller(prompt.text), timeout=self.timeout)
@@ -525,14 +558,14 @@ class CallPool:
                 message = describe(exc, self.secrets)
                 if kind == "fatal":
                     self._stop_run(f"{message} -- stopping: every other call would fail the same way")
-                    if store is not None and hasattr(store, "release"):
+                    if store is not None:
                         store.release(prompt.text, message)
                     return None
                 if kind == "retry" and attempt <= self.retries and not self._stop.is_set():
                     self.stats.retries += 1
                     await asyncio.sleep(self._delay(attempt, retry_after(exc)))
                     continue
-                if store is not None and hasattr(store, "release"):
+                if store is not None:
                     store.release(prompt.text, message)
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
             if store is not None:

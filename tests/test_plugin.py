@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-PUBLIC = Path(__file__).resolve().parents[1].parent / "shared" / "defan-public"
-
 # A model that answers from a table: right for even question groups, wrong for odd ones.
 CONFTEST = '''
 import json, os
@@ -39,8 +37,8 @@ FOUR_GROUPS = "nobel-q0000 or nobel-q0001 or nobel-q0002 or nobel-q0003"
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("DEFAN_DATA_DIR", str(PUBLIC))
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, public_dir: Path) -> pytest.Pytester:
+    monkeypatch.setenv("DEFAN_DATA_DIR", str(public_dir))  # the real public split (skips without it)
     pytester.makeconftest(CONFTEST)
     return pytester
 
@@ -198,7 +196,7 @@ def test_missing_dataset_file_and_bad_numbers(project: pytest.Pytester) -> None:
                                "--defan-timeout=-1", "--defan-spacy-model=xx_missing")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
-    assert "--defan-dataset: 'missing.csv' is not 'public', a folder or a file" in err
+    assert "dataset 'missing.csv' is not 'public', a folder or a file" in err
     assert "--defan-concurrency: 0 is below the minimum 1" in err
     assert "--defan-timeout: -1 must be above 0" in err
     assert "--defan-spacy-model" in err and "xx_missing" in err

@@ -1,0 +1,263 @@
+"""The settings of a run: every option, its default stated once, parsed into a frozen object.
+
+Each option is ``--defan-<noun>`` on the command line and ``defan_<noun>`` in the ini file (the
+option wins); :data:`OPTIONS` is the one table both are registered from, and the one place a
+default is written.  :meth:`Settings.from_values` parses and validates them all at once: every
+problem is collected and raised as one :class:`ConfigError`, before any model is called.
+Nothing here imports pytest.
+
+>>> s = Settings.from_values({"model": "my-rag", "domain": ["nobel, math"], "sample": "10%"})
+>>> s.model, s.domains, str(s.sample), s.timeout, s.cache
+('my-rag', ('nobel', 'math'), '10%', 60.0, '.defan_cache')
+>>> Settings.from_values({"model": "m", "concurrency": "0", "timeout": "soon"})
+Traceback (most recent call last):
+...
+defan_pytest.settings.ConfigError: 2 problems:
+  - --defan-concurrency: 0 is below the minimum 1
+  - --defan-timeout: 'soon' is not a number
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple
+
+from defan_pytest.errors import DefanError
+
+__all__ = [
+    "DEFAULT_CACHE",
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "OPTIONS",
+    "ConfigError",
+    "Option",
+    "Settings",
+]
+
+#: Folder of the response cache, relative to the rootdir.
+DEFAULT_CACHE = ".defan_cache"
+#: Seconds one model call may take.
+DEFAULT_TIMEOUT = 60.0
+#: Requests in flight at once.
+DEFAULT_CONCURRENCY = 16
+#: Retries of a call after 429, 5xx, a timeout or a dropped connection.
+DEFAULT_RETRIES = 4
+
+Kind = Literal["string", "bool", "linelist", "args"]
+
+
+class ConfigError(DefanError):
+    """Options or ini keys that cannot run: every problem at once."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: ``--defan-<noun>`` and the ini key ``defan_<noun>``.
+
+    ``default`` is what the ini key defaults to (``None``: unset); ``shown`` is how the help
+    text states the default when the value alone would not say it.
+    """
+
+    noun: str
+    kind: Kind
+    default: Any
+    help: str
+    shown: Optional[str] = None
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag, ``--defan-<noun>``."""
+        return f"--defan-{self.noun}"
+
+    @property
+    def dest(self) -> str:
+        """The attribute and ini key, ``defan_<noun>`` (dashes as underscores)."""
+        return "defan_" + self.noun.replace("-", "_")
+
+    @property
+    def help_text(self) -> str:
+        """The help text with its default, as ``--help`` and ``pytest --help`` show it."""
+        shown = self.shown if self.shown is not None else str(self.default)
+        return f"{self.help} (default: {shown})"
+
+
+OPTIONS: Tuple[Option, ...] = (
+    Option("model", "string", None,
+           "model to evaluate: a name registered with @defan_pytest.model, a [models.<name>] table, "
+           "or a litellm model string such as openai/gpt-4o-mini", shown="none, plugin inactive"),
+    Option("domain", "linelist", None,
+           "DefAn domain(s) to run, repeatable and comma-separated: sports, census, nobel, "
+           "entertainment, world_org, qs_ranking, conference_venue, math", shown="all"),
+    Option("dataset", "string", "public",
+           "'public' (the DefAn public split, downloaded and sha256-checked on first use, or read "
+           "from DEFAN_DATA_DIR), a folder holding the public CSV files, or a CSV/JSON/JSONL file of "
+           "your own"),
+    Option("sample", "string", None,
+           "run a stratified sample: N prompts or P% of each domain's paraphrase groups, whole "
+           "groups only", shown="every prompt"),
+    Option("seed", "string", "0", "seed of --defan-sample"),
+    Option("thresholds", "string", None,
+           "thresholds file of the gate", shown="thresholds.toml in the rootdir, if present"),
+    Option("report", "string", None,
+           "write the JSON report (same schema as 'defan score --json') to this file", shown="none"),
+    Option("strict", "bool", False,
+           "fail each hallucinated or misaligned prompt on its own", shown="off; the gate decides"),
+    Option("spacy-model", "string", "auto",
+           "spaCy pipeline for names and places: a package name, a folder, 'auto' (first installed "
+           "English pipeline) or 'none'"),
+    Option("concurrency", "string", str(DEFAULT_CONCURRENCY), "requests in flight at once"),
+    Option("rpm", "string", None, "at most this many requests per minute", shown="no limit"),
+    Option("retries", "string", str(DEFAULT_RETRIES),
+           "retries of a call after 429, 5xx, a timeout or a dropped connection"),
+    Option("timeout", "string", f"{DEFAULT_TIMEOUT:g}", "seconds one call may take"),
+    Option("model-arg", "args", None,
+           "KEY=VALUE call parameter for a litellm model, repeatable: temperature=0.2, "
+           "api_base=http://..., max_tokens=64 (values are JSON where they parse)", shown="none"),
+    Option("cache", "string", DEFAULT_CACHE,
+           "response cache: a folder (relative to the rootdir), 'off', or 'refresh' (call again and "
+           "overwrite)"),
+)
+
+_BY_NOUN: Dict[str, Option] = {o.noun: o for o in OPTIONS}
+
+
+def _int(values: Mapping[str, Any], noun: str, low: int, problems: List[str]) -> int:
+    raw = _value(values, noun)
+    try:
+        n = int(str(raw).strip())
+    except ValueError:
+        problems.append(f"--defan-{noun}: {raw!r} is not a whole number")
+        return low
+    if n < low:
+        problems.append(f"--defan-{noun}: {n} is below the minimum {low}")
+    return n
+
+
+def _float(values: Mapping[str, Any], noun: str, problems: List[str]) -> Optional[float]:
+    raw = _value(values, noun)
+    if raw in (None, ""):
+        return None
+    try:
+        x = float(str(raw).strip())
+    except ValueError:
+        problems.append(f"--defan-{noun}: {raw!r} is not a number")
+        return None
+    if not x > 0:
+        problems.append(f"--defan-{noun}: {x:g} must be above 0")
+    return x
+
+
+def _value(values: Mapping[str, Any], noun: str) -> Any:
+    """The raw value of an option: given, else its default (an empty list counts as unset)."""
+    value = values.get(noun)
+    if value is None or value == []:
+        return _BY_NOUN[noun].default
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of one run, parsed and validated.
+
+    ``root`` is the folder relative paths of the cache and the dataset are taken from (the
+    rootdir); ``invocation_dir`` the one a relative ``--defan-report`` or ``--defan-thresholds``
+    is taken from (where pytest was started).
+    """
+
+    model: str
+    domains: Tuple[str, ...] = ()
+    dataset: str = "public"
+    sample: Any = None  # prompts.Sample
+    seed: int = 0
+    thresholds: Optional[str] = None
+    report: Optional[str] = None
+    strict: bool = False
+    spacy_model: Optional[str] = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    rpm: Optional[float] = None
+    retries: int = DEFAULT_RETRIES
+    timeout: float = DEFAULT_TIMEOUT
+    model_args: Mapping[str, Any] = field(default_factory=dict)
+    cache: str = DEFAULT_CACHE
+    root: Path = Path(".")
+    invocation_dir: Path = Path(".")
+
+    @classmethod
+    def from_values(
+        cls,
+        values: Mapping[str, Any],
+        root: Optional[Path] = None,
+        invocation_dir: Optional[Path] = None,
+    ) -> "Settings":
+        """Parse raw option values (``{noun: value}``, strings as typed, lists for the
+        repeatable options); a missing noun takes its default.  Raises :class:`ConfigError`
+        listing every problem."""
+        settings, problems = cls.parse(values, root, invocation_dir)
+        if problems:
+            raise ConfigError(problems=problems)
+        return settings
+
+    @classmethod
+    def parse(
+        cls,
+        values: Mapping[str, Any],
+        root: Optional[Path] = None,
+        invocation_dir: Optional[Path] = None,
+    ) -> Tuple["Settings", List[str]]:
+        """Like :meth:`from_values`, but return the problems (so that a caller can add the
+        problems of the dataset, the thresholds and the model and report them all at once)."""
+        from defan_pytest import models, ner, prompts
+
+        unknown = sorted(set(values) - set(_BY_NOUN))
+        if unknown:
+            raise ConfigError(f"unknown settings {', '.join(unknown)}; known: {', '.join(_BY_NOUN)}")
+        problems: List[str] = []
+        names: List[str] = []
+        for v in _value(values, "domain") or []:
+            names.extend(x.strip() for x in str(v).split(",") if x.strip())
+        sample = None
+        raw_sample = _value(values, "sample")
+        if raw_sample not in (None, ""):
+            try:
+                sample = prompts.parse_sample(str(raw_sample))
+            except prompts.SampleError as exc:
+                problems.append(f"--defan-sample: {exc}")
+        seed = _int(values, "seed", -(2**63), problems)
+        overrides, arg_problems = models.parse_model_args(_value(values, "model-arg"))
+        problems.extend(arg_problems)
+        spacy_spec = ner.resolve_spec(_value(values, "spacy-model"))
+        if spacy_spec is not None:
+            try:
+                ner.check(spacy_spec)
+            except ner.NerError as exc:
+                problems.append(f"--defan-spacy-model: {exc}")
+        concurrency = _int(values, "concurrency", 1, problems)
+        rpm = _float(values, "rpm", problems)
+        retries = _int(values, "retries", 0, problems)
+        timeout = _float(values, "timeout", problems)
+        settings = cls(
+            model=str(_value(values, "model") or "").strip(),
+            domains=tuple(names),
+            dataset=str(_value(values, "dataset") or "public").strip(),
+            sample=sample,
+            seed=seed,
+            thresholds=_value(values, "thresholds") or None,
+            report=_value(values, "report") or None,
+            strict=bool(_value(values, "strict")),
+            spacy_model=spacy_spec,
+            concurrency=concurrency,
+            rpm=rpm,
+            retries=retries,
+            timeout=timeout or DEFAULT_TIMEOUT,
+            model_args=overrides,
+            cache=str(_value(values, "cache") or DEFAULT_CACHE).strip(),
+            root=root if root is not None else Path.cwd(),
+            invocation_dir=invocation_dir if invocation_dir is not None else Path.cwd(),
+        )
+        return settings, problems
+
+    def resolve_output(self, path: str) -> Path:
+        """An output path as the user meant it: relative to where pytest was started."""
+        out = Path(path).expanduser()
+        return out if out.is_absolute() else self.invocation_dir / out

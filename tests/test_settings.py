@@ -1,0 +1,68 @@
+"""Settings: one table of options, each default stated once, every problem reported at once."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from defan_pytest import settings as settings_mod
+from defan_pytest.settings import OPTIONS, ConfigError, Settings
+
+
+def test_defaults_come_from_the_one_table() -> None:
+    s = Settings.from_values({"model": "m"}, root=Path("/r"), invocation_dir=Path("/i"))
+    assert (s.concurrency, s.retries, s.timeout, s.cache, s.dataset, s.seed) == (
+        settings_mod.DEFAULT_CONCURRENCY, settings_mod.DEFAULT_RETRIES, settings_mod.DEFAULT_TIMEOUT,
+        settings_mod.DEFAULT_CACHE, "public", 0,
+    )
+    assert s.domains == () and s.sample is None and s.rpm is None and not s.strict
+    by_noun = {o.noun: o for o in OPTIONS}
+    assert by_noun["timeout"].help_text.endswith("(default: 60)")
+    assert by_noun["cache"].help_text.endswith("(default: .defan_cache)")
+    assert by_noun["model"].help_text.endswith("(default: none, plugin inactive)")
+    assert all(o.flag == f"--defan-{o.noun}" and o.dest == "defan_" + o.noun.replace("-", "_") for o in OPTIONS)
+
+
+def test_values_are_parsed() -> None:
+    s = Settings.from_values({
+        "model": " my-rag ", "domain": ["nobel, math", "", "sports"], "sample": "25", "seed": "7",
+        "concurrency": "3", "rpm": "120", "retries": "0", "timeout": "2.5", "strict": True,
+        "model-arg": ["temperature=0.5", "api_base=http://x"], "cache": "off", "spacy-model": "none",
+    })
+    assert s.model == "my-rag" and s.domains == ("nobel", "math", "sports")
+    assert s.sample is not None and s.sample.count == 25 and s.seed == 7
+    assert (s.concurrency, s.rpm, s.retries, s.timeout, s.strict) == (3, 120.0, 0, 2.5, True)
+    assert dict(s.model_args) == {"temperature": 0.5, "api_base": "http://x"}
+    assert s.cache == "off" and s.spacy_model is None
+
+
+def test_every_problem_at_once() -> None:
+    with pytest.raises(ConfigError) as info:
+        Settings.from_values({
+            "model": "m", "sample": "lots", "seed": "x", "concurrency": "0", "rpm": "-1",
+            "retries": "-2", "timeout": "soon", "model-arg": ["novalue"], "spacy-model": "xx_missing_pipeline",
+        })
+    problems = info.value.problems
+    assert len(problems) == 8
+    assert any(p.startswith("--defan-sample: ") for p in problems)
+    assert "--defan-seed: 'x' is not a whole number" in problems
+    assert "--defan-concurrency: 0 is below the minimum 1" in problems
+    assert "--defan-rpm: -1 must be above 0" in problems
+    assert "--defan-retries: -2 is below the minimum 0" in problems
+    assert "--defan-timeout: 'soon' is not a number" in problems
+    assert any(p.startswith("--defan-model-arg 'novalue'") for p in problems)
+    assert any(p.startswith("--defan-spacy-model: ") for p in problems)
+    assert str(info.value).startswith("8 problems:\n  - ")
+
+
+def test_unknown_setting_is_refused() -> None:
+    with pytest.raises(ConfigError, match="unknown settings colour; known: model, domain"):
+        Settings.from_values({"model": "m", "colour": "red"})
+
+
+def test_settings_are_frozen_and_outputs_resolve_from_the_invocation_dir(tmp_path: Path) -> None:
+    s = Settings.from_values({"model": "m"}, root=tmp_path / "root", invocation_dir=tmp_path)
+    with pytest.raises(AttributeError):
+        s.model = "other"  # type: ignore[misc]
+    assert s.resolve_output("out/r.json") == tmp_path / "out" / "r.json"
+    assert s.resolve_output("/abs/r.json") == Path("/abs/r.json")
