@@ -95,7 +95,7 @@ class ResponseCache:
         # commit (and SQLite's periodic checkpoint fsync) never stalls the event loop calling
         # the model.  SQLite releases the GIL while it writes, so the writer runs beside it.
         self.background = background
-        self._queue: "queue.Queue[Optional[Tuple[str, str, str]]]" = queue.Queue()
+        self._queue: "queue.Queue[Optional[Tuple[str, str]]]" = queue.Queue()
         self._writer: Optional[threading.Thread] = None
         self._writer_error: Optional[BaseException] = None
 
@@ -197,7 +197,8 @@ class ResponseCache:
 
     def count(self) -> int:
         """Number of answers stored for this model identity."""
-        return self._conn().execute("SELECT COUNT(*) FROM answers WHERE model = ?", (self.model,)).fetchone()[0]
+        row = self._conn().execute("SELECT COUNT(*) FROM answers WHERE model = ?", (self.model,)).fetchone()
+        return int(row[0])
 
     # -- cross-process claims ------------------------------------------------------------------
 

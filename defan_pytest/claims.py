@@ -7,8 +7,8 @@ its first candidate in reading order (:meth:`defan_pytest.types.AnswerType.candi
 
 Everything here is rules.  When a name or place is left open by them, the extraction says so
 (``needs_ner``) and the caller (:mod:`defan_pytest.scoring`, which batches NER with
-``nlp.pipe``) extracts again with the entities a spaCy pipeline found: NER (about 3 ms a
-response) stays off every response a regex settles.
+``nlp.pipe``) extracts again with the entities a spaCy pipeline found: NER (costly per
+response: bench/score_speed.py) stays off every response a regex settles.
 """
 from __future__ import annotations
 

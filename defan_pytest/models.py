@@ -23,8 +23,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
+from defan_pytest.errors import DefanError
 
-class ModelError(ValueError):
+
+class ModelError(DefanError):
     """An unknown or malformed model."""
 
 
@@ -85,7 +87,7 @@ def unregister(name: str) -> None:
 @lru_cache(maxsize=1)
 def _litellm_catalogue() -> Tuple[frozenset, frozenset]:
     """Known litellm model names and provider prefixes, read from litellm's bundled price
-    table without importing litellm (about 9 s of CPU here)."""
+    table without importing litellm (an import costs seconds of CPU; bench/call_speed.py)."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return frozenset(), frozenset()

@@ -9,6 +9,8 @@ import importlib.util
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
+from defan_pytest.errors import DefanError
+
 #: Pipelines ``"auto"`` looks for, best first.
 KNOWN_PIPELINES = (
     "en_core_web_trf",
@@ -23,7 +25,7 @@ _EXCLUDE = ["parser", "tagger", "lemmatizer", "attribute_ruler", "senter", "morp
 Entity = Tuple[int, int, str]
 
 
-class NerError(ValueError):
+class NerError(DefanError):
     """A named pipeline could not be loaded."""
 
 

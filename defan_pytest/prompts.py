@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from defan_pytest.dataset import Row
+from defan_pytest.errors import DefanError
 
 
-class SampleError(ValueError):
+class SampleError(DefanError):
     """A malformed sample size."""
 
 

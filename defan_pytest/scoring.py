@@ -10,7 +10,7 @@ places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Union
 
 from defan_pytest import ner as ner_mod
 from defan_pytest import types
@@ -63,8 +63,8 @@ class Scorer:
         answers: Optional[Mapping[str, Iterable[str]]] = None,
     ) -> None:
         # The pipeline loads on first need: most runs settle every response with rules and the
-        # answer list, and loading spaCy costs about a second.
-        self._ner: Any = None
+        # answer list, and loading spaCy is slow (bench/score_speed.py).
+        self._ner: Optional[ner_mod.NER] = None
         self._ner_spec: Optional[str] = None
         if nlp is None or isinstance(nlp, str) or hasattr(nlp, "__fspath__"):
             self._ner_spec = ner_mod.resolve_spec(nlp)
@@ -73,7 +73,7 @@ class Scorer:
         else:
             self._ner = nlp  # an already-loaded ner.NER (shared between scorers)
         self._gazetteers: Dict[str, Gazetteer] = {}
-        self._known: Dict[str, set] = {}
+        self._known: Dict[str, Set[str]] = {}
         for domain, names in (answers or {}).items():
             self.add_answers(domain, names)
 
