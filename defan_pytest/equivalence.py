@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from defan_pytest import types
 from defan_pytest.text import strip_footnotes
 from defan_pytest.types import NONE_CLAIM, ONLINE_CLAIM, Gold
 
-__all__ = ["Gold", "claim_correct", "claims_equivalent", "group_consistent", "parse_claim", "parse_gold"]
+__all__ = ["Gold", "claim_correct", "claims_equivalent", "group_consistent", "parse_gold"]
 
 _SPLIT_ALTERNATIVES = re.compile(r"\s*;\s*|\s+&\s+")
 
@@ -37,13 +37,6 @@ def parse_gold(type_: str, raw: str) -> Gold:
     empty = not alts and not virtual
     values = tuple(v for v in (kind.gold_value(a) for a in alts) if v is not None)
     return Gold(type_, raw, alts, empty, virtual, values)
-
-
-def parse_claim(type_: str, claim: str) -> Any:
-    """Read a canonical claim string back into its typed value (``None`` if unreadable)."""
-    if claim in (NONE_CLAIM, ONLINE_CLAIM):
-        return claim
-    return types.get(type_).parse_claim(claim)
 
 
 def claim_correct(type_: str, claim: Optional[str], gold: Gold) -> bool:

@@ -41,7 +41,6 @@ __all__ = [
     "PASS",
     "Verdict",
     "check",
-    "failed",
     "format_gate_table",
 ]
 
@@ -220,11 +219,6 @@ def check(summary: Mapping[str, Any], thresholds: Thresholds) -> list[Verdict]:
     overall = _overall_figures(summary, thresholds.overall_figure)
     verdicts.extend(_judge_scope(OVERALL, overall, thresholds.for_overall()))
     return verdicts
-
-
-def failed(verdicts: Iterable[Verdict]) -> list[Verdict]:
-    """The verdicts that fail the gate."""
-    return [v for v in verdicts if v.status == FAIL]
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Union
 
 from defan_pytest import ner as ner_mod
@@ -42,10 +42,6 @@ class Score:
     aligned: Optional[bool]
     correct: Optional[bool]
     error: Optional[str] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        """Plain JSON form."""
-        return asdict(self)
 
 
 class Scorer:
@@ -81,7 +77,7 @@ class Scorer:
     def ner(self) -> Optional[ner_mod.NER]:
         """The spaCy pipeline (loaded now if not yet), or ``None`` for rules only."""
         if self._ner is None and self._ner_spec is not None:
-            self._ner = ner_mod.NER(self._ner_spec)
+            self._ner = ner_mod.load(self._ner_spec)
         return self._ner
 
     @property

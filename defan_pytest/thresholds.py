@@ -63,7 +63,6 @@ __all__ = [
     "RATE_KEYS",
     "Limits",
     "Section",
-    "ThresholdFile",
     "Thresholds",
     "ThresholdsError",
     "limit_keys",
@@ -420,10 +419,6 @@ class Thresholds:
         if key is None or key not in self.models:
             return {}
         return copy.deepcopy(dict(self.models[key].params))
-
-
-#: The name the model registry's issue refers to; the same class.
-ThresholdFile = Thresholds
 
 
 def _merge(layers: Iterable[Limits]) -> Limits:

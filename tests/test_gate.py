@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.gate import Verdict, check, failed, format_gate_table
+from defan_pytest.gate import FAIL, Verdict, check, format_gate_table
 from defan_pytest.metrics import summarize
 from defan_pytest.thresholds import Thresholds, parse_thresholds
 
@@ -171,8 +171,7 @@ def test_domains_in_the_file_but_not_in_the_run_are_not_judged() -> None:
 def test_failed_helper() -> None:
     s = summary({"nobel": figs(fch=0.5), "sports": figs(fch=0.1)})
     verdicts = check(s, th({"defaults": {"max_fch": 0.35}}))
-    assert [(v.scope, v.metric) for v in failed(verdicts)] == [("nobel", "fch")]
-    assert failed([]) == []
+    assert [(v.scope, v.metric) for v in verdicts if v.status == FAIL] == [("nobel", "fch")]
 
 
 def test_verdict_is_frozen() -> None:
@@ -197,7 +196,7 @@ def test_insufficient_samples_are_not_judged() -> None:
     assert only(verdicts, "math", "fch").message == "math: FCH not judged: 12 scored responses < min_samples 30"
     assert only(verdicts, "math", "pmh").status == "insufficient"
     # A figure that would have failed does not fail: it was not judged.
-    assert failed(verdicts) == []
+    assert [x for x in verdicts if x.status == FAIL] == []
 
 
 def test_enough_samples_pass_at_the_limit() -> None:
@@ -232,7 +231,7 @@ def test_rc_is_not_applicable_for_math() -> None:
     v = only(check(s, th({"defaults": {"min_rc": 0.3}})), "math", "rc")
     assert v == Verdict("math", "rc", "n/a", None, 0.3,
                         "math: RC n/a (no paraphrase groups): min_rc 0.30 not judged")
-    assert failed([v]) == []
+    assert v.status != FAIL
 
 
 def test_rc_not_applicable_from_real_math_records() -> None:

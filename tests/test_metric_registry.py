@@ -14,7 +14,7 @@ import pytest
 
 from defan_pytest import thresholds as thresholds_mod
 from defan_pytest.errors import DefanError
-from defan_pytest.gate import Verdict, check, failed, format_gate_table
+from defan_pytest.gate import FAIL, Verdict, check, format_gate_table
 from defan_pytest.metrics import (
     ASKED,
     METRICS,
@@ -340,7 +340,7 @@ def test_gate_judges_the_new_metric(with_abstention: Metric) -> None:
         "nobel", "abstention", "fail", 0.5, 0.3,
         f"nobel: abstention 0.50 > max_abstention 0.30 (95% CI {lo:.2f}-{hi:.2f}, n=4)")
     assert verdicts[1].message.startswith("math: abstention 0.25 <= max_abstention 0.30 (95% CI ")
-    assert [v.scope for v in failed(verdicts)] == ["nobel", "overall"]
+    assert [v.scope for v in verdicts if v.status == FAIL] == ["nobel", "overall"]
     # min_samples applies to it like to FCH (its denominator is the scored responses).
     short = check(s, parse_thresholds({"domains": {"nobel": {"max_abstention": 0.3, "min_samples": 5}}}))
     assert short[1] == Verdict("nobel", "abstention", "insufficient", 0.5, 0.3,

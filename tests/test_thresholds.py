@@ -15,7 +15,6 @@ from defan_pytest.errors import DefanError
 from defan_pytest.thresholds import (
     LIMIT_KEYS,
     Limits,
-    ThresholdFile,
     Thresholds,
     ThresholdsError,
     load_thresholds,
@@ -129,10 +128,6 @@ def test_limits_and_thresholds_are_immutable() -> None:
         t.model = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
         t.base.domains["nobel"] = Limits()  # type: ignore[index]
-
-
-def test_threshold_file_is_the_same_class() -> None:
-    assert ThresholdFile is Thresholds
 
 
 def test_thresholds_error_is_a_defan_error() -> None:

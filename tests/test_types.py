@@ -1,6 +1,9 @@
 """The answer-type registry: built-in types, strict look-ups, and a type added from outside."""
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -80,7 +83,7 @@ def test_a_toy_type_scores_end_to_end(yesno: types.AnswerType) -> None:
     assert claim_correct("yesno", "yes", parse_gold("yesno", "True"))
     assert group_consistent("yesno", ["yes", "yes"]) and not group_consistent("yesno", ["yes", "no"])
     records = [
-        {"id": str(i), "domain": "toy", "group": "toy-q0", "type": "yesno", **s.to_dict()}
+        {"id": str(i), "domain": "toy", "group": "toy-q0", "type": "yesno", **asdict(s)}
         for i, s in enumerate(got[:4])
     ]
     figures = summarize(records)["domains"]["toy"]
@@ -101,3 +104,60 @@ def test_registering_forgets_parsed_golds(yesno: types.AnswerType) -> None:
         parse_gold("yesno", "No")
     types.register(YesNo())
     assert parse_gold("yesno", "No").values == ("no",)
+
+
+def test_the_dataset_loader_and_defan_score_read_the_registry(yesno: types.AnswerType, tmp_path: Path) -> None:
+    from defan_pytest.cli import main
+    from defan_pytest.dataset import answer_types, load_user_set
+
+    assert answer_types()[-1] == "yesno"
+    data = tmp_path / "toy.jsonl"
+    data.write_text(
+        '{"question": "Is water wet?", "answer": "Yes", "type": "yesno", "response": "yes", "group": "g"}\n'
+        '{"question": "Is water wet, really?", "answer": "Yes", "type": "yesno", "response": "No.", "group": "g"}\n',
+        encoding="utf-8",
+    )
+    assert [r.type for r in load_user_set(data)] == ["yesno", "yesno"]
+    out = tmp_path / "report.json"
+    assert main(["score", str(data), "--json", str(out), "--spacy-model", "none"]) == 0
+    report = json.loads(out.read_text())
+    assert [(r["claim"], r["correct"]) for r in report["rows"]] == [("yes", True), ("no", False)]
+    types.unregister("yesno")
+    assert main(["score", str(data), "--spacy-model", "none"]) == 2  # no such type any more
+    types.register(YesNo())
+
+
+def test_a_toy_type_runs_in_a_pytest_session(pytester: pytest.Pytester) -> None:
+    # A conftest.py registers the type and a model, as a user's project would; serial and -n 2.
+    pytester.makeconftest(
+        "import defan_pytest\n"
+        "from defan_pytest import types\n"
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from toy_yesno import YesNo\n"
+        "if 'yesno' not in types.names():\n"
+        "    types.register(YesNo())\n"
+        "@defan_pytest.model('oracle', version='1')\n"
+        "def oracle(prompt):\n"
+        "    return 'No, it is not.' if 'dry' in prompt else 'Yes'\n"
+    )
+    rows = [{"question": f"Is water {w} (form {i})?", "answer": "Yes", "type": "yesno", "domain": "toy",
+             "group": w} for w in ("wet", "dry") for i in range(3)]
+    pytester.path.joinpath("toy.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    pytester.path.joinpath("thresholds.toml").write_text("[domains.toy]\nmax_fch = 0.4\nmax_pmh = 0.6\n")
+    try:
+        _run_toy_sessions(pytester)
+    finally:
+        if "yesno" in types.names():
+            types.unregister("yesno")  # registered by the sessions' conftest.py in this process
+
+
+def _run_toy_sessions(pytester: pytest.Pytester) -> None:
+    for extra in ([], ["-n", "2"]):
+        result = pytester.runpytest("--defan-model=oracle", "--defan-dataset=toy.jsonl", "--defan-cache=off",
+                                    "--defan-spacy-model=none", "--defan-report=r.json", *extra)
+        result.stdout.fnmatch_lines(["*FAILED defan::gate?toy? - toy: FCH 0.50 > max_fch 0.4*"])
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        report = json.loads(pytester.path.joinpath("r.json").read_text())
+        assert sorted((r["id"], r["claim"], r["correct"]) for r in report["rows"]) == [
+            (f"toy-q{g:04d}-p{p:02d}", claim, claim == "yes") for g, claim in ((0, "yes"), (1, "no")) for p in range(3)
+        ]

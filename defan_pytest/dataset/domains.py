@@ -31,17 +31,18 @@ StrPath = Union[str, "os.PathLike[str]"]
 #: Rows per paraphrase group in the paraphrased public files (one question asked 15 ways).
 GROUP_SIZE = 15
 
-_BUILTIN_ANSWER_TYPES: tuple[str, ...] = ("name", "numeric", "date", "rank", "city")
-
 
 def answer_types() -> tuple[str, ...]:
-    """The answer types a row may carry, e.g. ``("name", "numeric", "date", "rank", "city")``.
+    """The answer types a row may carry: the names in the answer-type registry
+    (:mod:`defan_pytest.types`), ``("name", "numeric", "date", "rank", "city")`` and any a
+    plugin registered.
 
     Every reader and validator asks this function, each time it reads a file, and never keeps
-    the answer across files: the list is going to come from an answer-type registry that may
-    grow after this module is imported.
+    the answer across files: the registry may grow after this module is imported.
     """
-    return _BUILTIN_ANSWER_TYPES
+    from defan_pytest import types  # the scorer's registry; imported late, only when data is read
+
+    return types.names()
 
 
 def __getattr__(name: str) -> object:
