@@ -52,7 +52,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from defan_pytest.dataset import DOMAINS
-from defan_pytest.errors import DefanError, type_name
+from defan_pytest.errors import DefanError, format_problems, type_name
 from defan_pytest.metrics import METRICS
 
 __all__ = [
@@ -172,9 +172,7 @@ def _raise_problems(source: str, problems: list[str]) -> None:
         return
     if len(problems) == 1:
         raise ThresholdsError(problems[0], problems)
-    lines = [f"{source}: {len(problems)} problems:"]
-    lines.extend(f"  {p}" for p in problems)
-    raise ThresholdsError("\n".join(lines), problems)
+    raise ThresholdsError(format_problems(problems, source), problems)
 
 
 # --------------------------------------------------------------------------------------------

@@ -298,7 +298,7 @@ max_pmh = "high"
         f'{src}: models."my rag".domains.sport: unknown domain; valid: {VALID_IDS}',
     ]
     assert list(info.value.problems) == expected
-    assert str(info.value) == "\n".join([f"{src}: {len(expected)} problems:", *(f"  {p}" for p in expected)])
+    assert str(info.value) == "\n".join([f"{src}: {len(expected)} problems:", *(f"  - {p}" for p in expected)])
 
 
 # --------------------------------------------------------------------------------------------
