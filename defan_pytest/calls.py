@@ -510,6 +510,10 @@ class CallPool:
         if self.on_progress is not None:
             self.on_progress(self.stats)
 
+    def stop(self, message: str) -> None:
+        """Stop the run: no new prompt is sent, calls in flight finish, ``fatal`` says why."""
+        self._stop_run(message)
+
     def _stop_run(self, message: str) -> None:
         with self._cond:
             if self._fatal is None:

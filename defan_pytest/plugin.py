@@ -13,8 +13,9 @@ reports.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import pytest
 
@@ -88,7 +89,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from defan_pytest.run import Run
     from defan_pytest.settings import ConfigError, Settings
 
-    config.addinivalue_line("markers", "defan: a DefAn prompt")
+    config.addinivalue_line("markers", "defan: a DefAn prompt or gate verdict")
+    config.addinivalue_line("markers", "defan_gate: a verdict of the DefAn gate")
     settings, problems = Settings.parse(
         values, root=Path(str(config.rootpath)), invocation_dir=Path(config.invocation_params.dir)
     )
@@ -109,12 +111,33 @@ def _plugin(config: pytest.Config) -> Optional["DefanPlugin"]:
     return config.stash.get(plugin_key, None)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: List[pytest.Item]) -> None:
+    """pytest-split: keep paraphrase groups whole.  Registered with this module (before
+    pytest-split registers its own plugin in pytest_configure), this runs after -k, -m and
+    --deselect and before pytest-split's own trylast split: it takes the DefAn items out and
+    keeps this split's share of whole groups (every split computes the same partition), which
+    the run's wrapper adds back after pytest-split has split the other tests."""
+    plugin = _plugin(config)
+    splits, group = getattr(config.option, "splits", None), getattr(config.option, "group", None)
+    if plugin is None or not splits or not group:
+        return
+    ours = [it for it in items if isinstance(it, DefanItem)]
+    keys = sorted({it.row.group_key for it in ours})
+    keep = {k for i, k in enumerate(keys) if i % int(splits) == int(group) - 1}
+    plugin.split_share = [it for it in ours if it.row.group_key in keep]
+    items[:] = [it for it in items if not isinstance(it, DefanItem)]
+    dropped = [it for it in ours if it.row.group_key not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+
+
 # --------------------------------------------------------------------------------------------
 # items
 # --------------------------------------------------------------------------------------------
 
 
-class DefanFailure(Exception):
+class DefanFailure(AssertionError):
     """A prompt that hallucinated or was misaligned, under --defan-strict."""
 
 
@@ -152,7 +175,14 @@ class DefanItem(pytest.Item):
             run.fatal = str(exc)
             pytest.skip(f"not asked: the run stopped ({exc})")
         self.record = rec
+        # Replaced, not appended: a rerun (pytest-rerunfailures) must not leave a stale record.
+        self.user_properties[:] = [p for p in self.user_properties if p[0] != PROPERTY]
         self.user_properties.append((PROPERTY, rec))
+        if plugin.details:
+            text = _describe_record(rec)
+            self.add_report_section("call", "defan", text)  # pytest-html shows report sections
+            if plugin.allure:
+                _allure_verdict(rec, text)
         if run.settings.strict and rec["error"] is None and not (rec["correct"] and rec["aligned"]):
             raise DefanFailure(rec)
 
@@ -166,7 +196,81 @@ class DefanItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> Tuple[Any, Optional[int], str]:
-        return self.path, max(0, self.row.line - 1), f"defan {self.row.id}"
+        # The question's row when the data file is in the repository (a user's own set); the
+        # test's own id otherwise, never a file outside the repository (CI annotations, JUnit).
+        source = Path(self.row.source)
+        try:
+            source.resolve().relative_to(self.config.rootpath.resolve())
+        except (ValueError, OSError):
+            return "defan", 0, f"defan {self.row.id}"
+        return source, max(0, self.row.line - 1), f"defan {self.row.id}"
+
+
+class GateFailure(AssertionError):
+    """The gate failed (or could not judge) one scope."""
+
+
+class DefanGateItem(pytest.Item):
+    """The gate's verdicts on one scope (a domain, or ``overall``): a test of its own, run on
+    the controller through pytest's standard protocol once every prompt has reported, so that
+    every plugin (JUnit, html, allure, rerunfailures, ...) sees it like any other test."""
+
+    def __init__(
+        self, *, scope: str, verdicts: List[Any], source: Optional[str], line: int, **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.scope = scope
+        self.verdicts = verdicts
+        self.source = source
+        self.line = line
+        self.user_properties.append(("defan_gate", [v.message for v in verdicts]))
+
+    def runtest(self) -> None:
+        from defan_pytest import gate
+
+        _allure_parameter("scope", self.scope)
+        bad = [v for v in self.verdicts if v.status in (gate.FAIL, gate.INSUFFICIENT)]
+        if bad:
+            raise GateFailure("\n".join(v.message for v in bad))
+        text = "\n".join(v.message for v in self.verdicts if v.status == gate.PASS)
+        self.add_report_section("call", "defan gate", text)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        if isinstance(excinfo.value, GateFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> Tuple[Any, Optional[int], str]:
+        return self.source or "thresholds.toml", self.line, f"gate[{self.scope}]"
+
+
+def _verdict_word(rec: Mapping[str, Any]) -> str:
+    if rec.get("error"):
+        return "call error"
+    if not rec.get("correct"):
+        return "hallucinated" if rec.get("aligned") else "hallucinated, misaligned"
+    return "ok" if rec.get("aligned") else "misaligned"
+
+
+def _allure_parameter(name: str, value: str) -> None:
+    """Give a test an Allure parameter (so two gate scopes are two tests there), if Allure runs."""
+    try:
+        import allure_commons
+    except ImportError:
+        return
+    allure_commons.plugin_manager.hook.add_parameter(name=name, value=value, excluded=None, mode=None)
+
+
+def _allure_verdict(rec: Mapping[str, Any], text: str) -> None:
+    """Attach a prompt's verdict, claim and gold to its Allure result, and tag it."""
+    try:
+        import allure_commons
+        from allure_commons.types import AttachmentType
+    except ImportError:
+        return
+    hook = allure_commons.plugin_manager.hook
+    hook.attach_data(body=text, name="defan verdict", attachment_type=AttachmentType.TEXT, extension=None)
+    hook.add_label(label_type="tag", labels=[_verdict_word(rec)])
 
 
 def _describe_record(rec: Dict[str, Any]) -> str:
@@ -186,22 +290,6 @@ def _describe_record(rec: Dict[str, Any]) -> str:
         f"  claim:    {rec['claim']!r}",
         f"  aligned:  {rec['aligned']}   correct: {rec['correct']}",
     ])
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Optional[bool]:
-    """A DefAn item has no fixtures and nothing to set up or tear down: report its one call
-    phase only.  pytest's own cost per item is most of a cached run (bench/collect_speed.py), and this
-    removes two of its three reports."""
-    if not isinstance(item, DefanItem):
-        return None
-    ihook = item.ihook
-    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    call = pytest.CallInfo.from_call(item.runtest, when="call", reraise=(pytest.exit.Exception, KeyboardInterrupt))
-    report = ihook.pytest_runtest_makereport(item=item, call=call)
-    ihook.pytest_runtest_logreport(report=report)
-    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,24 +313,74 @@ class DefanPlugin:
         self.run = run
         self.worker = _worker(config)
         self.watcher: Any = None
+        self.started = time.time()
+        self.reruns_active = config.pluginmanager.hasplugin("rerunfailures")
+        self.split_share: Optional[List[pytest.Item]] = None  # pytest-split: this split's groups
+        self.allure = config.pluginmanager.hasplugin("allure_pytest") and bool(config.getoption("allure_report_dir", None))
+        html = config.pluginmanager.hasplugin("html") and bool(config.getoption("htmlpath", None))
+        # Each prompt's verdict in words, where a report shows it (costs a little per item).
+        self.details = bool(self.allure or html)
+        self._restore: List[Any] = []
+        if config.pluginmanager.hasplugin("sugar"):
+            self._teach_sugar()
+
+    def _teach_sugar(self) -> None:
+        """pytest-sugar's reporter asks its own status function, not the hook, so hallucinated
+        and misaligned prompts would print as plain passes: its function is wrapped (and put
+        back at the end) to answer for DefAn reports."""
+        try:
+            import pytest_sugar
+        except ImportError:
+            return
+        original = pytest_sugar.pytest_report_teststatus
+
+        def teststatus(report: Any) -> Any:
+            ours = _defan_status(report)
+            if ours is None or not pytest_sugar.IS_SUGAR_ENABLED:
+                return original(report)
+            category, letter, (word, _markup) = ours
+            colour = pytest_sugar.THEME.fail if category == "hallucinated" else pytest_sugar.THEME.skipped
+            return category, pytest_sugar.colored(letter, colour), word.split(" ")[0]
+
+        pytest_sugar.pytest_report_teststatus = teststatus
+        self._restore.append(lambda: setattr(pytest_sugar, "pytest_report_teststatus", original))
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        for restore in self._restore:
+            restore()
 
     # -- collection ------------------------------------------------------------------------
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, items: List[pytest.Item]) -> None:
-        """Add one item per selected prompt before -k, -m, --deselect and --lf filter the list."""
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: List[pytest.Item]) -> Iterator[None]:
+        """Add one item per selected prompt before -k, -m, --deselect and --lf filter the list;
+        after pytest-split has split the other tests, add this split's share of whole groups."""
+        self._add_items(session, items)
+        result = yield
+        if self.split_share is not None:
+            items.extend(self.split_share)
+        return result
+
+    def _add_items(self, session: pytest.Session, items: List[pytest.Item]) -> None:
         parent = DefanCollector.from_parent(session, name="defan", nodeid="defan")
         made: List[pytest.Item] = []
         for i, row in enumerate(self.run.rows):
             item = DefanItem.from_parent(parent, name=row.id, row=row, index=i)
-            item.path = Path(row.source)
             item.add_marker("defan")
             item.add_marker(f"defan_{row.domain}")
+            self._no_reruns(item)
             made.append(item)
         items.extend(made)
         # Report the items as collected, so the terminal's counts and progress include them.
         result: List[Union[pytest.Item, pytest.Collector]] = list(made)
         self.config.hook.pytest_collectreport(report=pytest.CollectReport(parent.nodeid, "passed", None, result))
+
+    def _no_reruns(self, item: pytest.Item) -> None:
+        """A verdict is a function of an answer already asked and kept: running the item again
+        (pytest-rerunfailures) cannot change it, so reruns are switched off for DefAn items.
+        ``condition=False`` holds in every rerun mode, --force-reruns included."""
+        if self.reruns_active:
+            item.add_marker(pytest.mark.flaky(reruns=0, condition=False))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -279,7 +417,7 @@ class DefanPlugin:
         self.start_pool(selected)
         printer = None if self.worker.is_worker else self._printer(run.pool.stats.snapshot)
         try:
-            fatal = run.wait()
+            fatal = run.wait(deadline=self._session_deadline())
         finally:
             if printer is not None:
                 printer.stop()
@@ -294,6 +432,20 @@ class DefanPlugin:
                 run.publish_fatal()
             if not self.worker.is_worker:
                 raise session.Interrupted(f"defan-pytest: {fatal}")
+
+    def _session_deadline(self) -> Optional[float]:
+        """pytest-timeout's --session-timeout, which it checks only between tests, also bounds
+        the model calls that run before any test."""
+        seconds = self.config.getoption("session_timeout", None)
+        if seconds is None:
+            try:
+                seconds = self.config.getini("session_timeout") or None
+            except ValueError:  # pytest-timeout is not installed
+                seconds = None
+        try:
+            return self.started + float(seconds) if seconds else None
+        except (TypeError, ValueError):
+            return None
 
     def _watch_workers(self) -> Any:
         """xdist controller: show the workers' call progress, and stop the run on a fatal failure."""
@@ -327,6 +479,39 @@ class DefanPlugin:
             self._finish(session)
         return result
 
+    # -- other plugins' reports -----------------------------------------------------------------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_json_runtest_metadata(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Optional[Dict[str, Any]]:
+        """pytest-json-report: each prompt's record (and each gate's verdicts) in its test."""
+        if call.when != "call":
+            return None
+        if isinstance(item, DefanItem) and item.record is not None:
+            return {"defan": item.record}
+        if isinstance(item, DefanGateItem):
+            return {"defan_gate": [v.message for v in item.verdicts]}
+        return None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_header(self, cells: List[str]) -> None:
+        """pytest-html: a column with each prompt's verdict."""
+        cells.insert(2, '<th class="sortable" data-column-type="defan">DefAn</th>')
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: List[str]) -> None:
+        import html
+
+        rec = _record_of(report)
+        if rec is not None:
+            word = _verdict_word(rec)
+            detail = "" if rec.get("error") else f": claim {rec.get('claim')!r}, gold {str(rec.get('answer', '')).strip()!r}"
+            text = word + detail
+        elif report.nodeid.startswith("defan::gate["):
+            text = "gate: " + report.outcome
+        else:
+            text = ""
+        cells.insert(2, f'<td class="col-defan">{html.escape(text)}</td>')
+
     # -- results (controller only) -----------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
@@ -338,7 +523,8 @@ class DefanPlugin:
             watcher.stop()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call" or self.worker.is_worker:
+        # A rerun attempt (pytest-rerunfailures) is not a result: only the final report counts.
+        if report.when != "call" or self.worker.is_worker or report.outcome == "rerun":
             return
         rec = _record_of(report)
         if rec is not None:
@@ -350,38 +536,45 @@ class DefanPlugin:
         run = self.run
         config = session.config
         run.finish()
-        # The gate's verdicts are test reports of their own: in the terminal, in --junitxml and in
-        # the exit code, like any test.
-        source = run.thresholds_source or "thresholds.toml"
+        # The gate's verdicts are tests of their own, run here on the controller through the
+        # standard protocol: in the terminal, in --junitxml, in every reporting plugin and in the
+        # exit code, like any test.
         by_scope: Dict[str, List[Any]] = {}
         for v in run.verdicts:
             by_scope.setdefault(v.scope, []).append(v)
-        judged_scopes = [
-            scope for scope, vs in by_scope.items()
+        judged = {
+            scope: vs for scope, vs in by_scope.items()
             if any(v.status in (gate.FAIL, gate.INSUFFICIENT, gate.PASS) for v in vs)
-        ]
-        # The gate's reports count as tests of this session (progress stays within 100%).
-        session.testscollected += len(judged_scopes)
-        for scope, verdicts in by_scope.items():
-            bad = [v for v in verdicts if v.status in (gate.FAIL, gate.INSUFFICIENT)]
-            judged = [v for v in verdicts if v.status == gate.PASS]
-            if not bad and not judged:
-                continue
-            text = "\n".join(v.message for v in (bad or judged))
-            nodeid = f"defan::gate[{scope}]"
-            rep = pytest.TestReport(
-                nodeid=nodeid,
-                location=(source, 0, f"gate[{scope}]"),
-                keywords={"defan": 1, "gate": 1},
-                outcome="failed" if bad else "passed",
-                longrepr=text if bad else None,
-                when="call",
-                sections=[] if bad else [("defan gate", text)],
-                user_properties=[("defan_gate", [v.message for v in verdicts])],
+        }
+        skip = None
+        if run.fatal is None and len(run.records) < len(run.rows) and not run.settings.gate_narrowed:
+            # -k, -m, --deselect, --lf, a path or pytest-split ran part of the selection: the
+            # figures describe that part only, which the limits were not set for.
+            skip = (
+                f"the gate judges whole runs: {len(run.records)} of the {len(run.rows)} selected prompts ran "
+                "(narrowed by -k, -m, --deselect, --lf, a path or pytest-split); --defan-gate-narrowed judges anyway"
             )
-            config.hook.pytest_runtest_logstart(nodeid=nodeid, location=rep.location)
-            config.hook.pytest_runtest_logreport(report=rep)
-            config.hook.pytest_runtest_logfinish(nodeid=nodeid, location=rep.location)
+        parent = DefanCollector.from_parent(session, name="defan", nodeid="defan")
+        items = []
+        for scope, verdicts in judged.items():
+            line = run.thresholds_line(scope, verdicts)
+            item = DefanGateItem.from_parent(
+                parent, name=f"gate[{scope}]", scope=scope, verdicts=verdicts,
+                source=run.thresholds_source, line=line,
+            )
+            item.add_marker("defan")
+            item.add_marker("defan_gate")
+            if skip is not None:
+                item.add_marker(pytest.mark.skip(reason=skip))  # reported at the gate's own location
+            self._no_reruns(item)
+            items.append(item)
+        # The gate's tests count as tests of this session (progress stays within 100%).
+        session.testscollected += len(items)
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None and hasattr(tr, "tests_count"):  # pytest-sugar's progress bar
+            tr.tests_count += len(items)
+        for i, item in enumerate(items):
+            config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
         config.hook.pytest_defan_summary(config=config, summary=run.summary, verdicts=run.verdicts)
         run.write_report()
 
@@ -413,10 +606,15 @@ class DefanPlugin:
         self.run.close(self.worker)
 
 
+@pytest.hookimpl(tryfirst=True)  # first: another plugin (pytest-sugar) answers every report
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Optional[Tuple[str, str, Any]]:
     """Hallucinated and misaligned prompts have their own letters and counts; they do not fail
     the run unless --defan-strict (the gate decides)."""
-    if report.when != "call" or not report.passed:
+    return _defan_status(report)
+
+
+def _defan_status(report: Any) -> Optional[Tuple[str, str, Any]]:
+    if getattr(report, "when", None) != "call" or not report.passed:
         return None
     rec = _record_of(report)
     if rec is None:

@@ -253,10 +253,19 @@ class Run:
         )
         self.pool.start(prompts)
 
-    def wait(self, tick: Callable[[], None] = lambda: None) -> Optional[str]:
-        """Wait for every call of the pool; return the fatal failure that stopped it, if any."""
+    def wait(self, tick: Callable[[], None] = lambda: None, deadline: Optional[float] = None) -> Optional[str]:
+        """Wait for every call of the pool; return the fatal failure that stopped it, if any.
+
+        ``deadline`` (a ``time.time()``): past it, no new prompt is sent and the run stops with
+        the answers it has (they are in the cache for a resumed run).
+        """
         while not self.pool.join(0.2):
             tick()
+            if deadline is not None and time.time() > deadline and self.pool.fatal is None:
+                self.pool.stop(
+                    "the session timeout (--session-timeout) passed during the model calls; "
+                    "every answer received is kept in the cache for the next run"
+                )
         return self.pool.fatal  # type: ignore[no-any-return]
 
     def watch_progress(self) -> Callable[[], Any]:
@@ -323,6 +332,24 @@ class Run:
         self.records = records
         self.summary = metrics.summarize(records)
         self.verdicts = gate.check(self.summary, self.thresholds) if self.fatal is None and records else []
+
+    def thresholds_line(self, scope: str, verdicts: Sequence[Any]) -> int:
+        """The 0-based line of the thresholds file a scope's verdict points at: the key that
+        failed (or, when all passed, the first key judged), 0 when it cannot be told."""
+        from defan_pytest import gate, metrics
+
+        if self.thresholds is None or not verdicts:
+            return 0
+        bad = [v for v in verdicts if v.status in (gate.FAIL, gate.INSUFFICIENT)]
+        verdict = (bad or list(verdicts))[0]
+        if verdict.metric == "samples":
+            key = "min_samples"
+        elif verdict.metric in metrics.METRICS:
+            key = metrics.METRICS[verdict.metric].threshold_key
+        else:
+            return 0
+        line = self.thresholds.line_of(scope, key)
+        return line - 1 if line else 0
 
     def report(self) -> Dict[str, Any]:
         """The JSON report of the run (after :meth:`finish`)."""

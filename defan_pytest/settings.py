@@ -103,6 +103,9 @@ OPTIONS: Tuple[Option, ...] = (
            "write the JSON report (same schema as 'defan score --json') to this file", shown="none"),
     Option("strict", "bool", False,
            "fail each hallucinated or misaligned prompt on its own", shown="off; the gate decides"),
+    Option("gate-narrowed", "bool", False,
+           "judge the gate even when -k, -m, --deselect, --lf, a path or pytest-split ran only part "
+           "of the selected prompts", shown="off: such a run's gate is skipped"),
     Option("spacy-model", "string", "auto",
            "spaCy pipeline for names and places: a package name, a folder, 'auto' (first installed "
            "English pipeline) or 'none'"),
@@ -173,6 +176,7 @@ class Settings:
     thresholds: Optional[str] = None
     report: Optional[str] = None
     strict: bool = False
+    gate_narrowed: bool = False
     spacy_model: Optional[str] = None
     concurrency: int = DEFAULT_CONCURRENCY
     rpm: Optional[float] = None
@@ -245,6 +249,7 @@ class Settings:
             thresholds=_value(values, "thresholds") or None,
             report=_value(values, "report") or None,
             strict=bool(_value(values, "strict")),
+            gate_narrowed=bool(_value(values, "gate-narrowed")),
             spacy_model=spacy_spec,
             concurrency=concurrency,
             rpm=rpm,

@@ -403,6 +403,36 @@ class Thresholds:
         m = self._model_section()
         return _merge((self.base.defaults, self.base.overall, m.defaults, m.overall))
 
+    def table_of(self, scope: str, key: str) -> tuple[str, ...] | None:
+        """The table that sets ``key`` for ``scope`` (a domain or ``"overall"``), as a key path
+        (``("models", "my-rag", "domains", "nobel")``), or ``None`` when no table sets it."""
+        m = self._model_section()
+        inner = ("overall",) if scope == "overall" else ("domains", scope)
+        layers: list[tuple[tuple[str, ...], Limits]] = [
+            (("defaults",), self.base.defaults),
+            (inner, self.base.overall if scope == "overall" else self.base.domains.get(scope, _NO_LIMITS)),
+        ]
+        if self.model is not None:
+            model_inner = m.overall if scope == "overall" else m.domains.get(scope, _NO_LIMITS)
+            layers += [(("models", self.model, "defaults"), m.defaults), (("models", self.model, *inner), model_inner)]
+        found = None
+        for path, limits in layers:  # lowest precedence first: the last one that sets it wins
+            if limits.get(key) is not None:
+                found = path
+        return found
+
+    def line_of(self, scope: str, key: str) -> int | None:
+        """The 1-based line of the file where ``key`` is set for ``scope`` (the header of its
+        table when the key itself cannot be found), or ``None``."""
+        table = self.table_of(scope, key)
+        if table is None or self.source is None:
+            return None
+        try:
+            text = Path(self.source).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return _line_of_key(text, table, key)
+
     @property
     def overall_figure(self) -> str:
         """Which overall figure the gate judges: ``"mean"`` (the default, as the paper reports
@@ -417,6 +447,41 @@ class Thresholds:
         if key is None or key not in self.models:
             return {}
         return copy.deepcopy(dict(self.models[key].params))
+
+
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
+_KEY_PART = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_-]+))\s*(?:\.|$)')
+
+
+def _key_path(text: str) -> tuple[str, ...] | None:
+    """A TOML dotted key (``models."my rag".domains``) as its parts, or None if unreadable."""
+    parts: list[str] = []
+    pos = 0
+    while pos < len(text):
+        m = _KEY_PART.match(text, pos)
+        if not m or m.end() == pos:
+            return None
+        quoted, literal, bare = m.groups()
+        parts.append(quoted.encode().decode("unicode_escape") if quoted is not None else literal if literal is not None else bare)
+        pos = m.end()
+    return tuple(parts)
+
+
+def _line_of_key(text: str, table: tuple[str, ...], key: str) -> int | None:
+    """Where ``key`` is set in ``[table]`` (1-based line), else the table's header line."""
+    current: tuple[str, ...] | None = ()
+    header: int | None = None
+    assignment = re.compile(rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\")\s*=")
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _HEADER.match(line)
+        if m:
+            current = _key_path(m.group(1))
+            if current == table:
+                header = number
+            continue
+        if current == table and assignment.match(line):
+            return number
+    return header
 
 
 def _merge(layers: Iterable[Limits]) -> Limits:

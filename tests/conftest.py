@@ -115,3 +115,16 @@ def synthetic_public(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     clear_caches()
     yield SYNTHETIC_PUBLIC
     clear_caches()
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester, with pytest-randomly off in the inner sessions.
+
+    The test extras install the plugins tests/test_compat.py runs DefAn sessions next to;
+    pytest-randomly is active by default and would reorder every other test's inner session.
+    (pytester clears PYTEST_ADDOPTS when it starts, so it is set after.)  test_compat.py turns
+    it back on where it tests it.
+    """
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    return pytester

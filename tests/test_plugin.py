@@ -80,7 +80,7 @@ def test_help_lists_options_with_defaults(pytester: pytest.Pytester) -> None:
 
 
 def test_items_ids_markers_and_status_letters(project: pytest.Pytester) -> None:
-    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "-p", "no:cacheprovider")
     outcomes(result, passed=30, hallucinated=30)
     assert result.ret == 0  # hallucinations alone do not fail the run: the gate decides
     result.stdout.fnmatch_lines(["*no thresholds file: nothing was gated*", "*30 passed*30 hallucinated*"])
@@ -99,7 +99,7 @@ def test_verbose_shows_answer_claim_and_verdict(project: pytest.Pytester) -> Non
 
 
 def test_gate_passes_and_fails_on_exact_thresholds(project: pytest.Pytester) -> None:
-    args = ["--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider"]
+    args = ["--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "-p", "no:cacheprovider"]
     thresholds(project, "[defaults]\nmax_fch = 0.5\nmax_pmh = 0.0\nmin_rc = 1.0\n")
     ok = project.runpytest(*args)
     assert ok.ret == 0
@@ -118,7 +118,7 @@ def test_gate_passes_and_fails_on_exact_thresholds(project: pytest.Pytester) -> 
 
 def test_domain_thresholds_and_rc(project: pytest.Pytester) -> None:
     thresholds(project, "[defaults]\nmin_rc = 0.9\n[domains.nobel]\nmax_fch = 0.2\n")
-    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "-p", "no:cacheprovider")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["nobel: FCH 0.50 > max_fch 0.20 (95% CI *, n=60)"])
     assert "gate[overall]" not in "".join(l for l in result.stdout.lines if l.startswith("FAILED"))
@@ -126,7 +126,7 @@ def test_domain_thresholds_and_rc(project: pytest.Pytester) -> None:
 
 def test_too_few_samples_say_so_instead_of_passing(project: pytest.Pytester) -> None:
     thresholds(project, "[defaults]\nmax_fch = 0.9\nmin_samples = 100\n")
-    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "-p", "no:cacheprovider")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "-p", "no:cacheprovider")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*nobel: 60 scored responses < min_samples 100: not judged*"])
 
@@ -152,7 +152,7 @@ def test_deselect_and_async_callable(project: pytest.Pytester) -> None:
 
 def test_junit_xml_holds_gate_results(project: pytest.Pytester) -> None:
     thresholds(project, "[defaults]\nmax_fch = 0.49\n")
-    project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--junitxml=out.xml",
+    project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "--junitxml=out.xml",
                       "-p", "no:cacheprovider")
     root = ET.parse(project.path / "out.xml").getroot()
     cases = {c.get("name"): c for c in root.iter("testcase")}
@@ -162,7 +162,7 @@ def test_junit_xml_holds_gate_results(project: pytest.Pytester) -> None:
 
 
 def test_report_json_same_schema_as_defan_score(project: pytest.Pytester) -> None:
-    project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-report=r.json",
+    project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "--defan-report=r.json",
                       "-p", "no:cacheprovider")
     report = json.loads((project.path / "r.json").read_text())
     assert set(report) >= {"rows", "domains", "overall"}

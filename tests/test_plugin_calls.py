@@ -37,7 +37,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, public_d
 def args(srv: OpenAIServer, *extra: str) -> list[str]:
     return [
         "--defan-model=openai/test-model", f"--defan-model-arg=api_base={srv.base_url}",
-        f"--defan-model-arg=api_key={KEY}", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-timeout=5",
+        f"--defan-model-arg=api_key={KEY}", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "--defan-timeout=5",
         "--defan-retries=1", "--defan-report=r.json", "--junitxml=j.xml", "-p", "no:cacheprovider", *extra,
     ]
 
