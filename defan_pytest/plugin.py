@@ -12,6 +12,7 @@ reports.
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from defan_pytest.run import Run, Worker
 
 PROPERTY = "defan"
+# pytest-rerunfailures' marker (registered by it) for items whose reruns cannot change anything.
+_NO_RERUNS = pytest.mark.flaky(reruns=0, condition=False)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -198,10 +201,8 @@ class DefanItem(pytest.Item):
     def reportinfo(self) -> Tuple[Any, Optional[int], str]:
         # The question's row when the data file is in the repository (a user's own set); the
         # test's own id otherwise, never a file outside the repository (CI annotations, JUnit).
-        source = Path(self.row.source)
-        try:
-            source.resolve().relative_to(self.config.rootpath.resolve())
-        except (ValueError, OSError):
+        source = _in_repository(self.row.source, str(self.config.rootpath))
+        if source is None:
             return "defan", 0, f"defan {self.row.id}"
         return source, max(0, self.row.line - 1), f"defan {self.row.id}"
 
@@ -242,6 +243,16 @@ class DefanGateItem(pytest.Item):
 
     def reportinfo(self) -> Tuple[Any, Optional[int], str]:
         return self.source or "thresholds.toml", self.line, f"gate[{self.scope}]"
+
+
+@functools.lru_cache(maxsize=64)
+def _in_repository(source: str, root: str) -> Optional[Path]:
+    """``source`` as a path when it lies inside ``root`` (once per data file, not per item)."""
+    try:
+        Path(source).resolve().relative_to(Path(root).resolve())
+    except (ValueError, OSError):
+        return None
+    return Path(source)
 
 
 def _verdict_word(rec: Mapping[str, Any]) -> str:
@@ -380,7 +391,7 @@ class DefanPlugin:
         (pytest-rerunfailures) cannot change it, so reruns are switched off for DefAn items.
         ``condition=False`` holds in every rerun mode, --force-reruns included."""
         if self.reruns_active:
-            item.add_marker(pytest.mark.flaky(reruns=0, condition=False))
+            item.add_marker(_NO_RERUNS)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
