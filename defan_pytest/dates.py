@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
+from defan_pytest.text import DisjointSpans
+
 DateValue = Tuple[int, Optional[int], Optional[int]]
 
 _MONTHS = {
@@ -76,20 +78,20 @@ def find_dates(text: str, dayfirst: bool = False, years: bool = True) -> List[Tu
     no fuller date already covers it.
     """
     found: List[Tuple[int, int, DateValue]] = []
-    taken: List[Tuple[int, int]] = []
+    taken = DisjointSpans()  # what a fuller date already covers (a binary search, not a scan)
     for regex, kind in _PATTERNS:
         for m in regex.finditer(text):
             s, e = m.span()
-            if any(s < te and ts < e for ts, te in taken):
+            if taken.overlaps(s, e):
                 continue
             value = _value(m, kind, dayfirst)
             if value is not None:
                 found.append((s, e, value))
-                taken.append((s, e))
+                taken.add(s, e)
     if years:
         for m in _YEAR_ONLY.finditer(text):
             s, e = m.span()
-            if any(s < te and ts < e for ts, te in taken):
+            if taken.overlaps(s, e):
                 continue
             found.append((s, e, (int(m.group(1)), None, None)))
     found.sort(key=lambda t: t[0])

@@ -62,6 +62,8 @@ def record_of_score(row: Any, score: Any, **extra: Any) -> Dict[str, Any]:
         "correct": score.correct,
         "error": score.error,
     }
+    if getattr(score, "note", None):  # a very long response read in a window, NER unavailable
+        rec["note"] = score.note
     rec.update(extra)
     return rec
 
@@ -354,7 +356,9 @@ class Run:
     def report(self) -> Dict[str, Any]:
         """The JSON report of the run (after :meth:`finish`)."""
         assert self.summary is not None
-        rows = [{k: r[k] for k in (*REPORT_ROW_KEYS, "response")} for r in self.records]
+        rows = [
+            {k: r[k] for k in (*REPORT_ROW_KEYS, "response", "note") if k in r} for r in self.records
+        ]
         return build_report(rows, self.summary, model=self.model_name, verdicts=self.verdicts)
 
     def write_report(self) -> None:

@@ -10,7 +10,7 @@ places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from defan_pytest import ner as ner_mod
 from defan_pytest import types
@@ -34,14 +34,41 @@ class ScoreInput:
     domain: Optional[str] = None
 
 
+#: Responses up to this many characters are read whole; a longer one (a runaway generation)
+#: is scored on a window: its first and last :data:`WINDOW` characters, where a model states
+#: its answer (the start of a direct answer, the end of a reasoning), and the row says so.
+MAX_WHOLE = 1 << 20
+WINDOW = 1 << 16
+#: NER reads at most this much text per response: on a longer one, a window from just before
+#: the first name the rules left open (the claim is the first candidate in reading order).
+NER_WINDOW = 20_000
+_NER_BEFORE = 200
+
+
 @dataclass(frozen=True)
 class Score:
-    """The verdicts on one response.  For an errored call, all but ``error`` are ``None``."""
+    """The verdicts on one response.  For an errored call, all but ``error`` are ``None``.
+
+    ``note`` says when the response was not read whole (a window of a very long one) or when
+    NER could not run on it; ``None`` otherwise.
+    """
 
     claim: Optional[str]
     aligned: Optional[bool]
     correct: Optional[bool]
     error: Optional[str] = None
+    note: Optional[str] = None
+
+
+def _window(response: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+    """The text to score of a response, and the note when it is a window of it."""
+    if response is None or len(response) <= MAX_WHOLE:
+        return response, None
+    note = (
+        f"scored on a window: the first and the last {WINDOW:,} of its {len(response):,} characters "
+        f"(responses over {MAX_WHOLE:,} characters are not read whole)"
+    )
+    return response[:WINDOW] + "\n\n" + response[-WINDOW:], note
 
 
 class Scorer:
@@ -139,8 +166,10 @@ class Scorer:
             self.add_answers(domain, answers)
 
         results: List[Optional[Score]] = [None] * len(items)
-        pending: List[int] = []
+        pending: List[Tuple[int, int, str]] = []  # (item, offset of the NER window, its text)
         contexts: List[Optional[Context]] = [None] * len(items)
+        responses: List[Optional[str]] = [None] * len(items)
+        notes: List[Optional[str]] = [None] * len(items)
         has_ner = self._ner is not None or self._ner_spec is not None
         for i, it in enumerate(items):
             if it.error is not None:
@@ -148,20 +177,34 @@ class Scorer:
                 continue
             ctx = self._context(it)
             contexts[i] = ctx
-            ext = extract(it.response, ctx, ner_available=has_ner)
+            responses[i], notes[i] = _window(it.response)
+            ext = extract(responses[i], ctx, ner_available=has_ner)
             if ext.needs_ner:
-                pending.append(i)
+                text = clean(responses[i])
+                start = 0
+                if len(text) > NER_WINDOW:  # NER's cost grows with the text: read a window only
+                    start = max(0, (ext.at or 0) - _NER_BEFORE)
+                    text = text[start:start + NER_WINDOW]
+                pending.append((i, start, text))
             else:
-                results[i] = self._verdict(it, ext)
+                results[i] = self._verdict(it, ext, notes[i])
         if pending:
-            texts = [clean(items[i].response) for i in pending]
-            ents = self.ner.entities(texts, batch_size=batch_size)  # type: ignore[union-attr]
-            for i, e in zip(pending, ents):
-                ext = extract(items[i].response, contexts[i], entities=e)  # type: ignore[arg-type]
-                results[i] = self._verdict(items[i], ext)
+            try:
+                ents = self.ner.entities([t for _, _, t in pending], batch_size=batch_size)  # type: ignore[union-attr]
+            except Exception as exc:  # noqa: BLE001 - a pipeline that fails must not lose the run
+                # Rules only for these responses, and the rows say why.
+                reason = f"NER failed ({type(exc).__name__}: {str(exc)[:200]}); scored by the rules alone"
+                for i, _, _ in pending:
+                    ext = extract(responses[i], contexts[i], ner_available=False)  # type: ignore[arg-type]
+                    results[i] = self._verdict(items[i], ext, "; ".join(filter(None, (notes[i], reason))))
+                return results  # type: ignore[return-value]
+            for (i, start, _), e in zip(pending, ents):
+                shifted = [(s + start, end + start, label) for s, end, label in e] if start else e
+                ext = extract(responses[i], contexts[i], entities=shifted)  # type: ignore[arg-type]
+                results[i] = self._verdict(items[i], ext, notes[i])
         return results  # type: ignore[return-value]
 
     @staticmethod
-    def _verdict(item: ScoreInput, ext: Extraction) -> Score:
+    def _verdict(item: ScoreInput, ext: Extraction, note: Optional[str] = None) -> Score:
         gold = parse_gold(item.type, item.answer)
-        return Score(ext.claim, ext.aligned, claim_correct(item.type, ext.claim, gold), None)
+        return Score(ext.claim, ext.aligned, claim_correct(item.type, ext.claim, gold), None, note)

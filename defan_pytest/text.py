@@ -10,10 +10,12 @@ True
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from rapidfuzz.distance import Indel
 
@@ -218,6 +220,48 @@ def in_question(tokens: Sequence[str], question_tokens: FrozenSet[str]) -> bool:
 INITIAL_OR_ABBREV = re.compile(r"\b(?:[A-Z]|Mrs?|Ms|Dr|St|Jr|Sr|Mt|Ft|No|Prof)\.$")
 
 
+class SpanIndex:
+    """Which positions lie inside any of a fixed set of spans ``[start, end)``: a binary search
+    a query instead of a scan of every span, so that long responses stay linear."""
+
+    def __init__(self, spans: Iterable[Tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self._starts = [s for s, _ in ordered]
+        self._reach = list(itertools.accumulate((e for _, e in ordered), max))  # furthest end so far
+
+    def __contains__(self, pos: int) -> bool:
+        i = bisect.bisect_right(self._starts, pos) - 1
+        return i >= 0 and self._reach[i] > pos
+
+
+class DisjointSpans:
+    """A growing set of disjoint spans ``[start, end)`` that answers "does this span overlap
+    one of them?" by binary search."""
+
+    def __init__(self) -> None:
+        self._starts: List[int] = []
+        self._ends: List[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self._starts, end)  # spans starting before ``end``
+        return i > 0 and self._ends[i - 1] > start  # disjoint and ordered: the last reaches furthest
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect.bisect_left(self._starts, start)
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)
+
+
+def _ends_with_abbreviation(text: str, end: int) -> bool:
+    """Does ``text[:end]`` end with an initial or an abbreviation and its full stop?
+
+    Searched from a few characters before ``end`` only (the longest form, ``Prof.``, has five):
+    the same answer as searching ``text[:end]``, without reading the text from its start, which
+    made long responses quadratic.  (``\\b`` still sees the character before the start.)
+    """
+    return INITIAL_OR_ABBREV.search(text, max(0, end - 6), end) is not None
+
+
 def looks_like_sentence(t: str) -> bool:
     """Prose rather than one name: a verb or function word, a sentence break, or mostly
     lowercase words where the text does use capitals ("Let me know if you need more")."""
@@ -226,7 +270,7 @@ def looks_like_sentence(t: str) -> bool:
     if any(w in _SENTENCE_WORDS for w in low):
         return True
     for m in re.finditer(r"[.!?](?=\s+\S)", t):
-        if not INITIAL_OR_ABBREV.search(t[: m.end()]):
+        if not _ends_with_abbreviation(t, m.end()):
             return True
     if any(c.isupper() for c in t):
         content = [w for w, l in zip(words, low) if l and l not in _PARTICLES and l[0].isalpha()]
@@ -253,7 +297,7 @@ def capitalized_spans(text: str, toks: Sequence[Token]) -> List[Tuple[int, int]]
             nxt = toks[j + 1]
             if gap.strip() not in ("", "-", ".", "'", "’") or "\n" in gap:
                 break
-            if gap.strip() == "." and not INITIAL_OR_ABBREV.search(text[: toks[j][1] + 1]):
+            if gap.strip() == "." and not _ends_with_abbreviation(text, toks[j][1] + 1):
                 break  # a sentence ends here ("... in Literature. Please check ...")
             if text[nxt[0]].isupper() or text[nxt[0]].isdigit():
                 j += 1

@@ -195,3 +195,66 @@ def test_reasoning_blocks_never_leak_into_the_claim(rules: Scorer, response: str
         return  # nested tags: not what models emit
     s = rules.score("What was the QS rank of X in 2022?", "386", "rank", response)
     assert s.claim == "386" and s.aligned
+
+
+# -- bounded cost on long responses ---------------------------------------------------------------
+
+
+def test_a_runaway_response_is_scored_on_a_window_with_a_note() -> None:
+    from defan_pytest.scoring import MAX_WHOLE, WINDOW
+
+    filler = "and then the model kept thinking about many unrelated things " * (MAX_WHOLE // 60 + 10)
+    s = Scorer(nlp=None).score("Who won the 1903 Nobel Prize in Physics?", "Pierre Curie", "name",
+                               filler + "\nFinal answer: Pierre Curie", domain="nobel")
+    assert s.claim == "Pierre Curie" and s.correct is True
+    assert s.note is not None and f"{WINDOW:,}" in s.note and "not read whole" in s.note
+    short = Scorer(nlp=None).score("Who won?", "Pierre Curie", "name", "Pierre Curie")
+    assert short.note is None
+
+
+def test_the_middle_of_a_runaway_response_is_not_read() -> None:
+    from defan_pytest.scoring import MAX_WHOLE
+
+    half = "x " * (MAX_WHOLE // 2)
+    s = Scorer(nlp=None).score("How many?", "42", "numeric", half + " The answer is 41. " + half)
+    assert s.claim is None and s.note is not None  # the only number sits outside the window
+
+
+class _BrokenNER:
+    name = "broken"
+
+    def entities(self, texts: object, batch_size: int = 256) -> object:
+        raise RuntimeError("pipeline exploded")
+
+
+def test_a_failing_ner_pipeline_falls_back_to_rules_with_a_note() -> None:
+    scorer = Scorer(nlp=_BrokenNER())
+    s = scorer.score("Who won the 1903 Nobel Prize in Physics?", "Pierre Curie", "name",
+                     "I believe Zorbo Quux won it.", domain="nobel")
+    assert s.claim == "Zorbo Quux" and s.correct is False
+    assert s.note is not None and "NER failed (RuntimeError: pipeline exploded)" in s.note
+
+
+class _RecordingNER:
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.seen: list = []
+
+    def entities(self, texts: list, batch_size: int = 256) -> list:
+        self.seen.extend(texts)
+        out = []
+        for t in texts:
+            i = t.find("Zorbo Quux")
+            out.append([(i, i + len("Zorbo Quux"), "PERSON")] if i >= 0 else [])
+        return out
+
+
+def test_ner_reads_a_bounded_window_and_its_offsets_map_back() -> None:
+    from defan_pytest.scoring import NER_WINDOW
+
+    ner = _RecordingNER()
+    response = "the model wrote lowercase prose for a long time. " * 2000 + "Then Zorbo Quux won it. " + "more prose. " * 5000
+    s = Scorer(nlp=ner).score("Who won the 1903 Nobel Prize in Physics?", "Pierre Curie", "name", response, domain="nobel")
+    assert s.claim == "Zorbo Quux"
+    assert len(ner.seen) == 1 and len(ner.seen[0]) <= NER_WINDOW < len(response)

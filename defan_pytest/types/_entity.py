@@ -77,7 +77,14 @@ class EntityAnswerType(BaseAnswerType):
         cands.sort(key=lambda c: (c[0], rank.get(c[3], 0), -(c[1] - c[0])))
         kept: List[Candidate] = []
         for c in cands:
-            clash = [k for k in kept if c[0] < k[1] and k[0] < c[1]]
+            # Kept spans are disjoint and in order of start, so their ends increase too: the
+            # ones that overlap c are a tail of the list (linear, where a scan of all was not).
+            clash = []
+            for k in reversed(kept):
+                if k[1] <= c[0]:
+                    break
+                clash.append(k)
+            clash.reverse()
             if not clash:
                 kept.append(c)
             elif all(rank.get(c[3], 0) < rank.get(k[3], 0) for k in clash):
@@ -98,7 +105,7 @@ class EntityAnswerType(BaseAnswerType):
             if source == "rule" and ner_available:
                 # The rules found an unknown capitalized phrase before any known answer: a NER
                 # pipeline (if there is one) should decide what it is.
-                return Extraction(None, False, needs_ner=True, how="rule?")
+                return Extraction(None, False, needs_ner=True, how="rule?", at=s)
             end = self.finish(text, s, e)
             if end != e:
                 t = text[s:end]

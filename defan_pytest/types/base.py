@@ -71,6 +71,7 @@ class Extraction:
     aligned: bool
     needs_ner: bool = False
     how: str = ""
+    at: Optional[int] = None  # with needs_ner: where in the cleaned text the open candidate starts
 
 
 @dataclass(frozen=True)

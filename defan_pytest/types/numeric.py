@@ -17,6 +17,7 @@ from defan_pytest.numbers import (
     parse_number,
     question_numbers,
 )
+from defan_pytest.text import SpanIndex
 from defan_pytest.types._value import Candidate, ValueAnswerType, contains_number
 from defan_pytest.types.base import Context, Entity, Extraction, Gold
 
@@ -41,14 +42,14 @@ class NumericType(ValueAnswerType):
         qnums = question_numbers(ctx.question)
         # Numbers inside a written date ("9 August 2011") are not counts; a year-valued
         # question (world_org) still sees its year because bare years are kept.
-        date_spans = [] if ctx.asks_year else [(s, e) for s, e, v in find_dates(text, years=False)]
+        date_spans = SpanIndex([] if ctx.asks_year else [(s, e) for s, e, v in find_dates(text, years=False)])
         out = []
         years_in_dates = []
         for s, e, num, _ in numbers_in_text(text, fractions=ctx.is_math):
             v = parse_number(num)
             if v is None or v in qnums:
                 continue
-            if any(ds <= s < de for ds, de in date_spans):
+            if s in date_spans:
                 if re.fullmatch(r"\d{4}", num):
                     years_in_dates.append((s, canonical_number(v)))
                 continue

@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Any, List, Optional, Tuple, Union
 
 from defan_pytest.numbers import canonical_number, numbers_in_text, parse_number, question_numbers
+from defan_pytest.text import SpanIndex
 from defan_pytest.types._value import Candidate, ValueAnswerType, contains_number
 from defan_pytest.types.base import Context
 
@@ -77,8 +78,10 @@ class RankType(ValueAnswerType):
             if lo < hi and lo not in qnums and hi not in qnums and hi < 1900:
                 strong.append((m.start(), canonical_rank((lo, hi))))
                 taken.append(m.span())
+        bands = SpanIndex(taken)
         for m in _RANK_MARKED.finditer(text):
-            if any(s <= m.start() < e for s, e in taken):
+            # Marked ranks never start inside one another (finditer), so only bands can hold one.
+            if m.start() in bands:
                 continue
             n = next(g for g in ("ord", "hash", "eq1", "eq2", "kw") if m.group(g) is not None)
             val = int(m.group(n))
@@ -89,8 +92,9 @@ class RankType(ValueAnswerType):
         if strong:
             return sorted(strong)
         out = []
+        spans = SpanIndex(taken)
         for s, e, num, _ in numbers_in_text(text, fractions=False):
-            if any(ts <= s < te for ts, te in taken):
+            if s in spans:
                 continue
             v = parse_number(num)
             if v is None or v in qnums or v != v.to_integral_value() or v < 1:
