@@ -5,9 +5,11 @@ domain's own answer list.  ``"auto"`` takes the first installed English pipeline
 """
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import json
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from defan_pytest.errors import DefanError
 
@@ -91,6 +93,34 @@ def check(name: str) -> None:
             f"spaCy pipeline {name!r} is neither an installed package nor a folder; "
             f"installed known pipelines: {installed}; use 'none' to score without NER"
         )
+
+
+def describe(name: Optional[str]) -> Dict[str, Any]:
+    """Which scorer a run uses, without loading spaCy: ``{"ner": False, "text": "rules only
+    ..."}``, or the pipeline's name and version (from its installed package or its folder's
+    ``meta.json``) with ``"ner": True``.  Runs and reports state it, so that an install that
+    silently lacks a pipeline is visible."""
+    if name is None:
+        return {
+            "ner": False, "pipeline": None, "version": None,
+            "text": "rules only (no spaCy pipeline: names and places by rules and the domain's answer list)",
+        }
+    version: Optional[str] = None
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        try:
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+            version = f"{meta.get('name', '?')} {meta.get('version', '?')}"
+        except (OSError, ValueError):
+            version = None
+    else:
+        try:
+            version = importlib.metadata.version(name.replace("_", "-"))
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+    shown = f"{name} {version}" if version else name
+    return {"ner": True, "pipeline": name, "version": version,
+            "text": f"spaCy {shown} (NER only where the rules leave a name or place open)"}
 
 
 def load(spec: Union[str, Path, None]) -> Optional[NER]:

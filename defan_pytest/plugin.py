@@ -114,6 +114,20 @@ def _plugin(config: pytest.Config) -> Optional["DefanPlugin"]:
     return config.stash.get(plugin_key, None)
 
 
+def pytest_report_header(config: pytest.Config) -> Optional[List[str]]:
+    """The model, the size of the run and which scorer runs (rules only, or which pipeline)."""
+    plugin = _plugin(config)
+    if plugin is None:
+        return None
+    from defan_pytest import ner
+
+    run = plugin.run
+    return [
+        f"defan: model {run.model_name}, {len(run.rows):,} prompts",
+        f"defan scorer: {ner.describe(run.settings.spacy_model)['text']}",
+    ]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: List[pytest.Item]) -> None:
     """pytest-split: keep paraphrase groups whole.  Registered with this module (before

@@ -356,10 +356,14 @@ class Run:
     def report(self) -> Dict[str, Any]:
         """The JSON report of the run (after :meth:`finish`)."""
         assert self.summary is not None
+        from defan_pytest import ner
+
         rows = [
             {k: r[k] for k in (*REPORT_ROW_KEYS, "response", "note") if k in r} for r in self.records
         ]
-        return build_report(rows, self.summary, model=self.model_name, verdicts=self.verdicts)
+        report = build_report(rows, self.summary, model=self.model_name, verdicts=self.verdicts)
+        report["scorer"] = {k: v for k, v in ner.describe(self.settings.spacy_model).items() if k != "text"}
+        return report
 
     def write_report(self) -> None:
         """Write :meth:`report` where ``--defan-report`` says, if it says."""

@@ -42,3 +42,21 @@ def test_a_pipeline_by_path(tmp_path: Path) -> None:
     assert by_path is not None
     assert by_path.entities(["Marie Curie was born in Warsaw."]) == model.entities(["Marie Curie was born in Warsaw."])
     assert Scorer(nlp=folder).pipeline == str(folder)
+
+
+def test_describe_says_which_scorer_runs(tmp_path: Path) -> None:
+    rules = ner.describe(None)
+    assert rules["ner"] is False and rules["text"].startswith("rules only")
+    folder = tmp_path / "pipe"
+    folder.mkdir()
+    (folder / "meta.json").write_text('{"name": "core_web_x", "version": "9.9.9"}')
+    by_path = ner.describe(str(folder))
+    assert by_path["ner"] is True and by_path["version"] == "core_web_x 9.9.9"
+    assert by_path["text"].startswith(f"spaCy {folder} core_web_x 9.9.9")
+
+
+@needs_pipeline
+def test_describe_names_an_installed_pipeline_and_its_version() -> None:
+    name = ner.installed_pipelines()[0]
+    d = ner.describe(name)
+    assert d["ner"] is True and d["pipeline"] == name and d["version"]

@@ -271,3 +271,13 @@ def test_cache_reuses_a_callable_only_with_a_version(project: pytest.Pytester, t
     assert sent() == 15
     project.runpytest("--defan-model=async-table", "--defan-cache=off", *args)
     assert sent() == 15
+
+
+def test_header_and_report_say_which_scorer_ran(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("import defan_pytest\n@defan_pytest.model('echo', version='1')\ndef echo(p):\n    return 'Ada Lovelace'\n")
+    rows = [{"question": f"Who won prize {i}?", "answer": "Ada Lovelace", "type": "name", "domain": "toy"} for i in range(3)]
+    pytester.path.joinpath("toy.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    result = pytester.runpytest("--defan-model=echo", "--defan-dataset=toy.jsonl", "--defan-cache=off",
+                                "--defan-spacy-model=none", "--defan-report=r.json")
+    result.stdout.fnmatch_lines(["defan: model echo, 3 prompts", "defan scorer: rules only (no spaCy pipeline*"])
+    assert json.loads(pytester.path.joinpath("r.json").read_text())["scorer"] == {"ner": False, "pipeline": None, "version": None}
