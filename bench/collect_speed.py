@@ -12,31 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RUNNER = (
-    "import pytest, resource, sys, time\n"
-    "t = time.perf_counter()\n"
-    "rc = pytest.main(sys.argv[1:])\n"
-    "print('BENCH', time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rc)\n"
-)
+sys.path.insert(0, str(HERE))
 
-
-def measure(args: list, cwd: Path, env: dict, repeat: int) -> tuple:
-    best_t, best_rss, rc = float("inf"), 0, None
-    for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", RUNNER, *args], cwd=cwd, env=env, capture_output=True, text=True)
-        line = [l for l in out.stdout.splitlines() if l.startswith("BENCH")]
-        if not line:
-            raise SystemExit(f"pytest {' '.join(args)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
-        _, t, rss, rc = line[-1].split()
-        best_t = min(best_t, float(t))
-        best_rss = max(best_rss, int(rss))
-    return best_t, best_rss / 1024, rc
+from harness import measure  # noqa: E402
 
 
 def main() -> int:

@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RUNNER = (
-    "import pytest, resource, sys, time\n"
-    "t = time.perf_counter()\n"
-    "rc = pytest.main(sys.argv[1:])\n"
-    "print('BENCH', time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rc)\n"
-)
+sys.path.insert(0, str(HERE))
+
+from harness import measure  # noqa: E402
+
 MODEL = f'''
 import sys
 sys.path.insert(0, {str(HERE)!r})
@@ -64,19 +61,6 @@ OFF = ["rerunfailures", "randomly", "sugar", "cov", "html", "allure_pytest", "js
        "pytest_github_actions_annotate_failures", "cacheprovider"]
 
 
-def measure(args: list, cwd: Path, env: dict, repeat: int) -> tuple:
-    best_t, best_rss = float("inf"), 0
-    for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", RUNNER, *args], cwd=cwd, env=env, capture_output=True, text=True)
-        line = [ln for ln in out.stdout.splitlines() if ln.startswith("BENCH")]
-        if not line:
-            raise SystemExit(f"pytest {' '.join(args)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
-        _, t, rss, _rc = line[-1].split()
-        best_t = min(best_t, float(t))
-        best_rss = max(best_rss, int(rss))
-    return best_t, best_rss / 1024
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(HERE.parent.parent / "shared" / "defan-public"))
@@ -109,10 +93,10 @@ def main() -> int:
         results = {}
         for _ in range(args.repeat):  # interleaved, so that machine noise hits all three alike
             for name in ("standard", "lean"):
-                t, rss = measure(ours, sessions[name], env, 1)
+                t, rss, _ = measure(ours, sessions[name], env, 1)
                 best = results.get(name, (float("inf"), 0.0))
                 results[name] = (min(best[0], t), max(best[1], rss))
-            t, rss = measure(["-q", *off], trivial, env, 1)
+            t, rss, _ = measure(["-q", *off], trivial, env, 1)
             best = results.get("trivial", (float("inf"), 0.0))
             results["trivial"] = (min(best[0], t), max(best[1], rss))
     print(f"items                                 {n:,} (warm cache, best of {args.repeat})")
