@@ -1,17 +1,27 @@
 """A persistent response cache: SQLite in WAL mode, shared safely by concurrent processes.
 
 The key is a sha256 over everything that shapes an answer -- the model identity (model string,
-every call parameter, system prompt; for a user callable its name and version) and the prompt
-text -- so one model's answer is never returned for another.  A user callable without a
-``version`` gets a per-run nonce in its identity: its answers are shared by the processes of one
-run but never reused by another run.
+every call parameter but credentials, system prompt; for a user callable its name, version and
+a digest of its source) and the prompt text -- so one model's answer is never returned for
+another.  A user callable without a ``version`` gets a per-run nonce in its identity: its
+answers are shared by the processes of one run but never reused by another run.  Credentials
+are never part of the identity (:func:`defan_pytest.calls.public_identity`): a new API key
+reuses the answers of the old one, and no key is ever written here.
 
-Every answer is committed as it arrives, so a run stopped by Ctrl-C, ``kill -9`` or a CI
-timeout resumes without re-sending a completed prompt.  Errors are never stored as answers.
+Every answer is committed before the pool counts it as done (:meth:`ResponseCache.save`), so a
+run stopped by Ctrl-C, ``kill -9`` or a CI timeout resumes without re-sending a completed
+prompt: at most the requests in flight at the kill are sent again.  Errors are never stored as
+answers.
 
 Under pytest-xdist the workers also coordinate through the same file: a worker *claims* a prompt
 before calling it, and a worker that finds a prompt claimed waits for the answer instead of
-sending it again, so each selected prompt is sent exactly once per run.
+sending it again, so each selected prompt is sent exactly once per run.  Every process that
+claims registers itself (``members``); claims and progress of runs whose processes are all gone
+(a run killed before its controller could drop them) are removed when the next cache opens.
+
+:func:`check_folder` validates a cache folder before a run makes any call, so that a file in
+the way, a read-only folder or a corrupt database is one usage error naming the path and the
+way out (``--defan-cache=refresh`` moves a corrupt database aside and starts a new one).
 """
 from __future__ import annotations
 
@@ -20,11 +30,13 @@ import hashlib
 import json
 import os
 import queue
+import shutil
+import socket
 import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Callable, List, Mapping, NamedTuple, Optional, Tuple
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -32,7 +44,8 @@ CREATE TABLE IF NOT EXISTS answers (
     model TEXT NOT NULL,
     prompt TEXT NOT NULL,
     answer TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    note TEXT                    -- what was changed on the way in (invalid code points)
 );
 CREATE TABLE IF NOT EXISTS progress (
     run TEXT NOT NULL,
@@ -45,17 +58,73 @@ CREATE TABLE IF NOT EXISTS claims (
     run TEXT NOT NULL,
     key TEXT NOT NULL,
     owner TEXT NOT NULL,
-    status TEXT NOT NULL,        -- 'calling', 'done' or 'failed'
+    status TEXT NOT NULL,        -- 'calling', 'done' (the model answered), 'cached' or 'failed'
     error TEXT,
+    attempts INTEGER,            -- requests the owner sent for it
     PRIMARY KEY (run, key)
 );
+CREATE TABLE IF NOT EXISTS members (
+    run TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started REAL NOT NULL,
+    PRIMARY KEY (run, owner)
+);
 """
+# Columns added since the first release, for databases created before them.
+_ADDED_COLUMNS = (("answers", "note", "TEXT"), ("claims", "attempts", "INTEGER"))
 DB_NAME = "responses.sqlite3"
+#: A run seen from another host is presumed dead this long after it started (its processes
+#: cannot be asked).
+FOREIGN_RUN_LIFETIME = 24 * 3600.0
+_HOST = socket.gethostname()
+
+
+class CacheError(Exception):
+    """The cache folder cannot be used; the message names the path and what to do."""
+
+
+class Waited(NamedTuple):
+    """What another process of the run made of a prompt it claimed."""
+
+    text: Optional[str]  # its answer, or None
+    error: Optional[str]  # why it failed, when it did
+    note: Optional[str] = None  # what was changed in the answer on the way in
+    answered_by: str = "model"  # "model", or "cache" when it read a stored answer
+    attempts: int = 0  # requests it sent
 
 
 def identity_json(identity: Mapping[str, Any]) -> str:
     """A canonical JSON text of a model identity (sorted keys, no whitespace)."""
     return json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _pid_alive(pid: int, registered: Optional[float] = None) -> bool:
+    """Whether process ``pid`` of this host still runs (and, when ``registered`` says when it
+    registered, is the same process, not a later one given the same pid)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists (another user's), or we cannot tell: keep its rows
+    try:
+        # Linux: a killed process whose parent died too may stay a zombie for ever where no
+        # init reaps orphans (containers); and a pid is reused once its process is gone.
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] in ("Z", "X"):
+            return False
+        if registered is not None:
+            ticks = os.sysconf("SC_CLK_TCK")
+            boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                        if line.startswith("btime "))
+            if boot + int(fields[19]) / ticks > registered + 2.0:
+                return False  # started after the member registered: another process
+    except (OSError, ValueError, IndexError, StopIteration):
+        pass
+    return True
 
 
 class ResponseCache:
@@ -64,6 +133,7 @@ class ResponseCache:
     ``mode``: ``"use"`` (read and write) or ``"refresh"`` (never read an old answer, overwrite).
     ``run``: the run id; claims (cross-process coordination) are scoped to it.
     ``shared``: claim prompts before calling them (several processes share the run).
+    ``background``: answers are committed by a writer thread (see :meth:`save`).
     """
 
     def __init__(
@@ -90,13 +160,23 @@ class ResponseCache:
         self.model = identity_json(identity)
         self._prefix = hashlib.sha256(self.model.encode()).digest()
         self._local = threading.local()
-        _retry_locked(lambda: self._conn().executescript(SCHEMA))
-        # background: answers are committed one by one, at once, by a writer thread, so that a
-        # commit (and SQLite's periodic checkpoint fsync) never stalls the event loop calling
-        # the model.  SQLite releases the GIL while it writes, so the writer runs beside it.
+        conn = self._conn()
+        _retry_locked(lambda: conn.executescript(SCHEMA))
+        _retry_locked(lambda: _add_columns(conn))
+        if shared:
+            # Registered before any claim, so that a claim is never seen without its member.
+            conn.execute(
+                "INSERT OR REPLACE INTO members (run, owner, host, pid, started) VALUES (?, ?, ?, ?, ?)",
+                (self.run, self.owner, _HOST, os.getpid(), time.time()),
+            )
+        _retry_locked(lambda: self.drop_dead_runs())
+        # background: answers are committed by a writer thread, in groups, so that a commit (and
+        # SQLite's periodic checkpoint fsync) never stalls the event loop calling the model.
+        # SQLite releases the GIL while it writes, so the writer runs beside the loop.
         self.background = background
-        self._queue: "queue.Queue[Optional[Tuple[str, str]]]" = queue.Queue()
+        self._queue: "queue.Queue[Optional[_Pending]]" = queue.Queue()
         self._writer: Optional[threading.Thread] = None
+        self._writer_lock = threading.Lock()
         self._writer_error: Optional[BaseException] = None
 
     # -- connection ------------------------------------------------------------------------------
@@ -104,19 +184,7 @@ class ResponseCache:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout=30000")
-
-            def wal() -> None:
-                # Switching to WAL takes an exclusive lock, and SQLite may answer "locked" at once
-                # (no busy wait) while other processes open the same new file: retry.
-                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    conn.execute("PRAGMA journal_mode=WAL")
-
-            _retry_locked(wal)
-            # NORMAL in WAL mode: a commit survives the process being killed (not a power cut),
-            # at a fraction of FULL's cost per answer.
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn = _connect(self.path)
             self._local.conn = conn
         return conn
 
@@ -143,56 +211,98 @@ class ResponseCache:
 
     def get(self, prompt: str) -> Optional[str]:
         """The cached answer, or ``None`` (always ``None`` in refresh mode)."""
+        hit = self.lookup(prompt)
+        return hit[0] if hit is not None else None
+
+    def lookup(self, prompt: str) -> Optional[Tuple[str, Optional[str]]]:
+        """``(answer, note)`` of the cached answer, or ``None`` (always in refresh mode)."""
         if self.mode == "refresh":
             return None
-        row = self._conn().execute("SELECT answer FROM answers WHERE key = ?", (self.key(prompt),)).fetchone()
-        return row[0] if row else None
+        row = self._conn().execute("SELECT answer, note FROM answers WHERE key = ?", (self.key(prompt),)).fetchone()
+        return (row[0], row[1]) if row else None
 
-    def put(self, prompt: str, answer: str) -> None:
-        """Store an answer (committed at once: here, or by the writer thread in background
-        mode) and mark this run's claim done."""
+    def put(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1) -> None:
+        """Store an answer (committed here, or queued for the writer thread in background mode:
+        :meth:`flush` waits for it) and mark this run's claim done."""
         if self._writer_error is not None:
             raise self._writer_error
+        item = _Pending(prompt, answer, note, attempts)
         if self.background:
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._write_loop, name="defan-cache-writer", daemon=True)
-                self._writer.start()
-            self._queue.put((prompt, answer))
+            self._start_writer()
+            self._queue.put(item)
             return
-        self._write(prompt, answer)
+        self._write([item])
+
+    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1) -> None:
+        """Store an answer and return once it is committed (raises what the commit raised).
+
+        The pool awaits this before it counts the answer as done, so answers never wait in a
+        queue a kill would lose: at most one per call slot is between the model and the disk.
+        In background mode the event loop is not blocked meanwhile -- the writer thread commits
+        whatever has queued up in one transaction and wakes each waiting call.
+        """
+        if not self.background:
+            self._write([_Pending(prompt, answer, note, attempts)])
+            return
+        loop = asyncio.get_running_loop()
+        done: "asyncio.Future[None]" = loop.create_future()
+        self._start_writer()
+        self._queue.put(_Pending(prompt, answer, note, attempts, loop, done))
+        await done
 
     def flush(self) -> None:
-        """Wait until every answer handed to :meth:`put` is committed."""
+        """Wait until every answer handed to :meth:`put` or :meth:`save` is committed."""
         if self._writer is not None:
             self._queue.join()
         if self._writer_error is not None:
             raise self._writer_error
 
+    def _start_writer(self) -> None:
+        with self._writer_lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="defan-cache-writer", daemon=True)
+                self._writer.start()
+
     def _write_loop(self) -> None:
         while True:
-            item = self._queue.get()
+            first = self._queue.get()
+            batch: List[Optional[_Pending]] = [first]
+            # Group commit: everything that queued up while the last commit ran goes in one
+            # transaction (one commit per batch, not per answer, when answers arrive fast).
+            while len(batch) < 512:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            items = [b for b in batch if b is not None]
+            error: Optional[BaseException] = None
             try:
-                if item is None:
-                    return
-                if self._writer_error is None:
-                    self._write(*item)
-            except BaseException as exc:  # reported by the next put() or flush()
-                self._writer_error = exc
-            finally:
+                if items:
+                    self._write(items)
+            except BaseException as exc:  # reported to each waiting call, and by put()/flush()
+                error = exc
+                if not any(i.done is not None for i in items):
+                    self._writer_error = exc
+            for item in items:
+                item.settle(error)
+            for _ in batch:
                 self._queue.task_done()
+            if len(items) < len(batch):
+                return
 
-    def _write(self, prompt: str, answer: str) -> None:
-        key = self.key(prompt)
+    def _write(self, items: List["_Pending"]) -> None:
         conn = self._conn()
+        now = time.time()
+        rows = [(self.key(i.prompt), self.model, i.prompt, i.answer, now, i.note) for i in items]
         with _transaction(conn):
-            conn.execute(
-                "INSERT OR REPLACE INTO answers (key, model, prompt, answer, created) VALUES (?, ?, ?, ?, ?)",
-                (key, self.model, prompt, answer, time.time()),
+            conn.executemany(
+                "INSERT OR REPLACE INTO answers (key, model, prompt, answer, created, note) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
             )
             if self.shared:
-                conn.execute(
-                    "UPDATE claims SET status = 'done', error = NULL WHERE run = ? AND key = ?",
-                    (self.run, key),
+                conn.executemany(
+                    "UPDATE claims SET status = 'done', error = NULL, attempts = ? WHERE run = ? AND key = ?",
+                    [(i.attempts, self.run, row[0]) for i, row in zip(items, rows)],
                 )
 
     def count(self) -> int:
@@ -216,42 +326,58 @@ class ResponseCache:
         """This process answered ``prompt`` from the cache: waiting processes may read it."""
         if self.shared:
             self._conn().execute(
-                "UPDATE claims SET status = 'done' WHERE run = ? AND key = ?", (self.run, self.key(prompt))
+                "UPDATE claims SET status = 'cached', attempts = 0 WHERE run = ? AND key = ?",
+                (self.run, self.key(prompt)),
             )
 
-    def release(self, prompt: str, error: str) -> None:
+    def release(self, prompt: str, error: str, attempts: int = 1) -> None:
         """The call failed for good: waiting processes get ``error`` (it is not cached)."""
         if not self.shared:
             return
         self._conn().execute(
-            "UPDATE claims SET status = 'failed', error = ? WHERE run = ? AND key = ?",
-            (error, self.run, self.key(prompt)),
+            "UPDATE claims SET status = 'failed', error = ?, attempts = ? WHERE run = ? AND key = ?",
+            (error, attempts, self.run, self.key(prompt)),
         )
 
     def status(self, prompt: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
-        """``(status, answer, error)`` of this run's claim on ``prompt``."""
+        """``(status, answer, error)`` of this run's claim on ``prompt`` (status ``'done'``
+        whether the owner asked the model or read the cache)."""
+        w = self._claim_state(prompt)
+        if w is None:
+            return None, None, None
+        status, waited = w
+        if status in ("done", "cached"):
+            return "done", waited.text, None
+        return status, None, waited.error
+
+    def _claim_state(self, prompt: str) -> Optional[Tuple[str, Waited]]:
         key = self.key(prompt)
         conn = self._conn()
-        row = conn.execute("SELECT status, error FROM claims WHERE run = ? AND key = ?", (self.run, key)).fetchone()
+        row = conn.execute(
+            "SELECT status, error, attempts FROM claims WHERE run = ? AND key = ?", (self.run, key)
+        ).fetchone()
         if row is None:
-            return None, None, None
-        status, error = row
-        if status == "done":
-            ans = conn.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
-            return status, (ans[0] if ans else None), None
-        return status, None, error
+            return None
+        status, error, attempts = row
+        if status in ("done", "cached"):
+            ans = conn.execute("SELECT answer, note FROM answers WHERE key = ?", (key,)).fetchone()
+            by = "cache" if status == "cached" else "model"
+            return status, Waited(ans[0] if ans else None, None, ans[1] if ans else None, by, int(attempts or 0))
+        return status, Waited(None, error, None, "model", int(attempts or 0))
 
-    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Tuple[Optional[str], Optional[str]]:
-        """Wait for another process's answer: ``(answer, None)``, ``(None, error)``, or
-        ``(None, None)`` when ``stop`` was set first."""
+    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
+        """Wait for another process's answer: a :class:`Waited` with its answer or its error,
+        or neither when ``stop`` was set first."""
         while stop is None or not stop.is_set():
-            status, answer, error = self.status(prompt)
-            if status == "done" and answer is not None:
-                return answer, None
-            if status == "failed":
-                return None, error or "the call failed in another worker"
+            state = self._claim_state(prompt)
+            if state is not None:
+                status, waited = state
+                if status in ("done", "cached") and waited.text is not None:
+                    return waited
+                if status == "failed":
+                    return waited._replace(error=waited.error or "the call failed in another worker")
             await asyncio.sleep(self.poll)
-        return None, None
+        return Waited(None, None)
 
     # -- progress of the processes of one run ---------------------------------------------------
 
@@ -282,10 +408,230 @@ class ResponseCache:
         return out, fatal
 
     def drop_run(self) -> None:
-        """Forget this run's claims and progress (the controller does this at the end)."""
+        """Forget this run's claims, progress and members (the controller does this at the end)."""
         conn = self._conn()
-        conn.execute("DELETE FROM claims WHERE run = ?", (self.run,))
-        conn.execute("DELETE FROM progress WHERE run = ?", (self.run,))
+        with _transaction(conn):
+            for table in ("claims", "progress", "members"):
+                conn.execute(f"DELETE FROM {table} WHERE run = ?", (self.run,))
+
+    def drop_dead_runs(self) -> List[str]:
+        """Remove the claims, progress and members of every other run none of whose processes
+        is alive (a run killed before its controller dropped them); returns their ids.
+
+        A run is alive while one of its members is: a process of this host that still exists,
+        or one of another host (a shared folder) that started less than a day ago.  Claims of
+        a run with no member at all are left by a version that did not register members.
+        """
+        conn = self._conn()
+        runs = {r[0] for r in conn.execute("SELECT DISTINCT run FROM claims UNION SELECT DISTINCT run FROM progress")}
+        members: dict = {}
+        for run, host, pid, started in conn.execute("SELECT run, host, pid, started FROM members"):
+            members.setdefault(run, []).append((host, pid, started))
+        now = time.time()
+        dead = []
+        for run in (runs | set(members)) - {self.run}:
+            alive = any(
+                _pid_alive(int(pid), float(started)) if host == _HOST else now - float(started) < FOREIGN_RUN_LIFETIME
+                for host, pid, started in members.get(run, ())
+            )
+            if not alive:
+                dead.append(run)
+        if dead:
+            with _transaction(conn):
+                for run in dead:
+                    for table in ("claims", "progress", "members"):
+                        conn.execute(f"DELETE FROM {table} WHERE run = ?", (run,))
+        return dead
+
+
+class _Pending:
+    """An answer on its way to the writer thread, and whom to wake once it is committed."""
+
+    __slots__ = ("prompt", "answer", "note", "attempts", "loop", "done")
+
+    def __init__(
+        self, prompt: str, answer: str, note: Optional[str], attempts: int,
+        loop: Optional[asyncio.AbstractEventLoop] = None, done: "Optional[asyncio.Future[None]]" = None,
+    ) -> None:
+        self.prompt = prompt
+        self.answer = answer
+        self.note = note
+        self.attempts = attempts
+        self.loop = loop
+        self.done = done
+
+    def settle(self, error: Optional[BaseException]) -> None:
+        """Wake the call waiting in :meth:`ResponseCache.save` (from the writer thread)."""
+        if self.loop is None or self.done is None:
+            return
+        fut = self.done
+
+        def resolve() -> None:
+            if fut.done():  # the call was cancelled meanwhile (the run stopped)
+                return
+            if error is None:
+                fut.set_result(None)
+            else:
+                fut.set_exception(error)
+
+        try:
+            self.loop.call_soon_threadsafe(resolve)
+        except RuntimeError:  # its loop has closed: nobody waits any more
+            pass
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection in WAL mode with a busy timeout, for any thread."""
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout=30000")
+
+    def wal() -> None:
+        # Switching to WAL takes an exclusive lock, and SQLite may answer "locked" at once
+        # (no busy wait) while other processes open the same new file: retry.
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+
+    _retry_locked(wal)
+    # NORMAL in WAL mode: a commit survives the process being killed (not a power cut), at a
+    # fraction of FULL's cost per answer.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """Bring a database made by an earlier version up to the current schema."""
+    for table, column, kind in _ADDED_COLUMNS:
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it just now
+                if "duplicate column" not in str(exc):
+                    raise
+
+
+# --------------------------------------------------------------------------------------------
+# checking a folder before the run
+# --------------------------------------------------------------------------------------------
+
+_CHOOSE = "choose another folder with --defan-cache=FOLDER, or run without a cache with --defan-cache=off"
+
+
+def check_folder(
+    folder: Path, refresh: bool = False, notes: Optional[List[str]] = None, clock: Callable[[], float] = time.time,
+) -> Optional[str]:
+    """Check that ``folder`` can hold the response cache; a problem to report, or ``None``.
+
+    Everything a run would otherwise meet as an INTERNALERROR half-way (or at the first
+    answer): a file where the folder should be, a folder or database SQLite cannot write, a
+    database that is not one.  With ``refresh`` a corrupt database is moved aside as
+    ``responses.sqlite3.corrupt-<time>`` (with its WAL files) and a new one started, which is
+    the recovery the problem's message offers (and said in ``notes``).
+    """
+    where = f"--defan-cache: {folder}"
+    if folder.exists() and not folder.is_dir():
+        return f"{where} is a file, not a folder: {_CHOOSE}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"{where}: cannot create the folder ({exc.strerror or exc}): {_CHOOSE}"
+    path = folder / DB_NAME
+    for attempt in (1, 2):
+        try:
+            _probe(path)
+            return None
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                return None  # another process of this run has it open and is writing
+            return f"{where}: SQLite cannot write {path} ({exc}): the folder or the database is read-only; {_CHOOSE}"
+        except sqlite3.DatabaseError as exc:  # not a database, malformed pages
+            if not refresh or attempt == 2:
+                return (
+                    f"{where}: {path} is not a usable SQLite database ({exc}): run once with "
+                    f"--defan-cache=refresh to move it aside as {DB_NAME}.corrupt-<time> and start a new "
+                    f"cache (every prompt is asked again), or {_CHOOSE}"
+                )
+            try:
+                moved = move_aside(path, clock())
+                if notes is not None:
+                    notes.append(f"the response cache {path} was corrupt ({exc}): moved aside as {moved.name}")
+            except OSError as move_exc:
+                return f"{where}: {path} is corrupt ({exc}) and could not be moved aside ({move_exc}): {_CHOOSE}"
+        except OSError as exc:
+            return f"{where}: {exc}: {_CHOOSE}"
+    return None  # pragma: no cover - the loop returns
+
+
+def _probe(path: Path) -> None:
+    """Open the database as a run will, read every table's schema and one row of each, and
+    take (then release) the write lock: raises what SQLite raises."""
+    conn = _connect(path)
+    try:
+        _retry_locked(lambda: conn.executescript(SCHEMA))
+        _retry_locked(lambda: _add_columns(conn))
+        for table in ("answers", "claims", "progress", "members"):
+            conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+        # The first pages of the answers' index and rows: corruption there shows at once.
+        conn.execute("SELECT key, answer FROM answers ORDER BY key LIMIT 1").fetchall()
+        conn.execute("SELECT COUNT(*) FROM answers").fetchone()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+
+
+def move_aside(path: Path, when: float) -> Path:
+    """Rename a corrupt database (and its ``-wal`` and ``-shm`` files) out of the way; returns
+    the new name of the database."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        extra = path.with_name(path.name + suffix)
+        if extra.exists():
+            os.replace(extra, target.with_name(target.name + suffix))
+    return target
+
+
+def remove_dead_scratch(runs_folder: Path, keep: str = "") -> List[Path]:
+    """Remove the per-run scratch folders (``--defan-cache=off`` under xdist) of runs whose
+    processes are gone; returns what was removed.  A folder that names no process (made by an
+    earlier version, or being set up right now) is removed only once it is an hour old."""
+    removed: List[Path] = []
+    if not runs_folder.is_dir():
+        return removed
+    now = time.time()
+    for sub in runs_folder.iterdir():
+        db = sub / DB_NAME
+        if sub.name == keep or not db.is_file():
+            continue
+        members: List[Any] = []
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+            try:
+                members = conn.execute("SELECT host, pid, started FROM members").fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+        if members:
+            alive = any(
+                _pid_alive(int(pid), float(started)) if host == _HOST else now - float(started) < FOREIGN_RUN_LIFETIME
+                for host, pid, started in members
+            )
+        else:
+            try:
+                alive = now - db.stat().st_mtime < 3600
+            except OSError:
+                continue
+        if not alive:
+            shutil.rmtree(sub, ignore_errors=True)
+            removed.append(sub)
+    return removed
 
 
 def _retry_locked(fn: Any, seconds: float = 30.0) -> Any:

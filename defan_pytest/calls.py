@@ -5,45 +5,83 @@ thread with at most ``concurrency`` requests in flight (and, optionally, at most
 per minute).  pytest items only wait for their prompt's answer, so a serial run keeps many
 requests in flight while items are reported in order.
 
-A user's callable is awaited (async) or run in a thread pool (sync).  A litellm model is called
-with ``litellm.acompletion``; litellm is imported here, lazily, in the process that calls, with
-its network fetch of a price table turned off unless the user turned it on.
+A user's callable is awaited (async) or run in a daemon thread (sync).  A litellm model is
+called with ``litellm.acompletion``; litellm is imported here, lazily, in the process that calls,
+with its network fetch of a price table turned off unless the user turned it on.  Before the
+first call its credentials are checked (``litellm.validate_environment``): a missing key stops
+the run with one message instead of failing every prompt.
 
 Failures: 429, 5xx, timeouts and dropped connections are retried with exponential backoff and
 full jitter, honouring ``Retry-After``; what still fails becomes an errored response (never a
-hallucination).  An authentication error or an unknown model stops the run (:class:`FatalCallError`).
+hallucination).  An authentication error, missing credentials or an unknown model stops the run
+(:class:`FatalCallError`).  A callable that returns something other than text is an errored
+response naming the type (never scored as its ``str()``, never cached).
+
+Nothing hangs: a watchdog, checked by the thread waiting for the answers, stops the run when a
+call outlives its timeout by a margin (an async callable blocking the event loop, a call that
+ignores its cancellation) or when the threads of timed-out sync calls pile up; the threads of
+sync calls are daemons, so a call that never returns cannot keep the process alive.
+
+Nothing leaks: every credential the run was given -- ``api_key``, ``headers``, ``extra_headers``,
+any parameter whose name looks secret (nested values too), secret-looking environment
+variables -- is replaced by ``***`` in every error message and answer, and kept out of the
+cache identity (:func:`known_secrets`, :func:`redact`, :func:`public_identity`).
 """
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import hashlib
+import itertools
 import os
+import queue
 import random
 import re
 import threading
 import time
 import types
-from concurrent.futures import ThreadPoolExecutor
+import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Set, Tuple
 
 from defan_pytest.models import CallableModel, LitellmModel
 from defan_pytest.settings import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
+
+
+class Waited(Protocol):
+    """What another process of the run made of a prompt it claimed
+    (:class:`defan_pytest.cache.Waited`)."""
+
+    @property
+    def text(self) -> Optional[str]: ...
+
+    @property
+    def error(self) -> Optional[str]: ...
+
+    @property
+    def note(self) -> Optional[str]: ...
+
+    @property
+    def answered_by(self) -> str: ...
+
+    @property
+    def attempts(self) -> int: ...
 
 
 class ResponseStore(Protocol):
     """Where a pool keeps answers (:class:`defan_pytest.cache.ResponseCache`): a cache across
     runs, and the claims by which processes of one run split the prompts between them."""
 
-    def get(self, prompt: str) -> Optional[str]:
-        """The stored answer to ``prompt``, if any."""
+    def lookup(self, prompt: str) -> Optional[Tuple[str, Optional[str]]]:
+        """The stored answer to ``prompt`` and its note, if any."""
         ...
 
-    def put(self, prompt: str, answer: str) -> None:
-        """Store an answer (and mark the prompt done for the run)."""
+    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1) -> None:
+        """Store an answer (and mark the prompt done for the run); returns once committed."""
         ...
 
     def flush(self) -> None:
-        """Return once every answer put so far is on disk."""
+        """Return once every answer stored so far is on disk."""
         ...
 
     def claim(self, prompt: str) -> bool:
@@ -54,11 +92,11 @@ class ResponseStore(Protocol):
         """The prompt was answered (from the cache)."""
         ...
 
-    def release(self, prompt: str, error: str) -> None:
+    def release(self, prompt: str, error: str, attempts: int = 1) -> None:
         """The prompt failed with ``error``: other processes waiting on it get the error."""
         ...
 
-    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Tuple[Optional[str], Optional[str]]:
+    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
         """Wait for the process that claimed ``prompt``: its answer, or its error."""
         ...
 
@@ -81,12 +119,20 @@ class Response:
     attempts: int = 1
     seconds: float = 0.0
     #: ``"call"`` (this process asked the model), ``"cache"`` (a stored answer) or ``"peer"``
-    #: (another process of the same run asked the model).
+    #: (another process of the same run had it).
     via: str = "call"
+    #: Where the answer came from, whichever process fetched it: ``"model"`` or ``"cache"``.
+    answered_by: str = "model"
+    #: What was changed in the answer on its way in (invalid code points, a credential).
+    note: Optional[str] = None
 
 
 class FatalCallError(RuntimeError):
-    """A failure no retry can fix (bad credentials, unknown model): the run stops."""
+    """A failure no retry can fix (bad or missing credentials, unknown model): the run stops."""
+
+
+class BadAnswer(TypeError):
+    """A model returned something other than text: an errored response, never scored."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,28 +144,200 @@ _SECRET_PATTERNS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
     re.compile(r"(?i)((?:api[_-]?key|authorization|x-api-key)['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}"),
 ]
+# Words that make a parameter, header or nested key name a credential's (``api_key``,
+# ``x-api-key``, ``Authorization``, ``aws_secret_access_key``, ``azure_ad_token``,
+# ``vertex_credentials``, ``apiKey``) -- whole words, so ``max_tokens`` is not one.
+_SECRET_WORDS = frozenset({
+    "key", "apikey", "token", "secret", "password", "passwd", "auth", "authorization",
+    "credential", "credentials", "cookie", "signature", "bearer",
+})
+# Environment variables: the same words, but not ``auth`` (SSH_AUTH_SOCK is a path), and never
+# PWD/OLDPWD (the working directory).
+_SECRET_ENV_WORDS = _SECRET_WORDS - {"auth"} | {"pat"}
+_NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD"})
+_AUTH_SCHEME = re.compile(r"(?i)^\s*(?:bearer|basic|token|bot|apikey|key|sharedaccesssignature)\s+(\S{4,})\s*$")
+_TOKEN_LIKE = re.compile(r"^[A-Za-z0-9._~+/=:-]{16,}$")
+#: Shorter values are not redacted by value (they would blank common words); they are still
+#: kept out of the cache identity by their names.
+MIN_SECRET = 6
+#: The key given to an OpenAI-compatible server at ``api_base`` when the run has none: the
+#: openai client refuses to send a request without one, and a local server needs none.
+NO_KEY = "sk-no-key-required"
 
 
-def known_secrets(params: Mapping[str, Any] = types.MappingProxyType({})) -> List[str]:
-    """Secret values to scrub: API keys in call parameters and in ``*_API_KEY``-like env vars."""
-    found = set()
-    for k, v in dict(params).items():
-        if isinstance(v, str) and re.search(r"(?i)key|token|secret|password|auth", k) and len(v) >= 6:
+def _words(name: str) -> List[str]:
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", name.lower()) if w]
+
+
+def secret_name(name: str) -> bool:
+    """Whether a parameter, header or key called ``name`` holds a credential.
+
+    >>> [secret_name(n) for n in ("api_key", "Authorization", "x-api-key", "apiKey", "max_tokens", "api_base")]
+    [True, True, True, True, False, False]
+    """
+    return any(w in _SECRET_WORDS for w in _words(name))
+
+
+def _secret_env_name(name: str) -> bool:
+    if name in _NOT_SECRET_ENV:
+        return False
+    return any(w in _SECRET_ENV_WORDS for w in _words(name.replace("APIKEY", "API_KEY")))
+
+
+def _token_like(value: str) -> bool:
+    """A long run of token characters with letters and digits (not ``application/json``)."""
+    v = value.strip()
+    return bool(_TOKEN_LIKE.match(v)) and any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
+
+
+def _add_secret(value: str, out: Set[str]) -> None:
+    value = value.strip()
+    if len(value) >= MIN_SECRET:
+        out.add(value)
+    m = _AUTH_SCHEME.match(value)
+    if m and len(m.group(1)) >= MIN_SECRET:
+        out.add(m.group(1))  # "Bearer KEY": the key alone may be what a message quotes
+
+
+def _url_secrets(value: str, out: Set[str]) -> None:
+    """A password in a URL's user part, and secret-named query parameters."""
+    if "://" not in value:
+        return
+    try:
+        parts = urllib.parse.urlsplit(value)
+    except ValueError:
+        return
+    if parts.password:
+        _add_secret(parts.password, out)
+    for k, v in urllib.parse.parse_qsl(parts.query):
+        if secret_name(k):
+            _add_secret(v, out)
+
+
+def _walk_secrets(value: Any, secret: bool, header: bool, out: Set[str]) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            name = str(k)
+            _walk_secrets(v, secret or secret_name(name), header or name in ("headers", "extra_headers"), out)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            _walk_secrets(v, secret, header, out)
+    elif isinstance(value, str):
+        if secret or (header and _token_like(value)):
+            # A header value shaped like a token is taken for one, whatever the header's name.
+            _add_secret(value, out)
+        else:
+            _url_secrets(value, out)
+    elif secret and value is not None and not isinstance(value, (bool, int, float)):
+        _add_secret(str(value), out)
+
+
+def known_secrets(
+    params: Mapping[str, Any] = types.MappingProxyType({}), environ: Optional[Mapping[str, str]] = None,
+) -> List[str]:
+    """Every secret value a run was given, longest first: credentials anywhere in the call
+    parameters (``api_key``, ``headers`` and ``extra_headers``, any name that looks secret,
+    nested values too, passwords in URLs) and the values of secret-looking environment
+    variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``AZURE_*_KEY``, ``*_PASSWORD``, ...)."""
+    found: Set[str] = set()
+    _walk_secrets(dict(params), False, False, found)
+    env = os.environ if environ is None else environ
+    for k, v in env.items():
+        v = v.strip()
+        # Short or plain-word values ("1", "true", "disabled") are settings, not secrets.
+        if _secret_env_name(k) and len(v) >= 8 and (len(v) >= 16 or not v.isalpha()):
             found.add(v)
-    for k, v in os.environ.items():
-        if re.search(r"(?i)(api_?key|_token|_secret|password)$", k) and len(v) >= 6:
-            found.add(v)
+        elif "://" in v:
+            _url_secrets(v, found)
     return sorted(found, key=len, reverse=True)
+
+
+def scrub(text: str, secrets: Sequence[str] = ()) -> str:
+    """``text`` with every known secret replaced by ``***`` (by value only)."""
+    for s in secrets:
+        if s and s in text:
+            text = text.replace(s, "***")
+    return text
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """``text`` with every known secret and anything shaped like a key replaced by ``***``."""
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
+    text = scrub(text, secrets)
     for pat in _SECRET_PATTERNS:
         text = pat.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
     return text
+
+
+def _digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(repr(value).encode("utf-8", "backslashreplace")).hexdigest()[:16]
+
+
+def _public(value: Any, secrets: Sequence[str], header: bool = False) -> Any:
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            name = str(k)
+            if secret_name(name):
+                continue  # a credential: not part of what shapes an answer
+            if name in ("headers", "extra_headers") and isinstance(v, Mapping):
+                kept = _public(v, secrets, header=True)
+                if kept:
+                    out[name] = kept
+                continue
+            out[name] = _digest(v) if header else _public(v, secrets)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_public(v, secrets) for v in value]
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    return value
+
+
+def public_identity(params: Mapping[str, Any], secrets: Sequence[str] = ()) -> Dict[str, Any]:
+    """The call parameters as they enter a cache identity: without any credential, so that no
+    key is ever stored and a new key reuses the old key's answers.
+
+    A parameter (or nested key) whose name looks secret is dropped; of ``headers`` and
+    ``extra_headers`` only the headers that are not credentials count, each by a digest of its
+    value (never the value); any known secret left in a value is replaced by ``***``.
+    """
+    return _public({k: v for k, v in params.items()}, secrets)  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------------------------
+# answers
+# --------------------------------------------------------------------------------------------
+
+
+def answer_text(out: Any, name: str) -> str:
+    """A model's return value as the answer text, or :class:`BadAnswer`: ``bytes``, a dict or a
+    number scored as its ``str()`` (and cached) would be a silent wrong result."""
+    if isinstance(out, str):
+        return str(out)  # a str subclass becomes a plain str
+    if out is None:
+        raise BadAnswer(f"model {name!r} returned None, not the answer text")
+    raise BadAnswer(f"model {name!r} returned {type(out).__name__}, not str: return the answer text")
+
+
+_SURROGATE_NOTE = "the answer held invalid code points (lone surrogates), replaced by U+FFFD"
+_SECRET_NOTE = "the answer held a credential of the run, replaced by ***"
+
+
+def clean_answer(text: str, secrets: Sequence[str] = ()) -> Tuple[str, Optional[str]]:
+    """An answer as it enters the run, once: invalid code points replaced (the cache, the
+    report and the terminal can only hold valid text) and credentials scrubbed; with a note
+    saying what changed, or ``None``."""
+    from defan_pytest.text import sanitize
+
+    notes = []
+    text, changed = sanitize(text)
+    if changed:
+        notes.append(_SURROGATE_NOTE)
+    scrubbed = scrub(text, secrets)
+    if scrubbed != text:
+        notes.append(_SECRET_NOTE)
+    return scrubbed, "; ".join(notes) or None
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,9 +364,19 @@ class Caller:
     identity: Dict[str, Any] = {}
     #: True when the caller applies the per-call timeout itself (the pool then adds no timer).
     enforces_timeout: bool = False
+    #: The model's name in messages.
+    name: str = "model"
 
     async def __call__(self, prompt: str) -> str:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Get ready for the first real call (in a thread of its own, once; a run answered
+        from the cache never calls it): raise :class:`FatalCallError` when no call can work."""
+
+    def stuck(self) -> int:
+        """Calls abandoned at their timeout that are still running."""
+        return 0
 
     def close(self) -> None:
         """Release resources."""
@@ -157,27 +385,113 @@ class Caller:
         """Release what lives on the pool's event loop (called on that loop, at its end)."""
 
 
+class DaemonThreads:
+    """Runs a sync callable's calls in daemon threads, reusing idle ones.
+
+    Not a ``ThreadPoolExecutor``: Python joins its threads at exit, so one call that never
+    returned kept the process alive for ever after the run had ended.  Here a call abandoned at
+    its timeout keeps its thread (a daemon, which dies with the process), and a new thread takes
+    the next call, so stuck calls never starve the others; :meth:`stuck` counts them.
+    """
+
+    def __init__(self, name: str = "defan-call") -> None:
+        self.name = name
+        self._jobs: "queue.SimpleQueue[Optional[Tuple[concurrent.futures.Future, Callable[..., Any], tuple]]]" = (
+            queue.SimpleQueue()
+        )
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._abandoned: Set[concurrent.futures.Future] = set()
+        self._ids = itertools.count(1)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> "concurrent.futures.Future[Any]":
+        """Run ``fn(*args)`` in an idle thread, or a new one."""
+        fut: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        self._jobs.put((fut, fn, args))
+        if not self._idle.acquire(blocking=False):
+            with self._lock:
+                self._threads += 1
+            threading.Thread(target=self._work, name=f"{self.name}-{next(self._ids)}", daemon=True).start()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                with self._lock:
+                    self._threads -= 1
+                return
+            fut, fn, args = job
+            del job
+            if fut.set_running_or_notify_cancel():
+                try:
+                    result = fn(*args)
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting call
+                    fut.set_exception(exc)
+                else:
+                    fut.set_result(result)
+                    del result
+            del fut, fn, args
+            self._idle.release()
+
+    def abandon(self, fut: "concurrent.futures.Future[Any]") -> None:
+        """The call of ``fut`` timed out but its thread runs on: count it until it returns."""
+        with self._lock:
+            self._abandoned.add(fut)
+
+        def forget(f: "concurrent.futures.Future[Any]") -> None:
+            with self._lock:
+                self._abandoned.discard(f)
+
+        fut.add_done_callback(forget)
+
+    def stuck(self) -> int:
+        with self._lock:
+            return len(self._abandoned)
+
+    def close(self) -> None:
+        """Let the idle threads end (a stuck one ends with the process)."""
+        with self._lock:
+            n = self._threads
+        for _ in range(n):
+            self._jobs.put(None)
+
+
 class CallableCaller(Caller):
-    """A user's function, awaited if async, else run in a thread pool of ``threads`` threads."""
+    """A user's function, awaited if async, else run in a daemon thread."""
 
     def __init__(self, model: CallableModel, threads: int = DEFAULT_CONCURRENCY) -> None:
         self.model = model
-        self.identity = {"kind": "callable", "name": model.name, "version": model.version}
-        self._executor = None if model.is_async else ThreadPoolExecutor(max_workers=threads, thread_name_prefix="defan-call")
+        self.name = model.name
+        # The source digest: editing the function without changing its version= must not
+        # reuse the answers of the old code.
+        self.identity = {"kind": "callable", "name": model.name, "version": model.version, "source": model.source}
+        self._threads = None if model.is_async else DaemonThreads(f"defan-call-{model.name}")
 
     async def __call__(self, prompt: str) -> str:
-        if self.model.is_async:
+        if self._threads is None:
             out = await self.model.fn(prompt)
         else:
-            loop = asyncio.get_running_loop()
-            out = await loop.run_in_executor(self._executor, self.model.fn, prompt)
-        if out is None:
-            raise ValueError(f"model {self.model.name!r} returned None")
-        return str(out)
+            fut = self._threads.submit(self.model.fn, prompt)
+            try:
+                out = await asyncio.wrap_future(fut)
+            except asyncio.CancelledError:
+                if not fut.done():
+                    self._threads.abandon(fut)
+                raise
+        return answer_text(out, self.name)
+
+    def stuck(self) -> int:
+        return 0 if self._threads is None else self._threads.stuck()
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._threads is not None:
+            self._threads.close()
+
+
+# Providers whose model string names any model of an OpenAI-compatible server (see NO_KEY).
+_OPENAI_COMPATIBLE = ("openai", "custom_openai")
 
 
 class LitellmCaller(Caller):
@@ -189,20 +503,29 @@ class LitellmCaller(Caller):
 
     def __init__(self, model: LitellmModel, timeout: float) -> None:
         self.model = model
+        self.name = model.model
         self.timeout = timeout
         self._litellm: Any = None
         params = dict(model.params)
         params.setdefault("timeout", timeout)
         params["num_retries"] = 0
         params["max_retries"] = 0
+        provider = model.model.split("/", 1)[0] if "/" in model.model else ""
+        if (provider in _OPENAI_COMPATIBLE and (params.get("api_base") or params.get("base_url"))
+                and not params.get("api_key") and not os.environ.get("OPENAI_API_KEY")):
+            params["api_key"] = NO_KEY  # a local OpenAI-compatible server needs no key
         self.params = params
+        self.secrets = known_secrets(params)
         self.identity = {
             "kind": "litellm",
             "model": model.model,
             "system_prompt": model.system_prompt,
-            # Every parameter that shapes an answer; never the key itself, nor transport-only ones.
-            "params": {k: v for k, v in sorted(params.items())
-                       if k not in ("api_key", "timeout", "num_retries", "max_retries", "extra_headers")},
+            # Every parameter that shapes an answer: never a credential (public_identity), nor
+            # transport-only ones.
+            "params": public_identity(
+                {k: v for k, v in sorted(params.items()) if k not in ("timeout", "num_retries", "max_retries")},
+                self.secrets,
+            ),
         }
 
     @property
@@ -212,6 +535,40 @@ class LitellmCaller(Caller):
         if self._litellm is None:
             self._litellm = import_litellm()
         return self._litellm
+
+    def prepare(self) -> None:
+        problem = self.missing_credentials()
+        if problem is not None:
+            raise FatalCallError(problem)
+
+    def missing_credentials(self) -> Optional[str]:
+        """Why no call can authenticate (no key given and none in the environment), or None.
+
+        Only provider keys (``*_KEY``/``*_TOKEN`` names) count: a provider that authenticates
+        otherwise (Azure AD, cloud credentials) is left to the first call.
+        """
+        if any(secret_name(k) and v for k, v in self.params.items()):
+            return None  # a credential was given (api_key, azure_ad_token, aws_secret_access_key ...)
+        for h in ("headers", "extra_headers"):
+            if any(secret_name(str(k)) for k in (self.params.get(h) or {})):
+                return None
+        provider = self.model.model.split("/", 1)[0] if "/" in self.model.model else ""
+        if provider == "azure":
+            return None
+        try:
+            env = self.litellm.validate_environment(
+                model=self.model.model, api_key=self.params.get("api_key"),
+                api_base=self.params.get("api_base") or self.params.get("base_url"),
+            )
+        except Exception:  # litellm could not tell: let the first call say
+            return None
+        missing = [k for k in env.get("missing_keys") or () if re.search(r"KEY|TOKEN", str(k))]
+        if not missing:
+            return None
+        return (
+            f"no credentials for {self.model.model!r}: set {' or '.join(missing)} in the environment, or pass "
+            "--defan-model-arg api_key=... -- stopping before the first call"
+        )
 
     async def aclose(self) -> None:
         if self._litellm is None:
@@ -237,7 +594,7 @@ class LitellmCaller(Caller):
         content = resp.choices[0].message.content
         if content is None:
             raise EmptyAnswer("the model returned no content")
-        return str(content)
+        return answer_text(content, self.name)
 
 
 class EmptyAnswer(RuntimeError):
@@ -259,6 +616,12 @@ _RETRYABLE_NAMES = ("Timeout", "RateLimit", "APIConnection", "ServiceUnavailable
                     "ServerDisconnected", "ClientConnector", "ClientOSError", "RemoteProtocol",
                     "ReadError", "ConnectError", "Connection")
 _FATAL_NAMES = ("Authentication", "PermissionDenied", "NotFound")
+# A client that refuses to send without a key says so in its message; litellm wraps it as a
+# 500, which would be retried on every prompt (4 times each) before the run gave up.
+_MISSING_CREDENTIALS = re.compile(
+    r"(?i)missing credentials|api[_ ]?key client option must be set|no api[_ ]?key (was )?(provided|found|set)"
+    r"|api[_ ]?key (is )?(missing|required|not (set|found|provided))"
+)
 
 
 def _status(exc: BaseException) -> Optional[int]:
@@ -297,9 +660,13 @@ def classify(exc: BaseException) -> str:
     """``"retry"``, ``"fatal"`` (stop the run) or ``"fail"`` (an errored response)."""
     name = type(exc).__name__
     status = _status(exc)
+    if isinstance(exc, FatalCallError):
+        return "fatal"
     if status in (401, 403) or any(n in name for n in _FATAL_NAMES[:2]):
         return "fatal"
     if status == 404 or "NotFound" in name:
+        return "fatal"
+    if _MISSING_CREDENTIALS.search(str(exc)):
         return "fatal"
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return "retry"
@@ -315,7 +682,10 @@ def describe(exc: BaseException, secrets: Sequence[str] = ()) -> str:
     status = _status(exc)
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     head = type(exc).__name__ + (f" (HTTP {status})" if status else "")
-    return redact(f"{head}: {msg}"[:500] if msg else head, secrets)
+    if isinstance(exc, asyncio.TimeoutError) and not msg:
+        head = "TimeoutError"
+    # Redacted before it is cut, so that a key across the cut cannot leave a readable part.
+    return redact(f"{head}: {msg}" if msg else head, secrets)[:500]
 
 
 # --------------------------------------------------------------------------------------------
@@ -358,11 +728,44 @@ class _RateLimiter:
             await asyncio.sleep(start - now)
 
 
+async def _in_daemon_thread(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a daemon thread of its own, awaited without blocking the loop."""
+    loop = asyncio.get_running_loop()
+    fut: "asyncio.Future[Any]" = loop.create_future()
+
+    def settle(result: Any, error: Optional[BaseException]) -> None:
+        if not fut.done():
+            if error is None:
+                fut.set_result(result)
+            else:
+                fut.set_exception(error)
+
+    def target() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting call
+            result, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop has closed
+            pass
+
+    threading.Thread(target=target, name="defan-prepare", daemon=True).start()
+    return await fut
+
+
+def default_margin(timeout: float) -> float:
+    """How long past its timeout a call may run before the watchdog stops the run: enough for
+    a busy machine's scheduling hiccups, short enough that a stuck run ends."""
+    return max(10.0, min(120.0, 0.5 * timeout))
+
+
 class CallPool:
     """Runs every prompt of a run through ``caller`` with bounded concurrency.
 
     ``store``: an optional :class:`ResponseStore` (the cache, and the claims that split the
-    prompts between the processes of one run).
+    prompts between the processes of one run).  ``margin``: the watchdog's patience past
+    ``timeout`` (:func:`default_margin`).
     """
 
     def __init__(
@@ -378,16 +781,19 @@ class CallPool:
         secrets: Sequence[str] = (),
         on_progress: Optional[Callable[[Stats], None]] = None,
         seed: Optional[int] = None,
+        margin: Optional[float] = None,
     ) -> None:
         self.caller = caller
         self.concurrency = max(1, int(concurrency))
         self.rpm = rpm
         self.retries = max(0, int(retries))
         self.timeout = timeout
+        self.margin = default_margin(timeout) if margin is None else margin
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.store = store
-        self.secrets = list(secrets)
+        # The caller's own secrets too: a pool built without the run's list still scrubs them.
+        self.secrets = sorted(set(secrets) | set(getattr(caller, "secrets", ()) or ()), key=len, reverse=True)
         self.on_progress = on_progress
         self.stats = Stats()
         self._rng = random.Random(seed)
@@ -397,6 +803,13 @@ class CallPool:
         self._thread: Optional[threading.Thread] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stop = threading.Event()
+        self._prepared: "Optional[asyncio.Future[Any]]" = None
+        # The watchdog's view of the loop: when it last ran, and when each call in flight began.
+        self._beat = time.monotonic()
+        self._inflight: Dict[int, float] = {}
+        self._inflight_lock = threading.Lock()
+        self._call_ids = itertools.count()
+        self._abandoned = False
 
     # -- public API (any thread) ---------------------------------------------------------------
 
@@ -408,6 +821,7 @@ class CallPool:
         for p in prompts:
             unique.setdefault(p.key, p)
         self.stats.total = len(unique)
+        self._beat = time.monotonic()
         self._thread = threading.Thread(target=self._run, args=(list(unique.values()),), name="defan-pool", daemon=True)
         self._thread.start()
 
@@ -426,6 +840,12 @@ class CallPool:
                 if remaining is not None and remaining <= 0:
                     raise TimeoutError(f"no answer for {key!r} within {timeout} s")
                 self._cond.wait(timeout=0.5 if remaining is None else min(0.5, remaining))
+                if key not in self._results:
+                    self._cond.release()  # the watchdog takes the lock to stop the run
+                    try:
+                        self.check()
+                    finally:
+                        self._cond.acquire()
             return self._results[key]
 
     @property
@@ -434,17 +854,82 @@ class CallPool:
         return self._fatal
 
     def join(self, timeout: Optional[float] = None) -> bool:
-        """Wait until every prompt has its answer (or the run stopped); True when finished."""
+        """Wait until every prompt has its answer (or the run stopped); True when finished.
+
+        The waiting thread is the watchdog (:meth:`check`): a pool whose loop is stuck in a
+        call counts as finished once the watchdog has stopped the run.
+        """
         if self._thread is None:
             return True
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._thread.is_alive() and not self._abandoned:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                break
+            # In slices, so that the watchdog looks at the loop while we wait.
+            self._thread.join(0.25 if remaining is None else min(0.25, remaining))
+            if self._thread.is_alive():
+                self.check()
+        return not self._thread.is_alive() or self._abandoned
+
+    def check(self) -> None:
+        """The watchdog, run by a thread waiting for answers: stop the run when a call has
+        outlived ``timeout + margin`` (its timeout could not fire: an async callable blocking
+        the event loop, a call ignoring its cancellation) or when ``concurrency`` timed-out
+        sync calls are still running in their threads."""
+        if self._fatal is not None or self._thread is None or not self._thread.is_alive():
+            return
+        now = time.monotonic()
+        with self._inflight_lock:
+            oldest = min(self._inflight.values(), default=None)
+        name = self.caller.name
+        if oldest is not None and now - oldest > self.timeout + self.margin:
+            took = now - oldest
+            if now - self._beat > self.margin:
+                why = (
+                    f"model {name!r} blocked the event loop: a call has not returned for {took:.0f} s and nothing "
+                    "else could run meanwhile (an async callable that never awaits: time.sleep or blocking I/O "
+                    "inside async def; make it await, or register a plain def, which runs in a thread)"
+                )
+            else:
+                why = (
+                    f"model {name!r} did not return within {took:.0f} s, past --defan-timeout {self.timeout:g} s "
+                    "(the call did not end when it was cancelled)"
+                )
+            self._abandon(f"{why} -- stopping")
+            return
+        stuck = self.caller.stuck()
+        if stuck >= self.concurrency:
+            self._stop_run(
+                f"model {name!r} did not return within --defan-timeout {self.timeout:g} s on {stuck} calls that are "
+                "still running in their threads -- stopping (raise --defan-timeout if it is only slow)"
+            )
+
+    def _abandon(self, message: str) -> None:
+        """Stop the run and give up on the loop's thread (a daemon: it cannot keep the process
+        alive); the answers already delivered are committed."""
+        self._abandoned = True
+        self._stop.set()
+        self._stop_run(message)
+        loop = self._loop
+        if loop is not None:
+            try:
+                loop.call_soon_threadsafe(self._cancel_all)
+            except RuntimeError:
+                pass
+
+    def _cancel_all(self) -> None:
+        for task in asyncio.all_tasks():
+            task.cancel()
 
     def close(self) -> None:
-        """Stop sending and wait for the background thread."""
+        """Stop sending and wait for the background thread (not for one the watchdog gave up)."""
         self._stop.set()
-        if self._loop is not None and self._thread is not None and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(lambda: None)
+        if self._loop is not None and self._thread is not None and self._thread.is_alive() and not self._abandoned:
+            try:
+                self._loop.call_soon_threadsafe(lambda: None)
+            except RuntimeError:
+                pass
             self._thread.join(timeout=5)
         self.caller.close()
 
@@ -475,28 +960,45 @@ class CallPool:
             with self._cond:
                 self._cond.notify_all()
 
+    async def _heartbeat(self) -> None:
+        while True:
+            self._beat = time.monotonic()
+            await asyncio.sleep(0.25)
+
     async def _main(self, prompts: List[Prompt]) -> None:
         self._limiter = _RateLimiter(self.rpm)
-        queue: asyncio.Queue = asyncio.Queue()
+        beat = asyncio.ensure_future(self._heartbeat())
+        queue_: asyncio.Queue = asyncio.Queue()
         for p in prompts:
-            queue.put_nowait(p)
-        workers = [asyncio.create_task(self._worker(queue)) for _ in range(min(self.concurrency, max(1, len(prompts))))]
+            queue_.put_nowait(p)
+        workers = [asyncio.create_task(self._worker(queue_)) for _ in range(min(self.concurrency, max(1, len(prompts))))]
         try:
             await asyncio.gather(*workers)
         finally:
+            beat.cancel()
             await self.caller.aclose()
             if self.store is not None:
                 self.store.flush()  # every answer is on disk before the pool reports done
         if self.on_progress is not None:
             self.on_progress(self.stats)
 
-    async def _worker(self, queue: asyncio.Queue) -> None:
+    async def _worker(self, queue_: asyncio.Queue) -> None:
         while not self._stop.is_set() and self._fatal is None:
             try:
-                prompt = queue.get_nowait()
+                prompt = queue_.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            response = await self._one(prompt)
+            try:
+                response = await self._one(prompt)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the cache failed (a full disk, a database gone bad)
+                where = getattr(self.store, "path", "the response cache")
+                self._stop_run(
+                    f"the response cache ({where}) failed: {describe(exc, self.secrets)} -- stopping; every answer "
+                    "committed so far is kept (a corrupt database: --defan-cache=refresh moves it aside)"
+                )
+                return
             if response is not None:
                 self._deliver(prompt.key, response)
 
@@ -517,8 +1019,31 @@ class CallPool:
     def _stop_run(self, message: str) -> None:
         with self._cond:
             if self._fatal is None:
-                self._fatal = message
+                self._fatal = redact(message, self.secrets)
             self._cond.notify_all()
+
+    async def _prepare(self) -> None:
+        """The caller's preparation, once for the pool, off the loop (importing litellm takes
+        seconds of CPU, during which the loop keeps the heartbeat and the cache hits going)."""
+        if self._prepared is None:
+            self._prepared = asyncio.ensure_future(_in_daemon_thread(self.caller.prepare))
+        await asyncio.shield(self._prepared)
+
+    async def _call(self, text: str) -> str:
+        """One request, timed by the watchdog."""
+        token = next(self._call_ids)
+        with self._inflight_lock:
+            self._inflight[token] = time.monotonic()
+        try:
+            if self.caller.enforces_timeout:
+                # A task per call, like a plain gather: litellm keeps per-call state in
+                # context variables, which piles up in a long-lived worker's own context
+                # and made each call measurably dearer (bench/call_speed.py).
+                return await asyncio.ensure_future(self.caller(text))
+            return await asyncio.wait_for(self.caller(text), timeout=self.timeout)
+        finally:
+            with self._inflight_lock:
+                del self._inflight[token]
 
     async def _one(self, prompt: Prompt) -> Optional[Response]:
         store = self.store
@@ -526,55 +1051,64 @@ class CallPool:
             if not store.claim(prompt.text):
                 # Another process of the run has this prompt (from its cache or the model):
                 # wait for its answer instead of asking again.
-                text, error = await store.wait(prompt.text, stop=self._stop)
-                if text is not None:
-                    return Response(text, attempts=0, via="peer")
-                if error is None:
+                w = await store.wait(prompt.text, stop=self._stop)
+                if w.text is not None:
+                    return Response(scrub(w.text, self.secrets), attempts=w.attempts, via="peer",
+                                    answered_by=w.answered_by, note=w.note)
+                if w.error is None:
                     return None  # stopped
-                return Response(None, error=error, attempts=0, via="peer")
-            hit = store.get(prompt.text)
+                return Response(None, error=w.error, attempts=w.attempts, via="peer")
+            hit = store.lookup(prompt.text)
             if hit is not None:
                 store.mark_done(prompt.text)
                 self.stats.cache_hits += 1
-                return Response(hit, cached=True, attempts=0, via="cache")
+                return Response(scrub(hit[0], self.secrets), cached=True, attempts=0, via="cache",
+                                answered_by="cache", note=hit[1])
         t0 = time.monotonic()
         attempt = 0
+        try:
+            await self._prepare()
+        except FatalCallError as exc:
+            return self._fatal_failure(prompt, str(exc), attempt)
         while True:
             attempt += 1
             await self._limiter.wait()
             self.stats.calls += 1
             try:
-                if self.caller.enforces_timeout:
-                    # A task per call, like a plain gather: litellm keeps per-call state in
-                    # context variables, which piles up in a long-lived worker's own context
-                    # and made each call measurably dearer (bench/call_speed.py).
-                    text = await asyncio.ensure_future(self.caller(prompt.text))
-                else:
-                    text = await asyncio.wait_for(self.caller(prompt.text), timeout=self.timeout)
-            except FatalCallError:
-                raise
+                text = await self._call(prompt.text)
             except BaseException as exc:  # noqa: BLE001 - every failure is classified
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
-                if isinstance(exc, asyncio.CancelledError) and self._stop.is_set():
-                    return None
+                if isinstance(exc, asyncio.CancelledError):
+                    if self._stop.is_set():
+                        return None
+                    raise
                 kind = classify(exc)
                 message = describe(exc, self.secrets)
                 if kind == "fatal":
-                    self._stop_run(f"{message} -- stopping: every other call would fail the same way")
-                    if store is not None:
-                        store.release(prompt.text, message)
-                    return None
+                    return self._fatal_failure(
+                        prompt, f"{message} -- stopping: every other call would fail the same way", attempt,
+                    )
                 if kind == "retry" and attempt <= self.retries and not self._stop.is_set():
                     self.stats.retries += 1
                     await asyncio.sleep(self._delay(attempt, retry_after(exc)))
                     continue
                 if store is not None:
-                    store.release(prompt.text, message)
+                    store.release(prompt.text, message, attempt)
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
+            text, note = clean_answer(text, self.secrets)
             if store is not None:
-                store.put(prompt.text, text)  # committed as it arrives: a killed run resumes
-            return Response(text, attempts=attempt, seconds=time.monotonic() - t0)
+                # Committed before it counts as done: a killed run loses at most what is in
+                # flight, never answers waiting for the writer.
+                await store.save(prompt.text, text, note, attempt)
+            return Response(text, attempts=attempt, seconds=time.monotonic() - t0, note=note)
+
+    def _fatal_failure(self, prompt: Prompt, message: str, attempts: int) -> Optional[Response]:
+        """Stop the run on a failure every call would share; the prompt has no answer."""
+        self._stop_run(message)
+        if self.store is not None:
+            self.store.release(prompt.text, redact(message, self.secrets), attempts)
+        return None
 
     def _delay(self, attempt: int, hint: Optional[float]) -> float:
         """Exponential backoff with full jitter; a provider's Retry-After is a floor."""

@@ -2,8 +2,12 @@
 
 SCORING.md, "Per response", steps 1 to 3, for every answer type: clean the response; a bare
 answer of the type is aligned; otherwise an explicit mark (``The answer is ...``, ``**...**``,
-``\\boxed{...}``, a last line that is a bare value) gives the claim; otherwise the type finds
-its first candidate in reading order (:meth:`defan_pytest.types.AnswerType.candidates`).
+``\\boxed{...}``, ``Final answer:``, a last line that is a bare value) or a structured answer
+(the answering cell of a markdown table, item of a ``Key: value`` list, key of a JSON object)
+gives the claim; otherwise the type finds its first candidate in reading order
+(:meth:`defan_pytest.types.AnswerType.candidates`).  Citation marks (``[2]``,
+``(Source: Wikipedia)``) are never candidates.  The clarifications of SCORING.md that shape
+this module: 1 (format), 2 (structured answers), 3 (citations), 4 (the response's language).
 
 Everything here is rules.  When a name or place is left open by them, the extraction says so
 (``needs_ner``) and the caller (:mod:`defan_pytest.scoring`, which batches NER with
@@ -12,13 +16,17 @@ response: bench/score_speed.py) stays off every response a regex settles.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from defan_pytest import types
+from defan_pytest.dates import MONTH_NAME
+from defan_pytest.text import SpanIndex, folded_tokens, language, looks_like_sentence, question_tokens
 from defan_pytest.types import NONE_CLAIM, ONLINE_CLAIM, AnswerType, Context, Entity, Extraction, make_context
 
-__all__ = ["Context", "Extraction", "clean", "extract", "make_context"]
+__all__ = ["Context", "Extraction", "clean", "extract", "make_context", "mask_citations"]
 
 # --------------------------------------------------------------------------------------------
 # 1. cleaning
@@ -30,15 +38,20 @@ _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
 _QUOTES = [('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("«", "»"), ("„", "“")]
 _WRAPPERS = [("```", "```"), ("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("`", "`"), ("$", "$")]
 _CODE_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```$", re.S)
+# A fence line anywhere ("Here it is:\n```json\n{...}\n```"): code marks, removed (clarification 1).
+_FENCE_LINE = re.compile(r"^[ \t]*```[\w+.-]*[ \t]*(?:\n|$)", re.M)
 _BOXED_WHOLE = re.compile(r"^\$*\\boxed\{(.*)\}\$*$", re.S)
+# "Answer:" in English and in the five languages of clarification 4, bold or not.
+_ANSWER_WORD = r"(?:answer|réponse|reponse|antwort|respuesta|resposta|risposta)"
 _LEAD_IN = re.compile(
-    r"^(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|short\s+|correct\s+)?answer\s*(?:is)?\s*[:：]\s*(?:\*\*|__)?\s*",
+    r"^(?:\*\*|__)?\s*(?:the\s+|la\s+|die\s+|a\s+)?(?:final\s+|short\s+|correct\s+)?" + _ANSWER_WORD
+    + r"(?:\s+finale?)?\s*(?:is)?\s*[:：]\s*(?:\*\*|__)?\s*",
     re.I,
 )
 
 
 _WRAP_STARTS = frozenset(a[0] for a, _ in _QUOTES + _WRAPPERS) | {"\\"}
-_LEAD_IN_STARTS = frozenset("aAfFtTsScC*_")
+_LEAD_IN_STARTS = frozenset("aAfFtTsScCrRlLdD*_")
 
 
 def _unwrap_once(t: str) -> str:
@@ -70,7 +83,8 @@ def _unwrap_once(t: str) -> str:
 
 def clean(text: Optional[str]) -> str:
     """Step 1: drop a reasoning block, surrounding white space, quotes, markdown emphasis or
-    code marks, one final full stop, and a lead-in of the form ``Answer:``."""
+    code marks (code fences anywhere), one final full stop, and a lead-in of the form
+    ``Answer:``."""
     if not text:
         return ""
     t = _THINK_BLOCK.sub(" ", text)
@@ -82,6 +96,8 @@ def clean(text: Optional[str]) -> str:
     opened = _THINK_OPEN.search(t)
     if opened:  # reasoning that never closed: no answer was given after it
         t = t[: opened.start()]
+    if "```" in t:
+        t = _FENCE_LINE.sub("", t)
     stop_removed = False
     while True:
         before = t
@@ -94,16 +110,105 @@ def clean(text: Optional[str]) -> str:
             return t
 
 
+# Citation marks (clarification 3): footnote numbers, bracketed sources, a "Sources:" line,
+# links.  They are blanked out (same length, so spans found in the cleaned text still hold)
+# before marks and candidates are read; they still make a response more than a bare value.
+_CITATION = re.compile(
+    r"\[\^?\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]"
+    r"|【[^】\n]{0,60}】"
+    r"|\[(?:citation\s+needed|sources?|ref(?:erence)?s?)\b[^\]\n]{0,80}\]"
+    r"|\((?:sources?|via|refs?|references?|cf\.?|citation)\s*[:：]?\s[^()\n]{0,100}\)"
+    r"|^[ \t]*(?:\*\*|__)?(?:sources?|references?|citations?)(?:\*\*|__)?\s*[:：].*$"
+    r"|https?://[^\s)\]]+",
+    re.I | re.M,
+)
+
+
+def _blank(m: "re.Match[str]") -> str:
+    return " " * len(m.group())
+
+
+def mask_citations(text: str) -> str:
+    """``text`` with its citation marks, and the numbers of a numbered list, blanked out
+    (replaced by spaces of the same length): neither is a candidate."""
+    if "[" in text or "(" in text or "【" in text or ":" in text:
+        text = _CITATION.sub(_blank, text)
+    if "." in text or ")" in text:
+        text = _LIST_NUMBER.sub(_blank, text)
+    return text
+
 
 # --------------------------------------------------------------------------------------------
 # 2-3. alignment and the claim
 # --------------------------------------------------------------------------------------------
 
+# The number of a numbered list item ("1. 386"), not a German date or place ("19. November",
+# "26. Platz").
+_NOT_A_LIST = rf"(?!\s*(?:{MONTH_NAME}|platz|rang|stelle)\b)"
+_LIST_NUMBER = re.compile(rf"^[ \t]*\d{{1,3}}[.)](?=[ \t]+{_NOT_A_LIST}\S)", re.M | re.I)
+# Headings, list items, table rows and JSON are structure, never one bare value (clarification 1).
+# ("19. November 1946" is a German date and "26. Platz" a German rank, not list items.)
+_BLOCK_START = re.compile(rf"^(?:[-*•+]\s|\d+[.)]\s{_NOT_A_LIST}|#{{1,6}}\s|\||[{{\[])", re.I)
+# One "Key: value" line (a table row and a bold key allowed for).
+_KV_LINE = re.compile(
+    r"^[ \t]*(?:[-*•+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?(?P<k>[^\n:*_|{}\[\]]{1,60}?)(?:\*\*|__)?[ \t]*[:：]"
+    r"(?:\*\*|__)?[ \t]*(?P<v>[^\n]*?\S)(?:\*\*|__)?[ \t]*$",
+    re.M,
+)
+# Keys that say "this is the answer", for any type (the only ones a math response's list has).
+_ANSWER_KEYS = frozenset(
+    "answer final result response reponse antwort respuesta resposta risposta solution the short correct".split()
+)
+# The one number whose reading depends on the response's language (clarification 4): one
+# separator before exactly three digits ("391.197"), which an integer gold settles without it.
+_ONE_GROUP = re.compile(r"(?<![\d.,])\d{1,3}[.,]\d{3}(?!\d|[.,]\d)")
+
+
+def _with_language(text: str, ctx: Context) -> Context:
+    """The context with the response's language, where a number in it needs one.  Elsewhere
+    it is left for the types to ask (:func:`defan_pytest.types._value.response_lang`), which
+    only number words do: most responses never pay for the language."""
+    if ctx.lang is None and not ctx.integer_gold and _ONE_GROUP.search(text):
+        return dataclasses.replace(ctx, lang=language(text))
+    return ctx
+
+
+def _key_tier(kind: AnswerType, key: str, ctx: Context) -> Optional[int]:
+    """How well a table header, list key or JSON key says it holds the answer: 0 for
+    ``Answer``, 1 for a word of the type (``Laureate``, ``Rank``, ``City``), 2 for words all
+    from the question (``2022``, ``Physics``); ``None`` when it says neither.  A math response's
+    keys count only as ``Answer`` (its lists are steps: ``Total age before: 40x``)."""
+    toks = [t[2] for t in folded_tokens(key)]
+    if not toks or len(toks) > 5:
+        return None  # a key is a short label, not "The answer is The Lord of the Rings"
+    if all(t in _ANSWER_KEYS for t in toks) and any(t != "the" for t in toks):
+        return 0
+    if ctx.is_math or looks_like_sentence(key):
+        return None
+    labels: FrozenSet[str] = getattr(kind, "labels", frozenset())
+    if any(t in labels for t in toks):
+        return 1
+    q = question_tokens(ctx.question)
+    if all(t in q for t in toks):
+        return 2
+    return None
+
+
+def _labelled(kind: AnswerType, t: str, ctx: Context) -> bool:
+    """Is ``t`` one labelled line, ``Winner: Argentina``?  Then it is a structured answer, not a
+    bare value (a label around a value, as a unit word is)."""
+    m = _KV_LINE.match(t)
+    return m is not None and _key_tier(kind, m.group("k"), ctx) is not None
+
 
 def _bare(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
     """The canonical value when ``text`` (already cleaned) is one bare value of the type."""
     t = text.strip()
-    if not t or "\n" in t:
+    if not t or "\n" in t or _BLOCK_START.match(t):
+        return None
+    if ("[" in t or "(" in t or "【" in t or "http" in t) and _CITATION.search(t):
+        return None  # "386 [2]": a value and its citation are more than one bare value
+    if (":" in t or "：" in t) and _labelled(kind, t, ctx):
         return None
     return kind.bare(t, ctx)
 
@@ -124,9 +229,16 @@ def extract(
     text = clean(response)
     if not text:
         return Extraction(None, False, how="empty")
+    ctx = _with_language(text, ctx)
     value = _bare(kind, text, ctx)
     if value is not None:
         return Extraction(value, True, how="bare")
+    text = mask_citations(text)
+    override = getattr(kind, "override", None)
+    if override is not None:
+        claim = override(text, ctx)
+        if claim is not None:
+            return Extraction(claim, False, how="override")
     mark = _marked_claim(kind, text, ctx)
     if mark is not None:
         return Extraction(mark, False, how="marked")
@@ -136,9 +248,22 @@ def extract(
 # The end of a marked answer: a sentence stop that does not close an initial ("J. J. Thomson")
 # or an abbreviation ("Mrs. Miniver"), a line break, or the end.
 _MARK_END = r"\s*(?:(?<!\b[A-Z])(?<!\bMrs)(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)[.;!?](?=\s|$)|\n|$)"
+_ANSWER_IS = (
+    r"\b(?:(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\s+(?:is|was|would\s+be|should\s+be|=)"
+    r"|(?:la\s+)?r[ée]ponse(?:\s+finale)?\s+(?:est|serait)"
+    r"|(?:die\s+)?(?:richtige\s+)?antwort\s+(?:ist|lautet)"
+    r"|(?:la\s+)?respuesta(?:\s+final|\s+correcta)?\s+(?:es|ser[íi]a)"
+    r"|(?:a\s+)?resposta(?:\s+final|\s+correta)?\s+(?:é|seria)"
+    r"|(?:la\s+)?risposta(?:\s+finale|\s+corretta)?\s+(?:è|sarebbe))"
+)
+_ANSWER_WORDS = ("answer", "ponse", "antwort", "respuesta", "resposta", "risposta")
 _MARK_PATTERNS = [
-    re.compile(r"\b(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\s+(?:is|was|would\s+be|should\s+be|=)\s*:?\s*(?P<x>[^\n]+?)" + _MARK_END, re.I),
-    re.compile(r"\b(?:final\s+|short\s+)?answer\s*[:：]\s*(?P<x>[^\n]+?)" + _MARK_END, re.I),
+    re.compile(_ANSWER_IS + r"\s*:?\s*(?P<x>[^\n]+?)" + _MARK_END, re.I),
+    re.compile(
+        r"\b(?:final\s+|short\s+)?" + _ANSWER_WORD + r"(?:\s+finale?)?\s*[:：]\s*(?:\*\*|__)?\s*"
+        r"(?P<x>[^\n]+?)\s*(?:\*\*|__)?" + _MARK_END,
+        re.I,
+    ),
     re.compile(r"\\boxed\{(?P<x>[^{}]*(?:\{[^{}]*\}[^{}]*)*)\}"),
     re.compile(r"\*\*(?P<x>[^*\n]+?)\*\*"),
     re.compile(r"(?<![\w_])__(?P<x>[^_\n]+?)__(?![\w_])"),
@@ -146,18 +271,34 @@ _MARK_PATTERNS = [
 
 
 def _marked_claim(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
-    marks: List[Tuple[int, str]] = []
-    for pat in _MARK_PATTERNS:
+    structures = _structured(kind, text, ctx)
+    marks: List[Tuple[int, str]] = [(s, claim) for s, _, claim in structures]
+    # A bold cell or key inside a table or list is not a mark of its own: the structure already
+    # chose the cell that answers ("**36**" in the asked year's row, not another).  (A binary
+    # search per mark: a long response may hold many of both.)
+    inside_structure = SpanIndex((s, e) for s, e, _ in structures).__contains__ if structures else None
+
+    lower = text.lower()
+    # The "answer" patterns only where a word for "answer" is written (a substring test is
+    # far cheaper than their regex on a long response).
+    has_answer_word = any(w in lower for w in _ANSWER_WORDS)
+    for i, pat in enumerate(_MARK_PATTERNS):
+        if i < 2 and not has_answer_word:
+            continue
         for m in pat.finditer(text):
+            if inside_structure is not None and inside_structure(m.start()):
+                continue
             claim = _mark_value(kind, m.group("x"), ctx)
             if claim is not None:
                 marks.append((m.start("x"), claim))
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) >= 2:
-        last = clean(lines[-1])
-        claim = _bare(kind, last, ctx)
-        if claim is not None and not _contained(kind, claim, ctx):
-            marks.append((text.rfind(lines[-1]), claim))
+        at = text.rfind(lines[-1])
+        if inside_structure is None or not inside_structure(at):  # a table's or list's last row is no mark
+            last = clean(lines[-1])
+            claim = _bare(kind, last, ctx)
+            if claim is not None and not _contained(kind, claim, ctx):
+                marks.append((at, claim))
     if not marks:
         return None
     marks.sort(key=lambda m: m[0])
@@ -173,6 +314,8 @@ def _contained(kind: AnswerType, claim: str, ctx: Context) -> bool:
 
 def _mark_value(kind: AnswerType, x: str, ctx: Context) -> Optional[str]:
     inner = clean(x)
+    if inner.endswith(":") or inner.endswith("："):
+        return None  # "**Laureate:**" labels a value; it is not one
     claim = _bare(kind, inner, ctx)
     if claim is None:
         # "The answer is 1,351,921 people": the value inside a short marked phrase.
@@ -184,3 +327,215 @@ def _mark_value(kind: AnswerType, x: str, ctx: Context) -> Optional[str]:
     if _contained(kind, claim, ctx):
         return None
     return claim
+
+
+# --------------------------------------------------------------------------------------------
+# structured answers (clarification 2): the cell, item or key that answers
+# --------------------------------------------------------------------------------------------
+
+#: A structure's claim: ``(start, end, claim)`` of the table, list or JSON it was read from.
+Structured = Tuple[int, int, str]
+
+_TABLE_SEP = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$", re.M)
+_JSON_START = re.compile(r"^[ \t]*[{\[]", re.M)
+_MAX_JSON = 100_000  # a larger "object" is not an answer; never parse megabytes
+
+
+def _structured(kind: AnswerType, text: str, ctx: Context) -> List[Structured]:
+    """Claims of the tables, ``Key: value`` lists and JSON objects in ``text``."""
+    out: List[Structured] = []
+    if "|" in text and "-" in text:
+        for start, end, header, rows in _tables(text):
+            claim = _table_claim(kind, header, rows, ctx)
+            if claim is not None:
+                out.append((start, end, claim))
+    if "{" in text or "[" in text:
+        found = _json_structure(text)
+        if found is not None:
+            start, end, obj = found
+            claim = _json_claim(kind, obj, ctx)
+            if claim is not None:
+                out.append((start, end, claim))
+    if ":" in text or "：" in text:
+        read = SpanIndex((s, e) for s, e, _ in out) if out else None
+        for start, end, items in _kv_blocks(text):
+            if read is not None and start in read:
+                continue  # inside a table or JSON object already read
+            claim = _kv_claim(kind, items, ctx)
+            if claim is not None:
+                out.append((start, end, claim))
+    return out
+
+
+def _cell_value(kind: AnswerType, cell: str, ctx: Context) -> Optional[str]:
+    """The claim a table cell, list item or JSON value holds (its value, as a mark's)."""
+    claim = _mark_value(kind, cell, ctx)
+    if claim is not None or not kind.uses_gazetteer:
+        return claim
+    inner = clean(cell)
+    if not inner or len(inner.split()) > 8:
+        return None
+    # "Wilhelm Röntgen (Germany)": the first name in the cell, as in running text.
+    found = kind.candidates(inner, ctx, None, False).claim
+    if found is None or found in (NONE_CLAIM, ONLINE_CLAIM) or kind.is_emphasis(found, ctx) or _contained(kind, found, ctx):
+        return found if found in (NONE_CLAIM, ONLINE_CLAIM) else None
+    return found
+
+
+def _kv_claim(kind: AnswerType, items: Sequence[Tuple[str, str]], ctx: Context) -> Optional[str]:
+    """The value of the key that answers: ``Answer`` first, then a word of the type, then the
+    question's own words; the first such key whose value is a value of the type."""
+    tiers = []
+    for i, (key, _) in enumerate(items):
+        tier = _key_tier(kind, key, ctx)
+        if tier is not None:
+            tiers.append((tier, i))
+    for _, i in sorted(tiers):
+        claim = _cell_value(kind, items[i][1], ctx)
+        if claim is not None:
+            return claim
+    return None
+
+
+def _kv_blocks(text: str) -> Iterator[Tuple[int, int, List[Tuple[str, str]]]]:
+    """Runs of ``Key: value`` lines (blank lines allowed between them)."""
+    items: List[Tuple[str, str]] = []
+    start = end = 0
+    for m in _KV_LINE.finditer(text):
+        if items and text[end: m.start()].strip():
+            yield start, end, items
+            items = []
+        if not items:
+            start = m.start()
+        items.append((m.group("k"), m.group("v")))
+        end = m.end()
+    if items:
+        yield start, end, items
+
+
+def _cells(line: str) -> List[str]:
+    t = line.strip()
+    if t.startswith("|"):
+        t = t[1:]
+    if t.endswith("|"):
+        t = t[:-1]
+    return [c.strip() for c in t.split("|")]
+
+
+def _tables(text: str) -> Iterator[Tuple[int, int, List[str], List[List[str]]]]:
+    """Markdown tables: ``(start, end, header cells, rows of cells)``, found by their
+    ``|---|---|`` separator line (linear: each line is read once)."""
+    for m in _TABLE_SEP.finditer(text):
+        if "|" not in m.group():
+            continue  # a horizontal rule, not a table
+        head_start = text.rfind("\n", 0, max(0, m.start() - 1)) + 1
+        header_line = text[head_start: max(head_start, m.start() - 1)]
+        if "|" not in header_line:
+            continue
+        rows: List[List[str]] = []
+        pos, end = m.end() + 1, m.end()
+        while pos < len(text):
+            nl = text.find("\n", pos)
+            line_end = len(text) if nl < 0 else nl
+            line = text[pos:line_end]
+            if "|" not in line:
+                break
+            rows.append(_cells(line))
+            end, pos = line_end, line_end + 1
+        if rows:
+            yield head_start, end, _cells(header_line), rows
+
+
+def _in_question(cell: str, q: FrozenSet[str]) -> bool:
+    toks = [t[2] for t in folded_tokens(cell)]
+    return bool(toks) and all(t in q for t in toks)
+
+
+def _table_claim(kind: AnswerType, header: List[str], rows: List[List[str]], ctx: Context) -> Optional[str]:
+    """The cell that answers: in the row that matches the question (most cells made of the
+    question's words: its year, its subject), else the first row; in the column whose header
+    names the answer (``Laureate``, ``Rank``, the asked year), else the first cell with a value
+    of the type.  A two-column table of keys and values is read as a ``Key: value`` list."""
+    q = question_tokens(ctx.question)
+    best, best_score = 0, 0
+    for i, row in enumerate(rows):
+        score = sum(1 for c in row if _in_question(c, q))
+        if score > best_score:
+            best, best_score = i, score
+    row = rows[best]
+    keys = {j for j, c in enumerate(row) if _in_question(c, q)} if best_score else set()
+    tiered = []
+    for j in range(len(row)):
+        tier = _key_tier(kind, header[j], ctx) if j < len(header) else None
+        if tier is not None and j not in keys:
+            tiered.append((tier, j))
+    for _, j in sorted(tiered):
+        claim = _cell_value(kind, row[j], ctx)
+        if claim is not None:
+            return claim
+    if len(header) == 2:
+        claim = _kv_claim(kind, [(r[0], r[1]) for r in rows if len(r) >= 2], ctx)
+        if claim is not None:
+            return claim
+    if ctx.is_math:
+        return None
+    for j, cell in enumerate(row):
+        if j not in keys:
+            claim = _cell_value(kind, cell, ctx)
+            if claim is not None:
+                return claim
+    return None
+
+
+def _json_structure(text: str) -> Optional[Tuple[int, int, Any]]:
+    """The JSON object or array the response holds (from a line starting with ``{`` or ``[``
+    to the last closing brace), or ``None``."""
+    m = _JSON_START.search(text)
+    if m is None:
+        return None
+    start = m.start()
+    end = max(text.rfind("}"), text.rfind("]")) + 1
+    if end <= start or end - start > _MAX_JSON:
+        return None
+    try:
+        return start, end, json.loads(text[start:end])
+    except ValueError:
+        return None
+
+
+def _json_scalar(v: Any) -> Optional[str]:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (str, int, float)):
+        return str(v)
+    return None
+
+
+def _json_items(obj: Any, prefix: str = "") -> List[Tuple[str, str]]:
+    """A JSON object flattened to ``(key path, value)`` pairs (``{"1901": {"physics": X}}``
+    gives ``("1901 physics", X)``)."""
+    items: List[Tuple[str, str]] = []
+    for k, v in obj.items():
+        key = f"{prefix} {k}".strip()
+        if isinstance(v, dict):
+            items.extend(_json_items(v, key))
+        else:
+            scalar = _json_scalar(v)
+            if scalar is not None:
+                items.append((key, scalar))
+    return items
+
+
+def _json_claim(kind: AnswerType, obj: Any, ctx: Context) -> Optional[str]:
+    if isinstance(obj, dict):
+        items = _json_items(obj)
+        claim = _kv_claim(kind, items, ctx)
+        if claim is None:
+            # The key alone ({"results": {"answer": X}} has the path "results answer").
+            claim = _kv_claim(kind, [(k.split()[-1], v) for k, v in items if k.split()], ctx)
+        return claim
+    if isinstance(obj, list) and obj and all(isinstance(x, dict) for x in obj):
+        header = list(dict.fromkeys(k for x in obj for k in x))
+        rows = [[_json_scalar(x.get(h)) or "" for h in header] for x in obj]
+        return _table_claim(kind, header, rows, ctx)
+    return None

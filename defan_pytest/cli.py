@@ -1,6 +1,6 @@
 """The ``defan`` command: score a file of responses without pytest.
 
-    defan score RESPONSES.jsonl [--json OUT] [--spacy-model NAME_OR_PATH|none]
+    defan score RESPONSES.jsonl [--json OUT [--force]] [--spacy-model NAME_OR_PATH|none]
 
 RESPONSES.jsonl has one JSON object per line with ``question``, ``answer`` (the raw gold: a
 string, or a JSON number kept exactly as written, so ``42.850`` keeps its three decimals),
@@ -13,20 +13,31 @@ validator as a user's own data set (:func:`defan_pytest.dataset.load_responses`)
 Every line is validated before anything is scored, and every problem is reported at once as
 ``FILE:LINE: message`` on stderr (exit code 2) by :func:`defan_pytest.errors.format_problems`:
 scoring can load a spaCy pipeline and take a while, and a user fixing a file by hand wants the
-whole list, not one error per run.
+whole list, not one error per run.  A CSV file or a JSON array given instead is one hint, not a
+problem per line.  Invalid characters (lone surrogates) are replaced by U+FFFD, with a note on
+stderr; text printed to the terminal never carries escape codes from the file.
 
-Exit codes: 0 success, 2 bad input or usage.
+``--json OUT`` is written by :func:`defan_pytest.outputs.write_output` and checked before
+anything is read or scored: never over the responses file or a source file, over another
+existing file only if it is an earlier report (or ``--force``), through symlinks to their
+target, and into a FIFO or a device (``/dev/stdout``) in place.
+
+Exit codes: 0 success, 2 bad input or usage (or OUT could not be written), 130 interrupted
+(Ctrl-C; no partial OUT is left).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from defan_pytest.dataset import DatasetError, load_responses
-from defan_pytest.errors import DefanError, format_problems
+from defan_pytest.errors import MAX_SHOWN, DefanError, format_problems
+from defan_pytest.outputs import OutputError, check_output
+from defan_pytest.text import printable
 
 __all__ = ["DEFAULT_DOMAIN", "main"]
 
@@ -55,14 +66,15 @@ class _Line:
     error: str | None
 
 
-def _read_lines(path: Path) -> list[_Line]:
+def _read_lines(path: Path, notes: list[str] | None = None) -> list[_Line]:
     """Read and validate the whole file through the dataset's JSONL reader and record
     validator (:func:`~defan_pytest.dataset.load_responses`), then give each line its id.
+    ``notes`` gets a line for each line whose text was sanitised.
 
     Raises :class:`~defan_pytest.dataset.DatasetError` listing every problem of the file.
     """
     lines: list[_Line] = []
-    for r in load_responses(path, default_domain=DEFAULT_DOMAIN):
+    for r in load_responses(path, default_domain=DEFAULT_DOMAIN, notes=notes):
         row_id = f"{r.domain}-line{r.line}"
         # "group-" keeps a user's group called "line5" apart from the row on line 5.
         group = f"{r.domain}-group-{r.group}" if r.group is not None else row_id
@@ -101,7 +113,16 @@ def _build_parser() -> argparse.ArgumentParser:
         ),
     )
     score.add_argument("responses", metavar="RESPONSES.jsonl", type=Path, help="the responses to score")
-    score.add_argument("--json", metavar="OUT", type=Path, default=None, help="also write the JSON report to OUT")
+    score.add_argument(
+        "--json", metavar="OUT", type=Path, default=None,
+        help="also write the JSON report to OUT (an existing OUT is replaced only if it is an earlier "
+        "report; a FIFO or a device such as /dev/stdout is written in place)",
+    )
+    score.add_argument(
+        "--force", action="store_true",
+        help="let --json replace an existing file that is not a defan report (never the responses "
+        "file, nor a .py, .toml, .cfg, .ini, .csv or .jsonl file)",
+    )
     score.add_argument(
         "--spacy-model",
         metavar="NAME_OR_PATH|none",
@@ -115,28 +136,31 @@ def _build_parser() -> argparse.ArgumentParser:
 def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     path: Path = args.responses
     out: Path | None = args.json
+    inputs = [("the responses file", path)]
     if out is not None:
-        # Checked before scoring so a typo in OUT does not cost a full scoring run.
-        if out.is_dir():
-            raise _UsageError(f"--json {out}: is a directory")
-        parent = out.parent
-        if not parent.is_dir():
-            raise _UsageError(f"--json {out}: directory {parent} does not exist")
-        if out.resolve() == path.resolve():
-            raise _UsageError(f"--json {out}: would overwrite the responses file")
+        # Checked before anything is read or scored, so that a bad OUT costs nothing.
+        try:
+            check_output(out, inputs=inputs, force=args.force, force_hint="--force")
+        except OutputError as exc:
+            raise _UsageError(f"--json {exc}") from None
 
     # Not a problem of the file's content: said as a usage error, like a bad option.
     if path.is_dir():
         raise _UsageError(f"{path}: is a directory, not a JSONL file")
     if not path.exists():
         raise _UsageError(f"{path}: no such file")
+    notes: list[str] = []
     try:
-        lines = _read_lines(path)
+        lines = _read_lines(path, notes)
     except DatasetError as exc:
         # Every problem of the file at once: scoring can take a while, and a user fixing a
         # file by hand wants the whole list, not one error per run.
         print(format_problems(exc.problems, f"{_PROG}: nothing was scored"), file=stderr)
         return 2
+    for note in notes[:MAX_SHOWN]:
+        print(f"{_PROG}: note: {printable(note)}", file=stderr)
+    if len(notes) > MAX_SHOWN:
+        print(f"{_PROG}: note: ... and {len(notes) - MAX_SHOWN} more", file=stderr)
 
     from defan_pytest.scoring import ScoreInput, Scorer
 
@@ -173,11 +197,14 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     summary = summarize(rows)
     stdout.write(format_table(summary))
     if out is not None:
+        # OUT may be this very stream (/dev/stdout): the table goes out first, then the report.
+        stdout.flush()
         try:
-            write_json(out, build_report(rows, summary))
-        except OSError as exc:
-            raise _UsageError(f"--json {out}: cannot write: {exc.strerror or exc}") from None
-        print(f"{_PROG}: wrote {out}", file=stderr)
+            write_json(out, build_report(rows, summary), inputs=inputs, force=args.force, force_hint="--force")
+        except OutputError as exc:
+            print(f"{_PROG}: error: --json {printable(str(exc))}", file=stderr)
+            return 2
+        print(f"{_PROG}: wrote {printable(str(out))}", file=stderr)
     return 0
 
 
@@ -199,8 +226,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _score(args, sys.stdout, sys.stderr)
     except DefanError as exc:  # a _UsageError: one problem, already worded for the user
-        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        print(f"{_PROG}: error: {printable(str(exc))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's decision, not a crash: one line, the shell's code for SIGINT.
+        # (The writer removes its temporary file on the way out: no partial OUT is left.)
+        print(f"\n{_PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (``defan score ... | head``): nothing more to say to it.
+        # stdout is pointed at devnull so that the flush at exit does not fail a second time.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # stdout is not a real file (a test's capture)
+            pass
+        return 141
 
 
 if __name__ == "__main__":

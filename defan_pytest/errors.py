@@ -54,12 +54,18 @@ def format_problems(problems: Sequence[str], heading: str = "", limit: int = MAX
     """The one way problems are printed: a heading with the count, then one line each.
 
     At most ``limit`` problems are listed; the rest are summed up as ``... and N more``.
+    Control characters in a problem (from a user's file) are shown escaped
+    (:func:`defan_pytest.text.printable`).
     """
+    # Imported here: this module is imported on every pytest start, text.py only when needed.
+    from defan_pytest.text import printable
+
     count = len(problems)
     noun = "problem" if count == 1 else "problems"
     lines = [f"{heading}: {count} {noun}:" if heading else f"{count} {noun}:"]
     shown = list(problems[:limit])
-    lines.extend(f"  - {p}" for p in shown)
+    # A problem may quote a user's file: what a terminal would act on is shown escaped.
+    lines.extend(f"  - {printable(p)}" for p in shown)
     if count > len(shown):
         lines.append(f"  ... and {count - len(shown)} more")
     return "\n".join(lines)

@@ -15,9 +15,12 @@ and runs ``pytest --defan-model=my-rag``.  Any other name is a litellm model str
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.util
 import inspect
 import json
+import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -32,12 +35,26 @@ class ModelError(DefanError):
 
 @dataclass(frozen=True)
 class CallableModel:
-    """A user's function: ``prompt -> answer text`` (sync or async)."""
+    """A user's function: ``prompt -> answer text`` (sync or async).
+
+    ``source``: a digest of the function's source code (:func:`source_digest`), taken when it
+    is registered; part of the cache key, with ``version``.
+    """
 
     name: str
     fn: Callable[..., Any]
     is_async: bool
     version: Optional[str] = None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.source:
+            object.__setattr__(self, "source", source_digest(self.fn))
+
+    def describe(self) -> str:
+        """``my-rag version 2024-06-01, source 3f2a9c1b``: which code the answers belong to."""
+        version = f"version {self.version}" if self.version is not None else "no version"
+        return f"{self.name} {version}, source {self.source[:8]}"
 
 
 @dataclass(frozen=True)
@@ -59,7 +76,9 @@ def model(name: str, *, version: Optional[str] = None) -> Callable[[Callable[...
     """Register ``fn`` as the model ``name`` (a decorator).
 
     ``version``: change it whenever the function's behaviour changes; cached answers are reused
-    only for the same name and version (without a version, nothing is reused across runs).
+    only for the same name, version and source code of the function (without a version, nothing
+    is reused across runs).  The source covers the registered function itself, not what it
+    calls: when a helper, a prompt file or the pipeline behind it changes, change ``version``.
     """
     if not isinstance(name, str) or not name.strip():
         raise ModelError("a model name must be a non-empty string")
@@ -72,6 +91,40 @@ def model(name: str, *, version: Optional[str] = None) -> Callable[[Callable[...
         return fn
 
     return register
+
+
+def _code_text(code: types.CodeType) -> str:
+    """What a code object does, for a function whose source cannot be read: its bytecode,
+    constants (nested functions' code included) and names."""
+    consts = [(_code_text(c) if isinstance(c, types.CodeType) else repr(c)) for c in code.co_consts]
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
+
+
+def source_digest(fn: Any) -> str:
+    """A sha256 of a callable's source code, so that editing a registered model without
+    changing its ``version`` does not reuse the old code's cached answers.
+
+    The source text (``inspect.getsource``; decorated functions are unwrapped), else its code
+    object's bytecode and constants, else the class of a callable object; for a
+    ``functools.partial``, its function and arguments.
+    """
+    if isinstance(fn, functools.partial):
+        return _sha(f"partial|{source_digest(fn.func)}|{fn.args!r}|{sorted(fn.keywords.items())!r}")
+    for target in (fn, type(fn)):
+        try:
+            return _sha(inspect.getsource(target))
+        except (OSError, TypeError):
+            pass
+        if target is not fn:
+            break
+    code = getattr(inspect.unwrap(fn), "__code__", None) or getattr(getattr(fn, "__call__", None), "__code__", None)
+    if isinstance(code, types.CodeType):
+        return _sha(_code_text(code))
+    return _sha(f"{type(fn).__module__}.{type(fn).__qualname__}")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()
 
 
 def registered() -> Dict[str, CallableModel]:

@@ -83,8 +83,10 @@ def check(name: str) -> None:
     (cheap: nothing is loaded, so a bad ``--defan-spacy-model`` fails at start-up)."""
     if Path(name).expanduser().is_dir():
         return
+    # A pipeline package is a top-level module name (en_core_web_sm): find_spec of a dotted
+    # name would import its parent packages, whatever the option names ("antigravity.x").
     try:
-        found = importlib.util.find_spec(name) is not None
+        found = name.isidentifier() and importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
         found = False
     if not found:

@@ -86,6 +86,13 @@ plugin_key = pytest.StashKey["DefanPlugin"]()
 def pytest_configure(config: pytest.Config) -> None:
     values = _values(config)
     if not values["model"]:
+        if isinstance(values["model"], str):
+            # Given, but empty (--defan-model=$MODEL with the variable unset): running without
+            # the plugin would pass a CI job that was meant to gate a model.
+            raise pytest.UsageError(
+                "defan-pytest: --defan-model: given an empty value (an unset variable?); give a model, "
+                "or leave the option out to run without defan-pytest"
+            )
         return
     from defan_pytest.dataset import DOMAINS
     from defan_pytest.errors import format_problems
@@ -299,6 +306,8 @@ def _allure_verdict(rec: Mapping[str, Any], text: str) -> None:
 
 
 def _describe_record(rec: Dict[str, Any]) -> str:
+    from defan_pytest.text import printable
+
     verdict = []
     if not rec["correct"]:
         verdict.append("hallucinated (FCH)")
@@ -307,14 +316,16 @@ def _describe_record(rec: Dict[str, Any]) -> str:
     response = rec["response"] or ""
     if len(response) > 600:
         response = response[:600] + " ..."
-    return "\n".join([
+    # Text from the data file and the model reaches the terminal: escape codes in it are shown
+    # escaped, never acted on (printable keeps newlines and tabs).
+    return printable("\n".join([
         f"{rec['id']}: {' and '.join(verdict) or 'ok'}",
         f"  question: {rec['question']}",
         f"  gold:     {rec['answer'].strip()!r}",
         f"  response: {response!r}",
         f"  claim:    {rec['claim']!r}",
         f"  aligned:  {rec['aligned']}   correct: {rec['correct']}",
-    ])
+    ]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -620,14 +631,29 @@ class DefanPlugin:
             tr.write_line("no thresholds file: nothing was gated (see --defan-thresholds)")
         if run.records:
             c = run.call_counts()
+            # Which version (and source) the cached answers belong to: an edited callable must
+            # not pass for the one whose answers were reused.
+            origin = f" ({c['cached_from']})" if c["cached"] and c.get("cached_from") else ""
+            peer = f"; {c['peer']} of them through another worker" if c.get("peer") else ""
             tr.write_line(
-                f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache, "
-                f"{c['retries']} retries, {c['errors']} call errors"
+                f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache{origin}, "
+                f"{c['retries']} retries, {c['errors']} call errors{peer}"
             )
         if run.report_path is not None:
             tr.write_line(f"report: {run.report_path}")
+        from defan_pytest.text import printable
+
+        if run.report_error is not None:
+            tr.write_line(f"defan-pytest: the report was not written: {printable(run.report_error)}", red=True)
+        for note in run.notes[:10]:  # the data's text replaced where it entered (invalid characters)
+            tr.write_line(f"note: {printable(note)}", yellow=True)
+        if len(run.notes) > 10:
+            tr.write_line(f"note: ... and {len(run.notes) - 10} more", yellow=True)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.run.report_error is not None and session.exitstatus == pytest.ExitCode.OK:
+            # The report asked for is missing: the run did not do what it was told to.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.run.close(self.worker)
 
 
@@ -646,7 +672,9 @@ def _defan_status(report: Any) -> Optional[Tuple[str, str, Any]]:
         return None
     if rec["error"] is not None:
         return "call-error", "C", ("CALL-ERROR", {"yellow": True})
-    detail = f" (claim {rec['claim']!r}, gold {rec['answer'].strip()!r})"
+    from defan_pytest.text import printable
+
+    detail = printable(f" (claim {rec['claim']!r}, gold {rec['answer'].strip()!r})")
     if not rec["correct"]:
         return "hallucinated", "H", ("HALLUCINATED" + detail, {"red": True})
     if not rec["aligned"]:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from defan_pytest.metrics import METRICS, Metric
+from defan_pytest.outputs import Input, write_output
+from defan_pytest.text import printable, sanitize
 
 __all__ = ["build_report", "format_table", "write_json"]
 
@@ -85,7 +86,8 @@ def format_table(
     # The registry is read now, not at import, so a metric registered later gets its column.
     metrics = tuple(METRICS.values())
     header = ["domain", "n", "errors", *(_title(metric) for metric in metrics)]
-    body = [_row(name, figs, thresholds.get(name), metrics) for name, figs in domains.items()]
+    # A user's domain name is printed safely: escape codes in a data file stay inert.
+    body = [_row(printable(name), figs, thresholds.get(name), metrics) for name, figs in domains.items()]
     tail = [
         _row(_MEAN_LABEL, overall.get("mean") or {}, thresholds.get("overall"), metrics),
         _row(_POOLED_LABEL, overall.get("pooled") or {}, None, metrics),
@@ -123,28 +125,24 @@ def build_report(rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) 
     }
 
 
-def write_json(path: str | os.PathLike[str], report: Mapping[str, Any]) -> None:
-    """Write ``report`` to ``path`` as UTF-8 JSON, atomically.
+def write_json(
+    path: str | os.PathLike[str],
+    report: Mapping[str, Any],
+    *,
+    inputs: Iterable[Input] = (),
+    force: bool = False,
+    force_hint: str = "",
+) -> Path:
+    """Write ``report`` to ``path`` as UTF-8 JSON through :func:`defan_pytest.outputs.write_output`
+    (atomic for a file, in place for a FIFO or a device; never over an input of the run, nor over
+    a file that is not a report unless ``force``); return where it went.
 
-    The report is written to a temporary file in the same directory and moved into place with
-    :func:`os.replace`, so a reader (or a crash mid-write) never sees half a report. Non-ASCII
-    text (names such as ``Röntgen``) is kept as is rather than ``\\u``-escaped.
+    Non-ASCII text (names such as ``Röntgen``) is kept as is rather than ``\\u``-escaped.  Raises
+    :class:`~defan_pytest.outputs.OutputError` naming the path when the file may not or cannot
+    be written, before or while writing; nothing half-written is left behind.
     """
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # os.open with 0o666 (not tempfile.mkstemp, which forces 0o600) so the report gets the same
-    # permissions under the user's umask as any file they write themselves.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            json.dump(report, fh, ensure_ascii=False, indent=1, allow_nan=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    text = json.dumps(report, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+    # Text is sanitised where it enters; this is the last line of defence, so that one lone
+    # surrogate that slipped through cannot cost the whole report (UTF-8 cannot encode it).
+    text, _ = sanitize(text)
+    return write_output(path, text, inputs=inputs, force=force, force_hint=force_hint)

@@ -97,11 +97,15 @@ def _pyproject_models(root: Path, extra_domains: Sequence[str], problems: List[s
     if not path.is_file():
         return {}
     try:
-        data = thresholds.tomllib.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, thresholds.tomllib.TOMLDecodeError) as exc:
+        data = thresholds.read_toml(path.read_text(encoding="utf-8-sig"), str(path))
+    except (OSError, UnicodeDecodeError) as exc:
         problems.append(f"{path}: {exc}")
         return {}
-    tool = data.get("tool", {}).get("defan")
+    except thresholds.ThresholdsError as exc:
+        problems.extend(problems_of(exc))
+        return {}
+    tool = data.get("tool")
+    tool = tool.get("defan") if isinstance(tool, dict) else None
     if not isinstance(tool, dict):
         return {}
     unknown = sorted(set(tool) - {"models"})
@@ -138,6 +142,9 @@ class Run:
         self.fatal: Optional[str] = None
         self.secrets: List[str] = []
         self.report_path: Optional[Path] = None
+        self.report_error: Optional[str] = None  # the report could not be written: why
+        self.inputs: List[Any] = []  # (what, path) of every file the run reads: never an output
+        self.notes: List[str] = []  # what was read other than as written (invalid characters)
         self.started = time.monotonic()
 
     @property
@@ -159,13 +166,17 @@ class Run:
 
         rows: Sequence[Any] = []
         user_domains: List[str] = []
-        try:
-            loaded = dataset.load_dataset(s.dataset, s.domains, root=s.root)
-            rows = loaded
-            # A user's own set: its domains may have thresholds too.
-            user_domains = sorted(d for d in loaded.source_domains if d not in dataset.DOMAINS)
-        except dataset.DatasetError as exc:
-            found.extend(problems_of(exc))
+        # A bad --defan-dataset or --defan-domain is already a problem: loading the default in
+        # its place (the public split, all of it, perhaps downloaded) would be wasted, or wrong.
+        if not {"dataset", "domain"} & s.invalid:
+            try:
+                loaded = dataset.load_dataset(s.dataset, s.domains, root=s.root)
+                rows = loaded
+                run.notes.extend(loaded.notes)
+                # A user's own set: its domains may have thresholds too.
+                user_domains = sorted(d for d in loaded.source_domains if d not in dataset.DOMAINS)
+            except dataset.DatasetError as exc:
+                found.extend(problems_of(exc))
         for r in rows:
             run.answers.setdefault(r.domain, []).append(r.answer)
         run.rows = prompts.select(rows, s.sample, s.seed) if rows else []
@@ -186,20 +197,60 @@ class Run:
         # Model: [models.<name>] tables of pyproject.toml's [tool.defan], then of the thresholds
         # file (which wins for a name both define).
         tables = _pyproject_models(s.root, user_domains, found)
+        sources = {n: str(s.root / "pyproject.toml") for n in tables}
         tables.update({n: run.thresholds.model_params(n) for n in run.thresholds.model_names})
+        sources.update({n: str(tpath) for n in run.thresholds.model_names})
         problem = models.check_name(s.model, tables)
         if problem:
             found.append(f"--defan-model: {problem}")
         else:
+            # A misspelt [models."..."] table would be ignored, its limits with it.
+            found.extend(thresholds.model_table_typos(
+                s.model, tables, sources, models.registered(), lambda n: models.check_name(n, {}) is None,
+            ))
             run.model = models.resolve(s.model, tables, s.model_args)
             if isinstance(run.model, models.CallableModel) and s.model_args:
                 found.append("--defan-model-arg: parameters apply to litellm models, not to a registered callable")
+
+        # The report's path, checked now so that a bad one is a usage error before any call.
+        run.inputs = [("the thresholds file", tpath), ("pyproject.toml", s.root / "pyproject.toml")]
+        data_file = dataset.dataset_file(s.dataset, s.root)
+        if data_file is not None:
+            run.inputs.append(("the dataset", data_file))
+        if s.report:
+            from defan_pytest import outputs
+
+            try:
+                outputs.check_output(
+                    s.resolve_output(s.report), inputs=run.inputs, force=s.force_output,
+                    force_hint="--defan-force-output",
+                )
+            except outputs.OutputError as exc:
+                found.append(f"--defan-report {exc}")
+
+        # The response cache, before any call: a file in the way, a read-only folder or a corrupt
+        # database is a usage error naming the path (--defan-cache=refresh moves a corrupt one
+        # aside), never an INTERNALERROR half-way through the calls.
+        found.extend(run.check_cache())
 
         if not run.rows and not found:
             found.append("no DefAn prompt selected: check --defan-domain, --defan-dataset and --defan-sample")
         if found:
             raise ConfigError(problems=found)
         return run
+
+    def check_cache(self) -> List[str]:
+        """Problems with the cache folder (see :func:`defan_pytest.cache.check_folder`); also
+        removes the scratch folders that runs killed under ``--defan-cache=off`` left behind."""
+        from defan_pytest import cache as cache_mod
+
+        if self.settings.cache == "off":
+            cache_mod.remove_dead_scratch(self.settings.root / DEFAULT_CACHE / "runs")
+            return []
+        folder = self.cache_folder(shared=False)
+        assert folder is not None
+        problem = cache_mod.check_folder(folder, refresh=self.settings.cache == "refresh", notes=self.notes)
+        return [problem] if problem else []
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -319,9 +370,12 @@ class Run:
             score = self.get_scorer().score(
                 row.question, row.answer, row.type, response.text, error=response.error, domain=row.domain,
             )
+        extra: Dict[str, Any] = {}
+        if response.note:  # the answer was changed on its way in (invalid code points)
+            extra["note"] = "; ".join(n for n in (getattr(score, "note", None), response.note) if n)
         return record_of_score(
             row, score, index=index, question=row.question, answer=row.answer, response=response.text,
-            via=response.via, attempts=response.attempts,
+            via=response.via, answered_by=response.answered_by, attempts=response.attempts, **extra,
         )
 
     # -- the end ---------------------------------------------------------------------------
@@ -366,26 +420,54 @@ class Run:
         return report
 
     def write_report(self) -> None:
-        """Write :meth:`report` where ``--defan-report`` says, if it says."""
-        from defan_pytest import reports
+        """Write :meth:`report` where ``--defan-report`` says, if it says.
+
+        A write that fails (a full disk, a file that appeared since :meth:`configure` checked the
+        path) is not raised: its message is kept in :attr:`report_error` for the front end to
+        show, since the run's results are in by then.
+        """
+        from defan_pytest import outputs, reports
 
         if not self.settings.report:
             return
         out = self.settings.resolve_output(self.settings.report)
-        reports.write_json(out, self.report())
+        try:
+            reports.write_json(
+                out, self.report(), inputs=self.inputs, force=self.settings.force_output,
+                force_hint="--defan-force-output",
+            )
+        except outputs.OutputError as exc:
+            self.report_error = f"--defan-report {exc}"
+            return
         self.report_path = out
 
-    def call_counts(self) -> Dict[str, int]:
-        """Prompts, answered by the model, from the cache, retries, call errors."""
+    def call_counts(self) -> Dict[str, Any]:
+        """Prompts, answered by the model, from the cache (whichever process of the run read
+        it: ``answered_by``, not ``via``), from another worker, retries, call errors; and
+        ``cached_from``: the model, version and source the cached answers belong to."""
         recs = self.records
-        cached = sum(1 for r in recs if r.get("via") == "cache")
+
+        def by(r: Mapping[str, Any]) -> str:
+            return str(r.get("answered_by") or ("cache" if r.get("via") == "cache" else "model"))
+
+        cached = sum(1 for r in recs if by(r) == "cache")
         return {
             "prompts": len(recs),
             "answered": len(recs) - cached,
             "cached": cached,
-            "retries": sum(max(0, (r.get("attempts") or 1) - 1) for r in recs if r.get("via") == "call"),
+            "peer": sum(1 for r in recs if r.get("via") == "peer"),
+            "retries": sum(max(0, (r.get("attempts") or 1) - 1) for r in recs if by(r) == "model"),
             "errors": sum(1 for r in recs if r.get("error")),
+            "cached_from": self.cache_origin(),
         }
+
+    def cache_origin(self) -> str:
+        """Which code the cached answers belong to: ``my-rag version 2024-06-01, source
+        3f2a9c1b`` for a callable, the model string for litellm."""
+        describe = getattr(self.model, "describe", None)
+        if callable(describe):
+            return str(describe())
+        return str(getattr(self.model, "model", self.model_name))
 
     def close(self, worker: Worker) -> None:
         """Stop the pool and close the cache; the controller of a shared run drops the run's

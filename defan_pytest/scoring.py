@@ -2,7 +2,7 @@
 
 >>> scorer = Scorer(nlp=None)
 >>> scorer.score("What was Kobe University's QS rank in 2022?", "386", "rank", "386th")
-Score(claim='386', aligned=True, correct=True, error=None)
+Score(claim='386', aligned=True, correct=True, error=None, note=None)
 
 :meth:`Scorer.score_many` is the fast path: rules settle most responses; the few names and
 places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
@@ -133,12 +133,16 @@ class Scorer:
         kind = types.get(item.type)  # an unknown type: UnknownAnswerType lists the valid ones
         gold = parse_gold(item.type, item.answer)
         gaz = self._gazetteers.get(item.domain or "") if kind.uses_gazetteer else None
+        # Whether the gold is a whole number decides "326.121" (SCORING.md clarification 4);
+        # a type outside the package need not say.
+        integer_gold = getattr(kind, "integer_gold", None)
         return make_context(
             item.question,
             item.type,
             empty_gold=gold.empty,
             gazetteer=gaz,
             is_math=(item.domain in MATH_DOMAINS),
+            integer_gold=integer_gold(gold) if integer_gold is not None else None,
         )
 
     def score(

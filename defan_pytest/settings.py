@@ -18,9 +18,11 @@ defan_pytest.settings.ConfigError: 2 problems:
 """
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Literal, Mapping, Optional, Tuple
 
 from defan_pytest.errors import DefanError
 
@@ -101,6 +103,10 @@ OPTIONS: Tuple[Option, ...] = (
            "thresholds file of the gate", shown="thresholds.toml in the rootdir, if present"),
     Option("report", "string", None,
            "write the JSON report (same schema as 'defan score --json') to this file", shown="none"),
+    Option("force-output", "bool", False,
+           "let --defan-report replace an existing file that is not a defan report (an input of the "
+           "run, a .py, .toml, .cfg, .ini, .csv or .jsonl file is never replaced)",
+           shown="off: only an earlier report or an empty file is replaced"),
     Option("strict", "bool", False,
            "fail each hallucinated or misaligned prompt on its own", shown="off; the gate decides"),
     Option("gate-narrowed", "bool", False,
@@ -127,6 +133,9 @@ _BY_NOUN: Dict[str, Option] = {o.noun: o for o in OPTIONS}
 
 def _int(values: Mapping[str, Any], noun: str, low: int, problems: List[str]) -> int:
     raw = _value(values, noun)
+    if raw is None or not str(raw).strip():
+        # Given empty: said once by Settings.parse; the default stands in meanwhile.
+        return int(_BY_NOUN[noun].default)
     try:
         n = int(str(raw).strip())
     except ValueError:
@@ -139,16 +148,47 @@ def _int(values: Mapping[str, Any], noun: str, low: int, problems: List[str]) ->
 
 def _float(values: Mapping[str, Any], noun: str, problems: List[str]) -> Optional[float]:
     raw = _value(values, noun)
-    if raw in (None, ""):
-        return None
+    if raw is None or not str(raw).strip():
+        return None  # not given (or given empty: said once by Settings.parse)
     try:
         x = float(str(raw).strip())
     except ValueError:
         problems.append(f"--defan-{noun}: {raw!r} is not a number")
         return None
+    if not math.isfinite(x):
+        # "inf" seconds or requests per minute would wait forever, or not limit at all.
+        problems.append(f"--defan-{noun}: {raw!r} is not a finite number")
+        return None
     if not x > 0:
         problems.append(f"--defan-{noun}: {x:g} must be above 0")
     return x
+
+
+def _given_empty(values: Mapping[str, Any], noun: str) -> bool:
+    """Was the option given, but with nothing in it (``--defan-domain=`` from an unset CI
+    variable, an ini key with no value)?  Not the same as not given: the default would then
+    run something the user did not ask for (all 8 domains, no report, another file)."""
+    value = values.get(noun)
+    if value is None or value == []:
+        return False  # not given at all
+    if isinstance(value, (list, tuple)):
+        # Repeatable options are comma-separated too: "--defan-domain=," names nothing either.
+        return all(isinstance(v, str) and not v.replace(",", " ").strip() for v in value)
+    return isinstance(value, str) and not value.strip()
+
+
+def _encodable(value: Any) -> bool:
+    """Can ``value`` (a string, or a list of them) be a file name or written as text?  A lone
+    surrogate from outside the command line's own decoding (which only makes U+DC80-U+DCFF,
+    for bytes that were not UTF-8) cannot: opening such a path would raise, not fail cleanly."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    for item in items:
+        if isinstance(item, str):
+            try:
+                os.fsencode(item)
+            except UnicodeEncodeError:
+                return False
+    return True
 
 
 def _value(values: Mapping[str, Any], noun: str) -> Any:
@@ -175,6 +215,7 @@ class Settings:
     seed: int = 0
     thresholds: Optional[str] = None
     report: Optional[str] = None
+    force_output: bool = False
     strict: bool = False
     gate_narrowed: bool = False
     spacy_model: Optional[str] = None
@@ -186,6 +227,9 @@ class Settings:
     cache: str = DEFAULT_CACHE
     root: Path = Path(".")
     invocation_dir: Path = Path(".")
+    #: Options given a value that cannot be used (empty, invalid characters): already reported
+    #: by :meth:`parse`, and not acted on (their field holds the default).
+    invalid: FrozenSet[str] = frozenset()
 
     @classmethod
     def from_values(
@@ -217,18 +261,40 @@ class Settings:
         if unknown:
             raise ConfigError(f"unknown settings {', '.join(unknown)}; known: {', '.join(_BY_NOUN)}")
         problems: List[str] = []
+        # Options whose value is unusable as given: said once here, and the run does not act on
+        # them (Run.configure loads no data set for a bad --defan-dataset, say, rather than the
+        # public split in its place).
+        invalid: set = set()
+        values = dict(values)
+        for opt in OPTIONS:
+            if opt.kind == "bool":
+                continue
+            if _given_empty(values, opt.noun):
+                default = opt.shown if opt.shown is not None else str(opt.default)
+                problems.append(
+                    f"{opt.flag}: given an empty value (an unset variable?); give a value, or leave "
+                    f"the option out for its default ({default})"
+                )
+            elif not _encodable(values.get(opt.noun)):
+                problems.append(f"{opt.flag}: {values[opt.noun]!r} holds invalid characters (lone surrogates)")
+            else:
+                continue
+            invalid.add(opt.noun)
+            values[opt.noun] = None
         names: List[str] = []
         for v in _value(values, "domain") or []:
             names.extend(x.strip() for x in str(v).split(",") if x.strip())
         sample = None
         raw_sample = _value(values, "sample")
-        if raw_sample not in (None, ""):
+        if raw_sample is not None and str(raw_sample).strip():
             try:
                 sample = prompts.parse_sample(str(raw_sample))
             except prompts.SampleError as exc:
                 problems.append(f"--defan-sample: {exc}")
         seed = _int(values, "seed", -(2**63), problems)
-        overrides, arg_problems = models.parse_model_args(_value(values, "model-arg"))
+        # Blank entries are said once above (all blank) or are no parameter at all.
+        model_args = [v for v in _value(values, "model-arg") or () if str(v).strip()]
+        overrides, arg_problems = models.parse_model_args(model_args)
         problems.extend(arg_problems)
         spacy_spec = ner.resolve_spec(_value(values, "spacy-model"))
         if spacy_spec is not None:
@@ -248,6 +314,7 @@ class Settings:
             seed=seed,
             thresholds=_value(values, "thresholds") or None,
             report=_value(values, "report") or None,
+            force_output=bool(_value(values, "force-output")),
             strict=bool(_value(values, "strict")),
             gate_narrowed=bool(_value(values, "gate-narrowed")),
             spacy_model=spacy_spec,
@@ -259,6 +326,7 @@ class Settings:
             cache=str(_value(values, "cache") or DEFAULT_CACHE).strip(),
             root=root if root is not None else Path.cwd(),
             invocation_dir=invocation_dir if invocation_dir is not None else Path.cwd(),
+            invalid=frozenset(invalid),
         )
         return settings, problems
 

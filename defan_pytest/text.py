@@ -62,11 +62,22 @@ _TITLES = frozenset(
         "sir", "lord", "lady", "dame", "dr", "doctor", "prof", "professor", "mr", "mrs", "ms",
         "miss", "mme", "madame", "monsieur", "president", "king", "queen", "prince",
         "princess", "saint", "rev", "reverend", "baron", "hon", "honourable",
+        # peerage (SCORING.md clarification 9: in golds as well as answers, "The Lord Todd")
+        # ("Earl" and "Duke" are left out: as a first word they are more often given names,
+        # "Earl Wilbur Sutherland Jr.", "Duke Ellington".)
+        "baroness", "viscount", "viscountess", "countess", "marquess", "marquis", "duchess",
+        "rt", "herr", "frau", "signor", "senor",
     }
+)
+# Titles that stand for a given name: "The Lord Todd" and "Sir Fleming" name a person by title
+# and surname, so a claim may add the given name in front ("Alexander Todd").
+_PEERAGE_TITLES = frozenset(
+    {"sir", "lord", "lady", "dame", "baron", "baroness", "viscount", "viscountess", "countess",
+     "marquess", "marquis", "duchess"}
 )
 
 
-_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "frs", "kbe", "obe", "cbe", "mbe", "om", "phd"})
 
 
 @lru_cache(maxsize=65536)
@@ -77,12 +88,118 @@ def name_tokens(text: str) -> Tuple[str, ...]:
     # "The Lord Rayleigh", "Sir Alexander Fleming", "Dr. Jane Doe": drop any run of leading
     # articles and titles, but never the whole name (a film called "The Lord" stays itself).
     i = 0
-    while i < len(tokens) - 1 and (tokens[i] in _ARTICLES or tokens[i] in _TITLES):
+    while i < len(tokens) - 1 and (
+        tokens[i] in _ARTICLES or (tokens[i] in _TITLES and tokens[i + 1] != "of")
+    ):  # "The Lord of the Rings", "The King of Comedy": a title followed by "of" is no honorific
         i += 1
     j = len(tokens)
     while j - 1 > i and tokens[j - 1] in _SUFFIXES:  # "Martin Luther King Jr."
         j -= 1
     return tuple(tokens[i:j])
+
+
+@lru_cache(maxsize=16384)
+def _titled(text: str) -> bool:
+    """Is ``text`` a title and a surname ("The Lord Todd", "Lord Rayleigh", "Sir Fleming")?"""
+    tokens = _NON_WORD.sub(" ", fold(strip_footnotes(text))).split()
+    i = 0
+    while i < len(tokens) and tokens[i] in _ARTICLES:
+        i += 1
+    return i < len(tokens) - 1 and tokens[i] in _PEERAGE_TITLES and len(name_tokens(text)) == 1
+
+
+# SCORING.md clarification 9: a common short form of a given name is the same first name
+# ("Jim" = "James"), and so is the same name in another language ("Maria" = "Marie",
+# "Wilhelm" = "William").  One line per name: its forms; a short form on several lines
+# ("Al", "Ted") is each of those names, but two different full names never meet through it.
+_GIVEN_NAMES = """
+alexander aleksandr alexandr aleksander alexandre alessandro alejandro alexandros alex sasha sandy
+mary maria marie mariya marija
+john jon johann johannes jan jean juan giovanni joao jack johnny hans
+james jim jimmy jamie jacques giacomo jaime
+william wilhelm guillaume guillermo willem bill billy will willy willie
+robert roberto bob bobby rob robbie bert
+richard ricardo riccardo dick rick ricky rich
+thomas tomas tommaso tom tommy
+michael michel mikhail michele miguel mihail mike mick mickey
+david dave davy davide
+daniel dan danny daniele
+joseph josef jozef giuseppe jose joe joey
+edward eduard edouard eduardo edoardo ed eddie ted teddy ned
+theodore theodor teodoro ted teddy theo
+albert alberto al bert
+alfred alfredo al alf fred
+alan allan allen al
+samuel sam sammy
+benjamin ben benny
+christopher chris kit
+anthony antony antoine antonio anton tony
+stephen steven stefan stephane etienne esteban stefano steve stevie
+andrew andre andreas andrei andrey andres andrea andy drew
+frederick frederic friedrich federico fred freddie freddy fritz
+henry henri heinrich enrique enrico henrik harry hank hal
+harold harry hal
+lawrence laurence lorenzo laurent larry
+elizabeth elisabeth elisabetta liz lizzie beth betty bess
+katherine catherine kathryn katharine catharine caterina ekaterina yekaterina kate katie kathy cathy
+margaret margarethe marguerite margarita margherita meg peggy maggie
+susan suzanne susanna sue susie
+jennifer jenny jen
+patrick patricio pat paddy
+patricia pat patty trish
+nicholas nicolas nikolai nikolay niccolo nicola nick nicky
+matthew matthias matteo mateo matt
+gregory gregor gregorio greg
+jeffrey geoffrey jeff geoff
+kenneth ken kenny
+ronald ron ronnie
+donald don donnie
+eugene eugen eugenio gene
+walter walther gualtiero walt wally
+charles carl karl carlos carlo charlie chuck
+francis francois francesco francisco franz frank frankie
+franklin frank
+gerald gerard gerhard gerardo jerry gerry
+jerome jerry
+leonard leonardo len lenny leo
+philip phillip philippe filippo felipe phil
+raymond raimund ramon ray
+timothy tim timmy
+vincent vincenzo vicente vince
+abraham abram abe
+herbert herb bert
+stanley stan
+martin martino marty
+ernest ernst ernesto ernie
+louis ludwig luis luigi lewis lou louie
+augustus august augusto auguste gus
+maximilian max
+emmanuel emanuel manuel manny
+paul paolo pablo pavel paulo
+peter pierre pietro pedro pyotr piotr petr pete
+george georg georges giorgio jorge georgy georgi
+"""
+_NAME_GROUPS: Dict[str, FrozenSet[int]] = {}
+for _i, _line in enumerate(_GIVEN_NAMES.strip().splitlines()):
+    for _w in _line.split():
+        _NAME_GROUPS[_w] = _NAME_GROUPS.get(_w, frozenset()) | {_i}
+del _i, _line, _w
+
+# Transliteration (clarification 9: "Aleksandr" = "Alexander"): spellings that differ only in
+# how a sound is written ("ks"/"x", "v"/"w", "i"/"y", "k"/"c", an "h" after a consonant as in
+# "Gandhi"/"Ghandi", doubled letters) share a key.
+_TRANSLIT = [
+    (re.compile(r"x"), "ks"), (re.compile(r"ph"), "f"), (re.compile(r"w"), "v"),
+    (re.compile(r"[yj]"), "i"), (re.compile(r"[cq]"), "k"), (re.compile(r"(?<=[^aeiou])h"), ""),
+    (re.compile(r"ou"), "u"), (re.compile(r"(.)\1+"), r"\1"),
+]
+
+
+@lru_cache(maxsize=16384)
+def _translit_key(token: str) -> str:
+    for pattern, repl in _TRANSLIT:
+        token = pattern.sub(repl, token)
+    return token
 
 
 def _token_eq(a: str, b: str) -> bool:
@@ -93,9 +210,18 @@ def _token_eq(a: str, b: str) -> bool:
         return a[0] == b[0] and not (a.isdigit() or b.isdigit())
     if a.isdigit() or b.isdigit():
         return False
-    # Transliteration and typos: "roentgen" ~ "rontgen", "tchaikovsky" ~ "chaikovsky".
+    ga = _NAME_GROUPS.get(a)
+    if ga is not None:
+        gb = _NAME_GROUPS.get(b)
+        if gb is not None and ga & gb:
+            return True  # "Jim" = "James", "Maria" = "Marie"
+    # Transliteration and typos: "roentgen" ~ "rontgen", "tchaikovsky" ~ "chaikovsky",
+    # "aleksandr" ~ "alexander" (by their transliteration keys).
     if min(len(a), len(b)) >= 4:
-        return Indel.normalized_similarity(a, b) >= 0.85
+        if Indel.normalized_similarity(a, b) >= 0.85:
+            return True
+        ka, kb = _translit_key(a), _translit_key(b)
+        return ka == kb or (min(len(ka), len(kb)) >= 4 and Indel.normalized_similarity(ka, kb) >= 0.85)
     return False
 
 
@@ -112,6 +238,14 @@ def _tokens_within(small: Sequence[str], big: Sequence[str]) -> bool:
     return True
 
 
+def _full_word_shared(c: Sequence[str], g: Sequence[str]) -> bool:
+    """Do the names share a word that is not an initial?  ("Paris" is not "James P. Allison":
+    an initial stands for a word of a name that also matches otherwise.)"""
+    if all(len(b) > 1 for b in g):
+        return True  # no initial in the gold: a claim word that is no initial matched a word
+    return any(len(a) > 1 and any(len(b) > 1 and _token_eq(a, b) for b in g) for a in c)
+
+
 def _all_initials(tokens: Sequence[str]) -> bool:
     return all(len(t) == 1 for t in tokens)
 
@@ -126,17 +260,97 @@ def names_match(claim: str, gold: str) -> bool:
     c, g = name_tokens(claim), name_tokens(gold)
     if not c or not g or _all_initials(c):
         return False
-    if _tokens_within(c, g):
+    if _tokens_within(c, g) and _full_word_shared(c, g):
         return True
     # The claim adds words (a middle name, "Olympiastadion Berlin"), but never in front of the
-    # gold's first word: "West Germany" is another country than "Germany".
-    if len(c) > len(g) and _token_eq(c[0], g[0]) and _tokens_within(g, c):
+    # gold's first word: "West Germany" is another country than "Germany".  A gold that is a
+    # title and a surname ("The Lord Todd") has no first word to keep: "Alexander Todd" matches.
+    if len(c) > len(g) and (_token_eq(c[0], g[0]) or _titled(gold)) and _tokens_within(g, c):
         return True
     # A long name spelt a little differently as a whole (a truncated or misspelt gold such as
     # "Manchester by the Sa"); short names need the token rule, so "Joan Smith" stays apart
     # from "John Smith".
     cj, gj = " ".join(c), " ".join(g)
     return min(len(cj), len(gj)) >= 12 and Indel.normalized_similarity(cj, gj) >= 0.92
+
+
+def word_alternation(words: Iterable[str]) -> str:
+    """A regex alternation of many words, built as a trie (``f(?:ive|our|irst)``): the regex
+    engine then follows one branch per letter instead of trying every word at every position
+    (month names of six languages, number words).  Longer words win over their prefixes.
+
+    >>> word_alternation(["four", "fourth", "five"])
+    'f(?:ive|our(?:th)?)'
+    """
+    trie: Dict[str, Dict] = {}
+    for w in words:
+        node = trie
+        for c in w:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def walk(node: Dict[str, Dict]) -> str:
+        alts = [re.escape(c) + walk(sub) for c, sub in sorted(node.items()) if c]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:  # a word ends here: what follows is optional
+            body = ("(?:" + body + ")" if len(alts) == 1 and len(body) > 1 else body) + "?"
+        return body
+
+    return walk(trie)
+
+
+# --------------------------------------------------------------------------------------------
+# the language of a response (SCORING.md clarification 4)
+# --------------------------------------------------------------------------------------------
+
+# A few function words per language, none of them a name particle ("de", "la", "van", "von",
+# "del", "da": "Universidad de Chile" in an English sentence is still English).  Only the
+# numbers (a comma for decimals) and number words depend on the language, so a handful of
+# frequent words is enough; no language model is loaded.
+_LANGUAGE_WORDS = {
+    "en": """the is was were are of and to in which with has have it this that by for on at from
+        be been answer ranked born won there what who not was held""",
+    "fr": """les est était été une au aux et où qui dans pour par sur pas aucun avec cette sont fut
+        ont elle l d qu n réponse prix classée classé né née rang lauréat décerné""",
+    "de": """die das ist war wurde und im dem nicht ein eine auf mit für zu platz rang geboren kein
+        keine wurden belegte am antwort es sich bei wird nach preis verliehen""",
+    "es": """los las fue es y una que se por con puesto nació ningún premio lugar respuesta su al
+        como fueron está ha otorgó""",
+    "pt": """o os foi é dos das em uma não na no posição nasceu nenhum prêmio prémio ficou
+        resposta ao pelo pela com seu sua""",
+    "it": """il lo gli è stato stata della che nel nella fu non posto nato nata nessun premio
+        classifica si sono alla dei delle risposta""",
+}
+_WORD_LANGS: Dict[str, Tuple[str, ...]] = {}
+for _lang, _words in _LANGUAGE_WORDS.items():
+    for _w in _words.split():
+        _WORD_LANGS[_w] = _WORD_LANGS.get(_w, ()) + (_lang,)
+del _lang, _words, _w
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def language(text: str, limit: int = 4000) -> str:
+    """The language of a response, from a few function words: ``en``, ``de``, ``fr``, ``es``,
+    ``pt``, ``it``, or ``""`` when it has no such word (a bare value).  Reads the first
+    ``limit`` characters only.
+
+    >>> language("Die Universität belegte 2022 den 386. Platz"), language("It was 386"), language("386")
+    ('de', 'en', '')
+    """
+    counts: Dict[str, int] = {}
+    for m in _LETTERS.finditer(text, 0, limit):
+        for lang in _WORD_LANGS.get(m.group().lower(), ()):
+            counts[lang] = counts.get(lang, 0) + 1
+    if not counts:
+        return ""
+    en = counts.pop("en", 0)
+    if counts:
+        best = max(counts, key=lambda k: (counts[k], k == "fr"))
+        if counts[best] > en:
+            return best
+    return "en" if en else ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +391,10 @@ _SENTENCE_WORDS = frozenset(
     whose what when where why how believe think sorry unfortunately however according because
     not no answer would could should might may can cannot can't don't didn't isn't wasn't
     held took located take place ranked rank position placed year years
-    given named known called went goes""".split()
+    given named known called went goes
+    est était fut ont sont été ist wurde wurden sind fue fueron foi é fu è sono stato
+    gewann erhielt ganó recibió ganhou recebeu vinse ricevette remporté reçu né née geboren
+    nació nasceu ging bekam obtuvo obteve ottenne reçut obtint""".split()
 )
 # Words that may start a capitalized span but are not names ("The", "In 1901, ...").
 _SPAN_STOP = frozenset(
@@ -187,10 +404,13 @@ _SPAN_STOP = frozenset(
     based answer final note sure yes if so then the winner won is was were its it's please
     check visit see source sources as of my last knowledge update
     january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split()
+    monday tuesday wednesday thursday friday saturday sunday
+    en dans selon laut gemass gemäß im am nel nella em según segun secondo segundo durante
+    ce cette je nous ich wir yo eu io es because since owing despite unlike instead perhaps
+    maybe probably possibly actually indeed""".split()
 )
 _PARTICLES = frozenset(
-    "von van der den de del della di da du la le y bin al of the dos das d e ibn".split()
+    "von van der den de del della di da du do la le y bin al of the dos das d e ibn".split()
 )
 # Words that name the benchmark's own subject matter rather than an answer: a span made only
 # of these ("Nobel Prize", "Academy Award", "FIFA World Cup") is never a claim.
@@ -203,7 +423,14 @@ _GENERIC = frozenset(
     cooperation member state states membership general assembly security council
     the of in for and a an on at to by swedish norwegian royal bank riksbank alfred
     ai language model chatgpt gpt openai knowledge cutoff data information wikipedia
-    answer question note however sorry match game tournament""".split()
+    answer question note however sorry match game tournament
+    nobelpreis prix preis premio prêmio prémio physik physique fisica física chimie
+    chemie quimica química chimica medecine médecine medizin medicina litterature littérature
+    literatur literatura letteratura paix frieden paz pace economie économie economia
+    economía wirtschaftswissenschaften laureat lauréat preistrager preisträger ganador vencedor
+    vincitore gagnant meilleur meilleure bester beste mejor melhor miglior pelicula película
+    filme coupe monde weltmeisterschaft copa mundo mundial coppa mondo der die das le la les
+    el los las il lo gli un une ein eine uno una um uma o os""".split()
 )
 
 
@@ -267,8 +494,12 @@ def looks_like_sentence(t: str) -> bool:
     lowercase words where the text does use capitals ("Let me know if you need more")."""
     words = t.replace("’", "'").split()
     low = [w.strip(",;:()!?\"'").lower() for w in words]
-    if any(w in _SENTENCE_WORDS for w in low):
-        return True
+    for i, w in enumerate(low):
+        if w in _SENTENCE_WORDS:
+            # "do" between two capitalized words is a name particle ("Estádio do Maracanã").
+            if w in _PARTICLES and 0 < i < len(words) - 1 and words[i - 1][:1].isupper() and words[i + 1][:1].isupper():
+                continue
+            return True
     for m in re.finditer(r"[.!?](?=\s+\S)", t):
         if not _ends_with_abbreviation(t, m.end()):
             return True
@@ -334,6 +565,9 @@ class Gazetteer:
     def __init__(self, names: Sequence[str] = ()) -> None:
         self._entries: Dict[Tuple[str, ...], str] = {}
         self._longest = 0
+        # First token -> the most tokens of a known name starting with it: most words of a
+        # response start no known name, and one dict probe says so.
+        self._first: Dict[str, int] = {}
         for n in names:
             self.add(n)
 
@@ -343,6 +577,7 @@ class Gazetteer:
             return
         self._entries.setdefault(toks, name.strip())
         self._longest = max(self._longest, len(toks))
+        self._first[toks[0]] = max(self._first.get(toks[0], 0), len(toks))
 
     def __contains__(self, text: str) -> bool:
         return name_tokens(text) in self._entries
@@ -358,16 +593,20 @@ class Gazetteer:
         out = []
         i = 0
         n = len(toks)
+        first = self._first
         while i < n:
             hit = None
-            for k in range(min(self._longest, n - i), 0, -1):
-                key = tuple(t[2] for t in toks[i: i + k])
-                if key in self._entries:
-                    hit = k
-                    break
+            longest = first.get(toks[i][2], 0)
             # A known name is a proper noun: it must start with a capital or a digit as written
             # ("the film spread its wings" does not name the film "Wings").
-            if hit and (text[toks[i][0]].isupper() or text[toks[i][0]].isdigit()):
+            c = text[toks[i][0]]
+            if longest and (c.isupper() or c.isdigit()):
+                for k in range(min(longest, n - i), 0, -1):
+                    key = tuple(t[2] for t in toks[i: i + k])
+                    if key in self._entries:
+                        hit = k
+                        break
+            if hit:
                 s, e = toks[i][0], toks[i + hit - 1][1]
                 out.append((s, e, text[s:e]))
                 i += hit
@@ -375,3 +614,58 @@ class Gazetteer:
                 i += 1
         return out
 
+
+
+# --------------------------------------------------------------------------------------------
+# text at the edges: what enters (sanitize) and what is printed (printable)
+# --------------------------------------------------------------------------------------------
+
+# A lone surrogate is the one code point a Python str can hold that no UTF-8 text can: JSON's
+# "\ud800" escape puts one in, and writing it out (the report, the cache, the terminal) fails.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# C0 controls but tab and newline, DEL, and C1 controls: the ones a terminal acts on (ESC starts
+# colour, cursor and title sequences; CR rewrites the line; CSI is U+009B on some terminals).
+# Lone surrogates too: printing one to a UTF-8 stream raises UnicodeEncodeError.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def sanitize(text: str) -> Tuple[str, bool]:
+    """``text`` with every invalid code point (a lone surrogate) replaced by U+FFFD, and
+    whether anything was replaced.
+
+    Called once where text enters (data files, responses files, model answers), so that
+    everything downstream - scoring, the cache, the JSON report - holds only text that UTF-8
+    can encode.  Valid text is returned as is (the same object).
+
+    >>> sanitize("Paris")
+    ('Paris', False)
+    >>> sanitize("Par\\ud800is")
+    ('Par\\ufffdis', True)
+    """
+    if _SURROGATE.search(text) is None:
+        return text, False
+    return _SURROGATE.sub("\ufffd", text), True
+
+
+def _escape(m: "re.Match[str]") -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c <= 0xFF else f"\\u{c:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print to a terminal: control characters other than tab and newline
+    (ESC and its sequences, CR, BEL, the C1 range) and lone surrogates are shown as escapes
+    (``\\x1b``) instead of being acted on.  Everything else, non-ASCII letters included, is
+    kept as is.
+
+    For text from outside (questions, golds, responses, domain names of a user's file) on
+    its way to the terminal; not for files, which keep the text itself.
+
+    >>> printable("Who won? \\x1b[31mRED\\x1b[0m")
+    'Who won? \\\\x1b[31mRED\\\\x1b[0m'
+    >>> printable("Röntgen\\tline\\n")
+    'Röntgen\\tline\\n'
+    """
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(_escape, text)

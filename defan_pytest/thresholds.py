@@ -32,6 +32,15 @@ Precedence, per key, lowest first: ``[defaults]``, ``[domains.<d>]`` (or ``[over
 ``[models.<m>.defaults]``, ``[models.<m>.domains.<d>]`` (or ``[models.<m>.overall]``). A model
 section therefore overrides everything at the top level: it describes a different system under
 test, whose limits are chosen for that system.
+
+Two mistakes that would otherwise judge a run by the wrong limits without a word are errors:
+
+* a file named explicitly (``--defan-thresholds``) that sets no limit at all;
+* a ``[models."<name>"]`` table whose name looks like a typo (:func:`model_table_typos`): when
+  the run's model is a registered callable or has a table, a table within two edits (letters
+  inserted, deleted, replaced or swapped, ignoring case) of the run's model or of a registered
+  model, that names no model itself (not registered, no ``model`` key, not a litellm model
+  string) gets "did you mean ...?".
 """
 from __future__ import annotations
 
@@ -41,7 +50,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import FrozenInstanceError, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Union
@@ -67,8 +76,10 @@ __all__ = [
     "ThresholdsError",
     "limit_keys",
     "load_thresholds",
+    "model_table_typos",
     "parse_thresholds",
     "rate_keys",
+    "read_toml",
 ]
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -106,6 +117,13 @@ else:
             return limit_keys()
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+#: How many edits apart a ``[models."<name>"]`` table and a model's name may be to count as a
+#: typo (see :func:`model_table_typos`).
+TYPO_EDITS = 2
+
+#: How deeply a model's ``litellm`` table may nest (tables and arrays).
+MAX_NESTING = 32
 
 #: The overall figures the gate can judge (``[overall] figure = ...``).
 FIGURES: tuple[str, ...] = ("mean", "pooled")
@@ -330,6 +348,15 @@ class Section:
     params: Mapping[str, Any] = field(default_factory=_empty_mapping)
 
     @property
+    def sets_limits(self) -> bool:
+        """True when the section sets at least one limit (a figure or a parameter is none)."""
+        return not (
+            self.defaults.is_empty
+            and self.overall.is_empty
+            and all(lim.is_empty for lim in self.domains.values())
+        )
+
+    @property
     def is_empty(self) -> bool:
         """True when the section sets no limit, figure or parameter."""
         return (
@@ -368,6 +395,12 @@ class Thresholds:
     def is_empty(self) -> bool:
         """True when the file sets nothing at all (no limit in any table, no model table)."""
         return self.base.is_empty and not self.models
+
+    @property
+    def sets_limits(self) -> bool:
+        """True when some table of the file, a model's included, sets a limit: a file that
+        sets none lets the gate judge nothing."""
+        return self.base.sets_limits or any(m.sets_limits for m in self.models.values())
 
     @property
     def model_names(self) -> tuple[str, ...]:
@@ -496,16 +529,19 @@ def _merge(layers: Iterable[Limits]) -> Limits:
 # --------------------------------------------------------------------------------------------
 
 
+_TOML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_TOML_ESCAPED = re.compile('[\\\\"\x00-\x1f\x7f]')
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string, the way the user writes it: quotes, backslashes and
+    control characters escaped (a key holding a newline stays on one line of a message)."""
+    return '"' + _TOML_ESCAPED.sub(lambda m: _TOML_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), text) + '"'
+
+
 def _dotted(parts: Iterable[str]) -> str:
     """A key path as the user writes it in TOML: ``models."my rag".domains.nobel``."""
-    out = []
-    for part in parts:
-        if _BARE_KEY.fullmatch(part):
-            out.append(part)
-        else:
-            escaped = part.replace("\\", "\\\\").replace('"', '\\"')
-            out.append(f'"{escaped}"')
-    return ".".join(out)
+    return ".".join(part if _BARE_KEY.fullmatch(part) else _toml_string(part) for part in parts)
 
 
 def _show(value: Any) -> str:
@@ -513,7 +549,7 @@ def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _toml_string(value)
     if isinstance(value, (Mapping, list)):
         return ""
     return str(value)
@@ -651,6 +687,11 @@ class _Checker:
         if not ok:
             article = "an" if kind == _INTEGER else "a"
             self.problem(path, f"expected {article} {kind}, {_got(value)}")
+        elif kind == _TABLE and _depth(value) > MAX_NESTING:
+            # Dotted table headers nest without limit in TOML; copying or hashing such a table
+            # (the model's identity in the cache) would overflow the stack.
+            self.problem(path, f"nested more than {MAX_NESTING} levels deep")
+            return False
         return ok
 
     def models(self, value: Any, path: tuple[str, ...]) -> dict[str, Section]:
@@ -668,6 +709,25 @@ class _Checker:
                 continue
             out[name] = self.section(model_table, where, is_model=True)
         return out
+
+
+def _depth(value: Any) -> int:
+    """How deeply tables and arrays nest in ``value`` (0 for a scalar), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level + 1)
+        if deepest > MAX_NESTING:
+            break
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _valid_domains(extra_domains: Iterable[str]) -> tuple[str, ...]:
@@ -738,9 +798,9 @@ def load_thresholds(
 ) -> Thresholds:
     """Read, parse and validate the thresholds file at ``path``.
 
-    A missing file is an error when ``required`` (a file the user named explicitly); with
-    ``required=False`` (a default location that may simply not exist) it gives empty
-    :class:`Thresholds`. Every other problem - unreadable file, bad encoding, TOML syntax
+    A missing file is an error when ``required`` (a file the user named explicitly), and so is
+    one that sets no limit (the gate would judge nothing); with ``required=False`` (a default
+    location that may simply not exist) a missing file gives empty :class:`Thresholds`. Every other problem - unreadable file, bad encoding, TOML syntax
     (with its line and column), invalid contents - raises :class:`ThresholdsError`.
     """
     source = os.fspath(path)
@@ -762,8 +822,70 @@ def load_thresholds(
         raise ThresholdsError(
             f"{source}: line {line}: not valid UTF-8 (TOML files are UTF-8)"
         ) from None
+    data = read_toml(text, source)
+    parsed = parse_thresholds(data, source, extra_domains=extra_domains, model=model)
+    if required and not parsed.sets_limits:
+        # A file the user named is meant to gate the run: one that sets nothing would turn the
+        # gate off without a word (exit 0 whatever the figures), e.g. an empty file from a CI
+        # step that failed to write it.
+        raise ThresholdsError(
+            f"{source}: sets no limit, so the gate would judge nothing; add limits such as "
+            "[defaults] max_fch = 0.5 (keys: " + ", ".join(limit_keys()) + ")"
+        )
+    return parsed
+
+
+def _near(a: str, b: str) -> bool:
+    """Within :data:`TYPO_EDITS` edits of each other (ignoring case), and by fewer than half the
+    shorter name's length (``ab``/``ba`` are two names, ``my-rag``/``my-rga`` one)."""
+    from rapidfuzz.distance import OSA  # letters inserted, deleted, replaced or swapped
+
+    d = OSA.distance(a.casefold(), b.casefold())
+    return d <= TYPO_EDITS and 2 * d < min(len(a), len(b))
+
+
+def model_table_typos(
+    model: str,
+    tables: Mapping[str, Mapping[str, Any]],
+    sources: Mapping[str, str],
+    registered: Iterable[str],
+    is_model_string: Callable[[str], bool],
+) -> list[str]:
+    """Problems for ``[models."<name>"]`` tables whose name looks like a typo of a model's.
+
+    A table applies only to the model of its exact name, so a misspelt one is silently ignored
+    and its limits with it.  The rule, when the run's ``model`` is a registered callable or a
+    table: a table is reported when its name is within two edits (:func:`_near`) of ``model`` or
+    of a registered model's name, and it names no model of its own - it is not ``model``, not
+    registered, has no ``model`` key and is not a litellm model string (``is_model_string``).
+    ``tables`` maps each table's name to its parameters, ``sources`` to the file it is in.
+    """
+    names = set(registered)
+    if model not in names and model not in tables:
+        return []  # a bare litellm string: any table may describe another model
+    targets = sorted({model, *names})
+    problems: list[str] = []
+    for name, params in tables.items():
+        if name == model or name in names or "model" in params or is_model_string(name):
+            continue
+        close = [t for t in targets if _near(name, t)]
+        if close:
+            problems.append(
+                f"{sources.get(name, 'thresholds.toml')}: {_dotted(('models', name))}: no model of "
+                f"that name is registered; did you mean {close[0]!r}? (a table applies only to the "
+                "model of its exact name, so its limits are ignored)"
+            )
+    return problems
+
+
+def read_toml(text: str, source: str) -> dict[str, Any]:
+    """Parse TOML ``text``; every way it can fail is one :class:`ThresholdsError` naming
+    ``source`` (the syntax error with its line, and nesting too deep for the parser)."""
     try:
-        data = tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(source, exc, text) from None
-    return parse_thresholds(data, source, extra_domains=extra_domains, model=model)
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        raise ThresholdsError(f"{source}: invalid TOML: arrays or inline tables nested too deeply") from None

@@ -2,11 +2,18 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import multiprocessing
+import os
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from defan_pytest.cache import DB_NAME, ResponseCache
+import pytest
+
+from defan_pytest.cache import DB_NAME, ResponseCache, check_folder, identity_json, remove_dead_scratch
 from defan_pytest.calls import CallableCaller, CallPool, Prompt
 from defan_pytest.models import CallableModel
 
@@ -69,10 +76,10 @@ def test_claims_keep_each_prompt_to_one_process(tmp_path: Path) -> None:
     two = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw1")
     assert one.claim("q") and not two.claim("q")
     one.put("q", "answer")
-    assert asyncio.run(two.wait("q")) == ("answer", None)
+    assert asyncio.run(two.wait("q"))[:2] == ("answer", None)
     assert one.claim("f") and not two.claim("f")
     one.release("f", "HTTP 500")
-    assert asyncio.run(two.wait("f")) == (None, "HTTP 500")
+    assert asyncio.run(two.wait("f"))[:2] == (None, "HTTP 500")
     assert ResponseCache(tmp_path, BASE, run="another", shared=True).claim("q")  # claims are per run
     one.report_progress({"total": 2, "done": 2, "calls": 2, "cache_hits": 0, "retries": 1, "errors": 1})
     two.report_progress({"total": 2, "done": 1, "calls": 0, "cache_hits": 1, "retries": 0, "errors": 0})
@@ -112,3 +119,130 @@ def test_background_writer_commits_every_answer(tmp_path: Path) -> None:
     other = ResponseCache(tmp_path, BASE, run="r", shared=True)
     assert other.count() == 200 and other.status("q199") == ("done", "a199", None)
     c.close()
+
+
+# --------------------------------------------------------------------------------------------
+# issue 8: a cache that cannot be used is a usage error; dead runs leave nothing behind
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_file_in_the_way_or_an_unwritable_folder_is_one_clear_problem(tmp_path: Path) -> None:
+    (tmp_path / "in-the-way").write_text("not a folder")
+    problem = check_folder(tmp_path / "in-the-way")
+    assert problem == (f"--defan-cache: {tmp_path / 'in-the-way'} is a file, not a folder: choose another folder "
+                       "with --defan-cache=FOLDER, or run without a cache with --defan-cache=off")
+    # Unwritable even for root: sysfs refuses new files and folders.
+    for folder in (Path("/sys/kernel/defan-cache"), Path("/sys/kernel")):
+        problem = check_folder(folder)
+        assert problem is not None and str(folder) in problem and "--defan-cache=off" in problem
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files and folders")
+def test_a_read_only_folder_is_one_clear_problem(tmp_path: Path) -> None:
+    ResponseCache(tmp_path / "ro", BASE).put("q", "a")
+    (tmp_path / "ro").chmod(0o555)
+    (tmp_path / "ro" / DB_NAME).chmod(0o444)
+    try:
+        problem = check_folder(tmp_path / "ro")
+        assert problem is not None and "read-only" in problem
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_corrupt_database_is_refused_then_moved_aside_by_refresh(tmp_path: Path, damage: str) -> None:
+    db = tmp_path / DB_NAME
+    if damage == "garbage":
+        db.write_bytes(b"this is not a database" * 500)
+    else:
+        c = ResponseCache(tmp_path, BASE)
+        for i in range(2000):
+            c.put(f"q{i}", "answer " * 30)
+        c.close()
+        db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+    problem = check_folder(tmp_path)
+    assert problem is not None and str(db) in problem and "--defan-cache=refresh" in problem
+    assert "corrupt-<time>" in problem
+    notes: list = []
+    assert check_folder(tmp_path, refresh=True, notes=notes, clock=lambda: 0.0) is None
+    aside = sorted(p.name for p in tmp_path.iterdir() if ".corrupt-" in p.name)
+    assert aside and aside[0].startswith(f"{DB_NAME}.corrupt-19700101-")
+    assert "moved aside as" in notes[0]
+    fresh = ResponseCache(tmp_path, BASE)
+    fresh.put("q", "a")
+    assert fresh.get("q") == "a"
+
+
+def test_a_database_of_an_earlier_version_gains_the_new_columns(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.executescript(
+        "CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt TEXT NOT NULL, answer TEXT NOT NULL,"
+        " created REAL NOT NULL);"
+        "CREATE TABLE claims (run TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, status TEXT NOT NULL,"
+        " error TEXT, PRIMARY KEY (run, key));"
+    )
+    old = ResponseCache.__new__(ResponseCache)  # the key as an earlier version computed it
+    old._prefix = hashlib.sha256(identity_json(BASE).encode()).digest()
+    conn.execute("INSERT INTO answers VALUES (?, ?, 'q', 'kept', 0)", (old.key("q"), identity_json(BASE)))
+    conn.commit()
+    conn.close()
+    assert check_folder(tmp_path) is None
+    c = ResponseCache(tmp_path, BASE)
+    assert c.lookup("q") == ("kept", None)  # answers of an earlier version are reused
+    c.put("n", "new", note="a note")
+    assert c.lookup("n") == ("new", "a note")
+
+
+def test_a_peer_says_whether_it_asked_the_model_or_read_the_cache(tmp_path: Path) -> None:
+    one = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw0")
+    two = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw1")
+    ResponseCache(tmp_path, BASE).put("old", "from an earlier run")
+    assert one.claim("old") and one.get("old") is not None
+    one.mark_done("old")
+    assert asyncio.run(two.wait("old")) == ("from an earlier run", None, None, "cache", 0)
+    assert one.claim("new")
+    one.put("new", "asked", note="n", attempts=3)
+    assert asyncio.run(two.wait("new")) == ("asked", None, "n", "model", 3)
+    assert one.claim("bad")
+    one.release("bad", "HTTP 500", attempts=5)
+    assert asyncio.run(two.wait("bad")) == (None, "HTTP 500", None, "model", 5)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_claims_of_dead_runs_are_removed_when_the_cache_opens(tmp_path: Path) -> None:
+    live = ResponseCache(tmp_path, BASE, run="live", shared=True, owner="gw0")
+    assert live.claim("q")
+    dead = ResponseCache(tmp_path, BASE, run="dead", shared=True, owner="gw1")
+    assert dead.claim("q") and dead.claim("r")
+    dead.report_progress({"total": 2, "done": 0})
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    # the dead run's process is gone; a legacy run registered no member; a run of another host
+    # is trusted for a day
+    conn.execute("UPDATE members SET pid = ? WHERE run = 'dead'", (_dead_pid(),))
+    conn.execute("INSERT INTO claims (run, key, owner, status) VALUES ('legacy', 'k', 'gw0-1', 'calling')")
+    conn.execute("INSERT INTO members VALUES ('far', 'gw0', 'elsewhere', 1, ?)", (time.time() - 3600,))
+    conn.execute("INSERT INTO claims (run, key, owner, status) VALUES ('far', 'k', 'gw0', 'calling')")
+    conn.execute("INSERT INTO members VALUES ('old', 'gw0', 'elsewhere', 1, 0)")
+    conn.execute("INSERT INTO claims (run, key, owner, status) VALUES ('old', 'k', 'gw0', 'calling')")
+    conn.commit()
+    ResponseCache(tmp_path, BASE)  # the next run opens the cache
+    runs = {r[0] for r in conn.execute("SELECT run FROM claims UNION SELECT run FROM progress UNION SELECT run FROM members")}
+    assert runs == {"live", "far"}
+    conn.close()
+
+
+def test_scratch_folders_of_dead_runs_are_removed(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    ResponseCache(runs / "alive", {}, run="alive", shared=True)
+    ResponseCache(runs / "gone", {}, run="gone", shared=True)
+    conn = sqlite3.connect(runs / "gone" / DB_NAME)
+    conn.execute("UPDATE members SET pid = ?", (_dead_pid(),))
+    conn.commit()
+    conn.close()
+    assert remove_dead_scratch(runs) == [runs / "gone"]
+    assert sorted(p.name for p in runs.iterdir()) == ["alive"]

@@ -3,12 +3,21 @@ with the faults a provider really produces; and user callables."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
+import json
 import os
+import sqlite3
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from defan_pytest.cache import DB_NAME, ResponseCache
 from defan_pytest.calls import (
     CallableCaller,
     CallPool,
@@ -159,3 +168,272 @@ def test_classify() -> None:
     assert [classify(E(s)) for s in (429, 500, 503, 401, 403, 404, 400)] == [
         "retry", "retry", "retry", "fatal", "fatal", "fatal", "fail"]
     assert classify(asyncio.TimeoutError()) == "retry" and classify(ConnectionResetError()) == "retry"
+
+
+# --------------------------------------------------------------------------------------------
+# issue 8: nothing lost, nothing leaked, nothing hangs
+# --------------------------------------------------------------------------------------------
+
+
+def test_secrets_are_known_by_value_in_every_argument_and_the_environment() -> None:
+    params = {
+        "api_key": "sk-apikey-0000aaaa1111",
+        "headers": {"Authorization": "Bearer hdr-1111bbbb2222", "Content-Type": "application/json",
+                    "X-Request-Tag": "opaque7777tag8888value"},
+        "extra_headers": {"X-Trace-Token": "xtr-2222cccc3333"},
+        "extra_body": {"vertex": {"client_secret": "nested-3333dddd4444"}},
+        "api_base": "https://user:pw-4444eeee5555@llm.example.com/v1?api-key=q-5555ffff6666",
+        "max_tokens": 16, "temperature": 0,
+    }
+    env = {"AZURE_OPENAI_KEY": "az-6666gggg7777", "ACME_SERVICE_TOKEN": "tok-7777hhhh8888",
+           "MY_RAG_SECRET_KEY": "rag-8888iiii9999", "PWD": "/work/main", "HF_HUB_DISABLE_TOKEN": "1",
+           "GITHUB_PAT": "ghp-9999jjjj0000", "DATABASE_URL": "postgres://app:db-0000kkkk1111@db/x"}
+    found = set(known_secrets(params, environ=env))
+    expected = {"sk-apikey-0000aaaa1111", "Bearer hdr-1111bbbb2222", "hdr-1111bbbb2222", "xtr-2222cccc3333",
+                "opaque7777tag8888value", "nested-3333dddd4444", "pw-4444eeee5555", "q-5555ffff6666",
+                "az-6666gggg7777", "tok-7777hhhh8888", "rag-8888iiii9999", "ghp-9999jjjj0000", "db-0000kkkk1111"}
+    assert found == expected
+    text = "failed: " + " | ".join(sorted(expected)) + " application/json /work/main"
+    clean = redact(text, sorted(found, key=len, reverse=True))
+    assert all(s not in clean for s in expected)
+    assert "application/json" in clean and "/work/main" in clean  # settings and paths are not secrets
+
+
+def test_the_cache_identity_holds_no_credential_and_a_new_key_reuses_the_cache() -> None:
+    def identity(key: str) -> dict:
+        params = {"api_base": "http://127.0.0.1:1/v1", "api_key": key, "temperature": 0,
+                  "headers": {"Authorization": f"Bearer {key}", "OpenAI-Organization": "org-1"},
+                  "extra_headers": {"x-api-key": key}}
+        return LitellmCaller(LitellmModel("t", "openai/m", params), timeout=5).identity
+
+    one, two = identity("sk-first-key-000000000000"), identity("sk-second-key-11111111111")
+    assert one == two
+    text = json.dumps(one)
+    assert "sk-first" not in text and "Bearer" not in text and "org-1" not in text  # header values: digests
+    assert set(one["params"]["headers"]) == {"OpenAI-Organization"}
+    assert "extra_headers" not in one["params"]  # only a credential in it
+    other_org = LitellmCaller(LitellmModel("t", "openai/m", {"headers": {"OpenAI-Organization": "org-2"}}), 5)
+    same_org = LitellmCaller(LitellmModel("t", "openai/m", {"headers": {"OpenAI-Organization": "org-1"}}), 5)
+    assert other_org.identity != same_org.identity  # a header that is no credential still counts
+
+
+def test_a_credential_in_a_callables_exception_or_answer_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AZURE_SEARCH_ADMIN_KEY", "search-admin-0123456789")
+
+    async def leaky(prompt: str) -> str:
+        if prompt == "raise":
+            raise RuntimeError("index refused key search-admin-0123456789")
+        return "the key is search-admin-0123456789"
+
+    pool, out = run_pool(CallableCaller(CallableModel("leaky", leaky, True)), ["raise", "answer"], retries=0)
+    pool.secrets = known_secrets()
+    pool, out = run_pool_with(pool, ["raise", "answer"])
+    assert out["raise"].error == "RuntimeError: index refused key ***"
+    assert out["answer"].text == "the key is ***" and "credential" in out["answer"].note
+
+
+def run_pool_with(pool: CallPool, prompts: list) -> tuple[CallPool, dict]:
+    """Run ``prompts`` through a fresh pool configured as ``pool`` (its secrets included)."""
+    fresh = CallPool(pool.caller, backoff=0.01, max_backoff=0.05, seed=1, secrets=pool.secrets, retries=0)
+    fresh.start([Prompt(p, p) for p in prompts])
+    fresh.join(30)
+    out = {p: fresh.result(p, timeout=1) for p in prompts}
+    fresh.close()
+    return fresh, out
+
+
+@pytest.mark.parametrize("value,kind", [(b"Paris", "bytes"), ({"answer": "Paris"}, "dict"), (42, "int")])
+def test_a_non_string_answer_is_an_error_naming_its_type_and_never_cached(tmp_path: Path, value: object,
+                                                                          kind: str) -> None:
+    def odd(prompt: str) -> object:
+        return value
+
+    store = ResponseCache(tmp_path, {"kind": "callable", "name": "odd"}, background=True)
+    pool = CallPool(CallableCaller(CallableModel("odd", odd, False)), store=store, retries=2)
+    pool.start([Prompt("1", "q")])
+    pool.join(10)
+    r = pool.result("1")
+    pool.close()
+    store.close()
+    assert r.text is None and r.error == f"BadAnswer: model 'odd' returned {kind}, not str: return the answer text"
+    assert r.attempts == 1  # not retried: the model answered, wrongly typed
+    assert store.count() == 0
+
+
+def test_invalid_code_points_are_replaced_once_where_they_enter_and_noted(tmp_path: Path) -> None:
+    async def broken_unicode(prompt: str) -> str:
+        return "Par\ud800is"
+
+    caller = CallableCaller(CallableModel("u", broken_unicode, True, version="1"))
+    store = ResponseCache(tmp_path, caller.identity, background=True)
+    pool, out = run_pool(caller, ["q"], store=store)
+    store.close()
+    assert out["q"].text == "Par\ufffdis" and "lone surrogates" in out["q"].note
+    again = ResponseCache(tmp_path, caller.identity)
+    assert again.lookup("q") == ("Par\ufffdis", out["q"].note)  # the note is kept with the answer
+    pool, out = run_pool(caller, ["q"], store=again)
+    assert out["q"].via == "cache" and out["q"].note == again.lookup("q")[1]
+
+
+def test_missing_credentials_stop_the_run_before_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    caller = LitellmCaller(LitellmModel("t", "openai/test-model", {}), timeout=5)
+    t0 = time.monotonic()
+    pool, out = run_pool(caller, [f"q{i}" for i in range(20)], concurrency=4, retries=4)
+    assert time.monotonic() - t0 < 20  # litellm's import included; no request, no retry
+    assert pool.fatal is not None and "no credentials for 'openai/test-model'" in pool.fatal
+    assert "OPENAI_API_KEY" in pool.fatal and pool.stats.calls == 0
+    # the provider's own message, had a call gone out, is fatal too (litellm reports it as a 500)
+    msg = "litellm.InternalServerError: OpenAIException - Missing credentials. Please pass an `api_key`"
+    err = type("InternalServerError", (Exception,), {"status_code": 500})(msg)
+    assert classify(err) == "fatal"
+
+
+def test_a_local_openai_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIServer(answers={"a": "A"}) as srv:
+        caller = LitellmCaller(LitellmModel("t", "openai/test-model", {"api_base": srv.base_url}), timeout=5)
+        pool, out = run_pool(caller, ["a"])
+        assert out["a"].text == "A" and pool.fatal is None
+        assert srv.requests[0]["headers"]["authorization"] == "Bearer sk-no-key-required"
+
+
+def test_a_sync_callable_that_never_returns_times_out_in_a_daemon_thread() -> None:
+    release = threading.Event()
+
+    def stuck(prompt: str) -> str:
+        if prompt == "hang":
+            release.wait()
+        return "ok"
+
+    try:
+        pool, out = run_pool(CallableCaller(CallableModel("stuck", stuck, False)), ["hang", "fine"],
+                             timeout=0.3, retries=0)
+        assert out["hang"].error.startswith("TimeoutError") and out["fine"].text == "ok"
+        hung = [t for t in threading.enumerate() if t.name.startswith("defan-call-stuck") and t.is_alive()]
+        assert hung and all(t.daemon for t in hung)  # cannot keep the interpreter from exiting
+    finally:
+        release.set()
+
+
+def test_a_process_whose_sync_callable_never_returns_still_exits(tmp_path: Path) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text(
+        "import threading\n"
+        "from defan_pytest.calls import CallableCaller, CallPool, Prompt\n"
+        "from defan_pytest.models import CallableModel\n"
+        "def never(prompt):\n"
+        "    threading.Event().wait()\n"
+        "pool = CallPool(CallableCaller(CallableModel('never', never, False)), timeout=0.2, retries=0)\n"
+        "pool.start([Prompt('1', 'q')])\n"
+        "pool.join(10)\n"
+        "print(pool.result('1').error)\n"
+        "pool.close()\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("TimeoutError"), done.stderr
+
+
+def test_an_async_callable_blocking_the_loop_is_stopped_by_the_watchdog() -> None:
+    release = threading.Event()
+
+    async def blocking(prompt: str) -> str:
+        release.wait(30)  # a blocking call inside async def: the loop cannot run its timer
+        return "late"
+
+    try:
+        pool = CallPool(CallableCaller(CallableModel("blocker", blocking, True)), timeout=0.3, margin=0.7, retries=0)
+        t0 = time.monotonic()
+        pool.start([Prompt(f"p{i}", f"q{i}") for i in range(15)])
+        assert pool.join(10)
+        assert time.monotonic() - t0 < 5
+        assert pool.fatal is not None and "model 'blocker' blocked the event loop" in pool.fatal
+        with pytest.raises(FatalCallError):
+            pool.result("p3", timeout=1)
+        pool.close()
+    finally:
+        release.set()
+
+
+def test_an_async_callable_ignoring_its_cancellation_is_stopped_by_the_watchdog() -> None:
+    async def stubborn(prompt: str) -> str:
+        for _ in range(100):
+            try:
+                await asyncio.sleep(0.1)
+            except asyncio.CancelledError:
+                pass  # swallows the timeout's cancellation
+        return "late"
+
+    pool = CallPool(CallableCaller(CallableModel("stubborn", stubborn, True)), timeout=0.2, margin=0.5, retries=0)
+    pool.start([Prompt("p", "q")])
+    assert pool.join(5)
+    assert pool.fatal is not None and "model 'stubborn' did not return within" in pool.fatal
+    pool.close()
+
+
+def test_timed_out_sync_calls_piling_up_stop_the_run() -> None:
+    release = threading.Event()
+
+    def stuck(prompt: str) -> str:
+        release.wait(30)
+        return "late"
+
+    try:
+        pool = CallPool(CallableCaller(CallableModel("pile", stuck, False)), concurrency=2, timeout=0.2, retries=3,
+                        backoff=0.01, max_backoff=0.02)
+        pool.start([Prompt(f"p{i}", f"q{i}") for i in range(10)])
+        assert pool.join(10)
+        assert pool.fatal is not None and "still running in their threads" in pool.fatal
+        pool.close()
+    finally:
+        release.set()
+
+
+def test_an_answer_is_committed_before_it_counts_as_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write = ResponseCache._write
+
+    def slow_write(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:  # a busy machine: the writer lags behind the calls
+        time.sleep(0.05)
+        return write(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResponseCache, "_write", slow_write)
+
+    async def fast(prompt: str) -> str:
+        return prompt.upper()
+
+    store = ResponseCache(tmp_path, {"kind": "callable", "name": "fast"}, background=True)
+    seen = sqlite3.connect(tmp_path / DB_NAME, check_same_thread=False)
+    behind = []
+
+    def on_progress(stats: Any) -> None:
+        committed = seen.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        if committed < stats.done:
+            behind.append((stats.done, committed))
+
+    pool = CallPool(CallableCaller(CallableModel("fast", fast, True)), concurrency=4, store=store,
+                    on_progress=on_progress)
+    pool.start([Prompt(str(i), f"q{i}") for i in range(40)])
+    assert pool.join(30) and pool.stats.done == 40
+    pool.close()
+    store.close()
+    assert behind == []  # never an answer counted done that a kill would lose
+
+
+def test_callable_identity_covers_its_source_code() -> None:
+    def make(body: str) -> Any:
+        ns: dict = {}
+        exec(f"def rag(prompt):\n    return {body}\n", ns)  # no source file: the code object counts
+        return ns["rag"]
+
+    def identity(fn: Any) -> dict:
+        return CallableCaller(CallableModel("rag", fn, False, version="1")).identity
+
+    assert identity(make("'a'")) == identity(make("'a'"))
+    assert identity(make("'a'")) != identity(make("'b'"))
+
+    def here(prompt: str) -> str:
+        return "x"
+
+    model = CallableModel("rag", here, False, version="1")
+    assert model.source == hashlib.sha256(inspect.getsource(here).encode()).hexdigest()
+    assert model.describe() == f"rag version 1, source {model.source[:8]}"

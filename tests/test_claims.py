@@ -217,8 +217,12 @@ def test_needs_ner_only_when_rules_leave_a_name_open() -> None:
     ctx = make_context(NOBEL, "name", gazetteer=Gazetteer(["Wilhelm Röntgen"]))
     assert not extract("It was Wilhelm Röntgen.", ctx, ner_available=True).needs_ner
     assert not extract("Wilhelm Röntgen", ctx, ner_available=True).needs_ner
-    assert extract("It went to Someone Unknown.", ctx, ner_available=True).needs_ner
-    assert not extract("It went to Someone Unknown.", ctx, ner_available=False).needs_ner
+    assert extract("Many critics think Someone Unknown won it.", ctx, ner_available=True).needs_ner
+    assert not extract("Many critics think Someone Unknown won it.", ctx, ner_available=False).needs_ner
+    # stated as the answer ("it went to X", "I believe it was X"): the rule settles it
+    for r in ("It went to Someone Unknown.", "I believe it was Someone Unknown, but I'm not certain."):
+        ext = extract(r, ctx, ner_available=True)
+        assert not ext.needs_ner and ext.claim == "Someone Unknown"
 
 
 def test_capitalized_phrase_stops_at_a_sentence_end() -> None:

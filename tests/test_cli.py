@@ -440,3 +440,180 @@ def test_real_scorer_with_a_pipeline_that_is_not_installed(tmp_path: Path,
     captured = capsys.readouterr()
     assert "--spacy-model no_such_pipeline_xyz:" in captured.err
     assert captured.out == ""
+
+
+# --- nothing lost, nothing leaked, nothing hangs (issue 8) ----------------------------------------
+
+
+@pytest.mark.parametrize("name", ["conftest.py", "thresholds.toml", "pyproject.toml", "set.csv"])
+def test_json_never_replaces_a_project_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            scoring_forbidden: None, name: str) -> None:
+    path = write(tmp_path, line())
+    target = tmp_path / name
+    target.write_text("precious\n", encoding="utf-8")
+    for extra in ([], ["--force"]):
+        assert main(["score", str(path), "--json", str(target), *extra]) == 2
+        assert f"defan: error: --json {target}: is a " in capsys.readouterr().err
+    assert target.read_text(encoding="utf-8") == "precious\n"
+
+
+def test_json_replaces_another_file_only_with_force(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    fake_scoring: type[FakeScorer]) -> None:
+    path = write(tmp_path, line())
+    target = tmp_path / "notes.json"
+    target.write_text('{"mine": 1}', encoding="utf-8")
+    assert main(["score", str(path), "--json", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"--json {target}: exists and is not a defan report; choose another name or pass --force" in err
+    assert FakeScorer.made == []  # refused before anything was scored
+    assert target.read_text(encoding="utf-8") == '{"mine": 1}'
+    assert main(["score", str(path), "--json", str(target), "--force"]) == 0
+    assert json.loads(target.read_text(encoding="utf-8"))["rows"][0]["id"] == "custom-line1"
+    assert main(["score", str(path), "--json", str(target)]) == 0  # now an earlier report: replaced
+
+
+def test_json_through_a_symlink_writes_its_target(tmp_path: Path, fake_scoring: type[FakeScorer]) -> None:
+    path = write(tmp_path, line())
+    real = tmp_path / "real.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert main(["score", str(path), "--json", str(link)]) == 0
+    assert link.is_symlink() and json.loads(real.read_text(encoding="utf-8"))["rows"]
+
+
+def test_json_to_a_full_device_is_one_message(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              fake_scoring: type[FakeScorer]) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    path = write(tmp_path, line())
+    assert main(["score", str(path), "--json", "/dev/full"]) == 2
+    err = capsys.readouterr().err
+    assert err == "defan: error: --json /dev/full: cannot write: No space left on device\n"
+    assert Path("/dev/full").is_char_device()
+
+
+def test_json_to_dev_stdout_follows_the_table(tmp_path: Path) -> None:
+    path = write(tmp_path, *kobe_lines())
+    proc = subprocess.run([str(DEFAN), "score", str(path), "--json", "/dev/stdout", "--spacy-model", "none"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    table, _, report = proc.stdout.partition("{")
+    assert table.startswith("domain") and json.loads("{" + report)["rows"]
+
+
+def test_a_long_output_name_is_written(tmp_path: Path, fake_scoring: type[FakeScorer]) -> None:
+    path = write(tmp_path, line())
+    out = tmp_path / ("r" * 245 + ".json")  # 250 characters: valid, and once refused
+    assert main(["score", str(path), "--json", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, out.name])
+
+
+def test_a_lone_surrogate_is_replaced_and_noted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # json.dumps writes the escape "\ud800", which json.loads turns into a lone surrogate.
+    bad = json.loads(line(response="Kobe is 386", domain="dom"))
+    bad.update(response="Kobe is 386\ud800", domain="dom\udfff")
+    path = write(tmp_path, line(), json.dumps(bad))  # ensure_ascii: the escapes, as a file has them
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out), "--spacy-model", "none"]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [r["domain"] for r in rows] == ["custom", "dom\ufffd"] and rows[1]["claim"] == "386"
+    err = capsys.readouterr().err
+    assert f"defan: note: {path}:2: domain, response: invalid characters (lone surrogates) replaced by U+FFFD" in err
+
+
+def test_deep_nesting_and_huge_numbers_are_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     scoring_forbidden: None) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    huge = line()[:-1] + ', "extra": ' + "9" * 5000 + "}"
+    path = write(tmp_path, line(), deep, huge, '{"a": ' + deep + "}")
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: invalid JSON: arrays or objects nested too deeply" in err
+    assert f"{path}:3: invalid JSON: Exceeds the limit (4300 digits)" in err
+    assert f"{path}:4: invalid JSON: arrays or objects nested too deeply" in err
+    assert "Traceback" not in err
+
+
+def test_huge_numbers_in_responses_are_scored(tmp_path: Path) -> None:
+    path = write(tmp_path, line(response="9" * 5000), line(type="numeric", answer="42", response="1/" + "9" * 5000),
+                 line(type="numeric", answer="42", response="1" + "0" * 4400 + ".5"))
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out), "--spacy-model", "none"]) == 0
+    assert [r["correct"] for r in json.loads(out.read_text(encoding="utf-8"))["rows"]] == [False, False, False]
+
+
+@pytest.mark.parametrize(("text", "looks"), [
+    ("questions,answer,type\n" + "Who won?,Ada,name\n" * 500, "a CSV file"),
+    ("question\tanswer\ttype\nWho?\tAda\tname\n", "a CSV file"),
+    ("[\n" + ",\n".join([line()] * 300) + "\n]\n", "a JSON array"),
+])
+def test_a_csv_or_json_file_is_one_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        scoring_forbidden: None, text: str, looks: str) -> None:
+    path = tmp_path / "responses.jsonl"
+    path.write_text(text, encoding="utf-8")
+    assert main(["score", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"defan: nothing was scored: 1 problem:\n  - {path}:1: this looks like {looks}; defan score reads JSONL "
+        "(one JSON object per line)\n"
+    )
+
+
+def test_a_broken_first_line_is_still_one_problem_among_others(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              scoring_forbidden: None) -> None:
+    path = write(tmp_path, '{"question": "Who?", ', line(type="person"))
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1: invalid JSON" in err and f"{path}:2: unknown type 'person'" in err
+
+
+def test_an_unparseable_gold_is_a_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           scoring_forbidden: None) -> None:
+    path = write(tmp_path, line(), line(answer="unranked"), line(type="date", answer="soon"),
+                 line(type="numeric", answer="None"), line(type="name", answer="anything at all"))
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: answer 'unranked' holds no rank value" in err
+    assert f"{path}:3: answer 'soon' holds no date value" in err
+    assert f"{path}:4:" not in err and f"{path}:5:" not in err  # "None": nothing awarded; names: any text
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         fake_scoring: type[FakeScorer], monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(self: FakeScorer, items: list[FakeInput]) -> list[FakeScore]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(FakeScorer, "score_many", interrupted)
+    path = write(tmp_path, line())
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out)]) == 130
+    assert capsys.readouterr().err == "\ndefan: interrupted\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.jsonl"]  # no partial output
+
+
+def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    # About ten seconds of scoring (long name responses), interrupted after a few.
+    slow = line(type="name", answer="Ada Lovelace", response="Ada Lovelace said " * 2000)
+    path = write(tmp_path, *[slow] * 100)
+    proc = subprocess.Popen([str(DEFAN), "score", str(path), "--spacy-model", "none", "--json",
+                             str(tmp_path / "r.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("scoring finished before the signal")
+    assert proc.returncode == 130 and err.strip() == "defan: interrupted", err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.jsonl"]
+
+
+def test_escape_codes_in_problems_are_printed_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      scoring_forbidden: None) -> None:
+    path = write(tmp_path, line(domain="\x1b[2J\x1b]0;pwned\x07"))
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "holds control characters" in err

@@ -398,3 +398,88 @@ def test_load_responses_empty_missing_and_folder(tmp_path: Path) -> None:
         load_responses(tmp_path / "absent.jsonl")
     with pytest.raises(DatasetError, match="is a directory"):
         load_responses(tmp_path)
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 8: golds that cannot be compared, text sanitised where it enters, not-JSONL files
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["csv", "json", "jsonl"])
+def test_a_value_gold_that_does_not_parse_is_a_problem_naming_its_line(tmp_path: Path, suffix: str) -> None:
+    rows = [
+        {"question": "How many?", "answer": "1,351,921", "type": "numeric"},
+        {"question": "How many now?", "answer": "lots", "type": "numeric"},
+        {"question": "When?", "answer": "the day after", "type": "date"},
+        {"question": "Which position?", "answer": "top", "type": "rank"},
+        {"question": "Which position then?", "answer": "601-650", "type": "rank"},
+        {"question": "Who?", "answer": "any text at all", "type": "name"},
+        {"question": "How many awarded?", "answer": "None", "type": "numeric"},
+        {"question": "How many left?", "answer": "", "type": "numeric"},
+    ]
+    if suffix == "csv":
+        text = "question,answer,type\n" + "".join(f"{r['question']},\"{r['answer']}\",{r['type']}\n" for r in rows)
+        where = {2: f"{tmp_path}/set.csv:3", 3: f"{tmp_path}/set.csv:4", 4: f"{tmp_path}/set.csv:5"}
+    elif suffix == "json":
+        text = "[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n"
+        where = {n: f"{tmp_path}/set.json: item {n - 1} (line {n + 1})" for n in (2, 3, 4)}
+    else:
+        text = "".join(json.dumps(r) + "\n" for r in rows)
+        where = {n: f"{tmp_path}/set.jsonl:{n}" for n in (2, 3, 4)}
+    path = _write(tmp_path / f"set.{suffix}", text)
+    with pytest.raises(DatasetError) as info:
+        load_user_set(path)
+    assert list(info.value.problems) == [
+        f"{where[2]}: answer 'lots' holds no numeric value (a numeric gold is compared as one; fix the answer or the type)",
+        f"{where[3]}: answer 'the day after' holds no date value (a date gold is compared as one; fix the answer or the type)",
+        f"{where[4]}: answer 'top' holds no rank value (a rank gold is compared as one; fix the answer or the type)",
+    ]
+
+
+def test_the_public_reader_checks_golds_too(tmp_path: Path) -> None:
+    from defan_pytest.dataset import read_public_csv
+
+    path = _write(tmp_path / "m.csv", "questions,answer,type\nHow many?,12,numeric\nHow many more?,a lot,numeric\n")
+    with pytest.raises(DatasetError, match=re.escape(f"{path}:3: answer 'a lot' holds no numeric value")):
+        read_public_csv(path, "math")
+
+
+def test_lone_surrogates_become_replacement_characters_with_a_note(tmp_path: Path) -> None:
+    from defan_pytest.dataset import load_dataset
+
+    # The \ud800 escapes, as a JSON file holds them (json.dumps escapes non-ASCII by default).
+    rec = {"question": "Who\ud800?", "answer": "Ada\udc00", "type": "name", "domain": "d"}
+    path = _write(tmp_path / "set.jsonl", json.dumps(rec) + "\n" + json.dumps(dict(rec, question="Fine?")) + "\n")
+    notes: list[str] = []
+    rows = load_user_set(path, notes=notes)
+    assert [(r.question, r.answer) for r in rows] == [("Who\ufffd?", "Ada\ufffd"), ("Fine?", "Ada\ufffd")]
+    assert notes == [
+        f"{path}:1: question, answer: invalid characters (lone surrogates) replaced by U+FFFD",
+        f"{path}:2: answer: invalid characters (lone surrogates) replaced by U+FFFD",
+    ]
+    assert load_dataset(path).notes == tuple(notes)
+    json.dumps([r.question for r in rows], ensure_ascii=False).encode("utf-8")  # encodable now
+
+
+def test_a_domain_with_control_characters_is_a_problem(tmp_path: Path) -> None:
+    path = _write(tmp_path / "set.csv", "question,answer,type,domain\nWho?,Ada,name,\x1b[31mred\n")
+    with pytest.raises(DatasetError, match=re.escape(r"domain '\x1b[31mred' holds control characters")):
+        load_user_set(path)
+
+
+def test_deep_nesting_and_huge_numbers_are_problems_not_crashes(tmp_path: Path) -> None:
+    deep = _write(tmp_path / "deep.json", "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DatasetError, match="deep.json:1: invalid JSON: arrays or objects nested too deeply"):
+        load_user_set(deep)
+    huge = _write(tmp_path / "huge.jsonl", '{"question": "Q", "answer": ' + "9" * 5000 + ', "type": "numeric"}\n')
+    with pytest.raises(DatasetError, match=r"huge.jsonl:1: invalid JSON: Exceeds the limit \(4300 digits\)"):
+        load_user_set(huge)
+
+
+def test_a_csv_named_jsonl_is_one_problem(tmp_path: Path) -> None:
+    path = _write(tmp_path / "set.jsonl", "question,answer,type\n" + "Who?,Ada,name\n" * 1000)
+    with pytest.raises(DatasetError) as info:
+        load_user_set(path)
+    assert info.value.problems == (
+        f"{path}:1: this looks like a CSV file; a .jsonl file holds JSONL (one JSON object per line)",
+    )

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -32,6 +33,31 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, public_d
     monkeypatch.setenv("DEFAN_DATA_DIR", str(public_dir))
     monkeypatch.setenv("DEFAN_PROGRESS_SECONDS", "1")
     return pytester
+
+
+def toy_rows(n: int) -> list[dict]:
+    """``n`` numeric prompts of our own (no DefAn row), three paraphrases per group."""
+    return [{"question": f"How many moons does planet {i} have?", "answer": str(i % 7), "type": "numeric",
+             "domain": "toy", "group": f"g{i // 3}"} for i in range(n)]
+
+
+TOY = toy_rows(15)
+TOY_ANSWERS = {r["question"]: r["answer"] for r in TOY}
+
+
+@pytest.fixture
+def toy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A project with a small user dataset (``toy.jsonl``): runs without the public split."""
+    monkeypatch.setenv("DEFAN_PROGRESS_SECONDS", "60")
+    write_toy(pytester, TOY)
+    return pytester
+
+
+def write_toy(pytester: pytest.Pytester, rows: list[dict]) -> None:
+    pytester.path.joinpath("toy.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+TOY_ARGS = ["--defan-dataset=toy.jsonl", "--defan-spacy-model=none", "-p", "no:cacheprovider"]
 
 
 def args(srv: OpenAIServer, *extra: str) -> list[str]:
@@ -96,13 +122,47 @@ def test_bad_key_stops_the_run_with_one_message(project: pytest.Pytester, worker
     assert "FAILED" not in out and KEY not in out + result.stderr.str()
 
 
-def test_sigkill_half_way_resumes_without_repeating(project: pytest.Pytester) -> None:
+@pytest.fixture
+def busy_core() -> Iterator[None]:
+    """A busy loop on the other core for the test's duration (bounded: it stops by itself)."""
+    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 120\nwhile time.time() < end:\n    pass"])
+    try:
+        yield
+    finally:
+        spin.kill()
+        spin.wait()
+
+
+# A disk (or a starved writer thread) that takes 50 ms per commit: answers arrive faster than
+# they are written, which is when answers waiting for the writer used to be lost to a kill.
+SLOW_WRITER = """
+import time
+from defan_pytest import cache
+
+_write = cache.ResponseCache._write
+
+def slow_write(self, *args, **kwargs):
+    time.sleep(0.05)
+    return _write(self, *args, **kwargs)
+
+cache.ResponseCache._write = slow_write
+"""
+
+
+@pytest.mark.parametrize("concurrency,load", [(2, None), (8, "busy-core"), (8, "slow-writer")],
+                         ids=["idle", "busy-machine", "slow-writer"])
+def test_sigkill_half_way_resumes_without_repeating(project: pytest.Pytester, request: pytest.FixtureRequest,
+                                                    concurrency: int, load: str) -> None:
+    if load == "busy-core":
+        request.getfixturevalue("busy_core")
+    elif load == "slow-writer":
+        project.makeconftest(SLOW_WRITER)
     with OpenAIServer(answers=ANSWERS, latency=0.15) as srv:
-        cmd = [sys.executable, "-m", "pytest", *args(srv, "--defan-concurrency=2")]
+        cmd = [sys.executable, "-m", "pytest", *args(srv, f"--defan-concurrency={concurrency}")]
         proc = subprocess.Popen(cmd, cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         deadline = time.monotonic() + 120
-        while srv.total < 20 and time.monotonic() < deadline and proc.poll() is None:
+        while srv.total < 30 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -110,7 +170,8 @@ def test_sigkill_half_way_resumes_without_repeating(project: pytest.Pytester) ->
         db = sqlite3.connect(project.path / ".defan_cache" / "responses.sqlite3")
         committed = {row[0] for row in db.execute("SELECT prompt FROM answers")}
         db.close()
-        assert 15 <= len(committed) < 60
+        # every prompt sent but not committed was in flight at the kill: at most one per slot
+        assert len(before) - concurrency <= len(committed) < 60
         result = project.runpytest_subprocess(*args(srv))
         after = srv.counts
     assert result.ret == 0
@@ -118,7 +179,7 @@ def test_sigkill_half_way_resumes_without_repeating(project: pytest.Pytester) ->
     assert all(after[q] == 1 for q in committed)
     # ... and only what was in flight at the kill (at most the concurrency) is asked again
     repeated = [q for q, n in after.items() if n > 1]
-    assert len(repeated) <= 2 and all(q in before for q in repeated)
+    assert len(repeated) <= concurrency and all(q in before for q in repeated)
     assert sorted(after) == sorted(ANSWERS)
 
 
@@ -150,3 +211,245 @@ def test_bad_model_table_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest("--defan-model=brief", "--defan-domain=nobel")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "pyproject.toml [tool.defan]: models.brief.temprature: unknown key" in result.stderr.str()
+
+
+# --------------------------------------------------------------------------------------------
+# issue 8: nothing lost, nothing leaked, nothing hangs -- in real sessions
+# --------------------------------------------------------------------------------------------
+
+# One distinct key per way a run is given a credential.
+SECRETS = {
+    "api_key": "sk-apikey-A1b2C3d4E5f6G7h8",
+    "headers": "hdr-H1i2J3k4L5m6N7o8",
+    "extra_headers": "xtr-X1y2Z3a4B5c6D7e8",
+    "environment": "env-E1f2G3h4I5j6K7l8",
+    "callable": "cbk-C1d2E3f4G5h6I7j8",
+}
+LEAKY_CONFTEST = """
+import os
+import defan_pytest
+
+@defan_pytest.model("leaky", version="1")
+def leaky(prompt):
+    if "planet 1 " in prompt:
+        raise RuntimeError("search backend refused key " + os.environ["AZURE_SEARCH_ADMIN_KEY"])
+    return prompt.split("planet ")[1].split(" ")[0]
+"""
+
+
+def test_no_credential_reaches_anything_a_run_writes(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACME_SERVICE_KEY", SECRETS["environment"])
+    monkeypatch.setenv("AZURE_SEARCH_ADMIN_KEY", SECRETS["callable"])
+    toy.makeconftest(LEAKY_CONFTEST)
+    every_key = " ".join(SECRETS.values())
+    answers = dict(TOY_ANSWERS)
+    answers[TOY[0]["question"]] = f"0 (debug: {every_key})"  # a model that echoes what it was sent
+    faults = [{"fault": 500, "match": TOY[2]["question"], "message": f"upstream rejected {every_key}"},
+              {"fault": 401, "match": "never sent", "message": every_key}]
+    reports = ["--defan-report=r.json", "--junitxml=j.xml", "--html=report.html", "--self-contained-html", "-rA", "-v"]
+    with OpenAIServer(answers=answers, faults=faults) as srv:
+        litellm_run = toy.runpytest_subprocess(
+            "--defan-model=openai/test-model", f"--defan-model-arg=api_base={srv.base_url}",
+            f"--defan-model-arg=api_key={SECRETS['api_key']}",
+            f'--defan-model-arg=headers={{"Authorization": "Bearer {SECRETS["headers"]}"}}',
+            f'--defan-model-arg=extra_headers={{"X-Trace-Token": "{SECRETS["extra_headers"]}"}}',
+            "--defan-retries=0", "--defan-timeout=5", "-n", "2", *TOY_ARGS, *reports,
+        )
+        sent = {v for r in srv.requests for v in r["headers"].values()}
+    assert litellm_run.ret == 0, litellm_run.stdout.lines[-20:]
+    assert f"Bearer {SECRETS['headers']}" in sent and SECRETS["extra_headers"] in sent  # the keys were used
+    callable_run = toy.runpytest_subprocess(
+        "--defan-model=leaky", *TOY_ARGS, "--defan-report=r2.json", "--junitxml=j2.xml", "--html=report2.html",
+        "--self-contained-html", "-rA", "-v",
+    )
+    assert callable_run.ret == 0, callable_run.stdout.lines[-20:]
+    for run in (litellm_run, callable_run):
+        run.stdout.fnmatch_lines(["*1 call errors*"])  # the errors that quoted every key were reported
+    report = json.loads((toy.path / "r2.json").read_text())
+    assert [r["error"] for r in report["rows"] if r["error"]] == ["RuntimeError: search backend refused key ***"]
+    # Every byte the runs wrote (the cache folder, the reports, the captured terminal output
+    # that pytester keeps in ./stdout and ./stderr) is free of every key.
+    written = [p for p in toy.path.rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"responses.sqlite3", "r.json", "j.xml", "report.html", "stdout", "stderr"}
+    for how, key in SECRETS.items():
+        assert files_contain(toy.path, key) == [], how
+        for run in (litellm_run, callable_run):
+            assert key not in run.stdout.str() + run.stderr.str(), how
+
+
+def test_an_unusable_cache_is_a_usage_error_before_any_call(toy: pytest.Pytester, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+    toy.makeconftest(COUNTING_CONFTEST.format(version="1", answer="'1'"))
+    toy.path.joinpath("blocker").write_text("a file where the cache folder should be")
+    db = toy.path / ".defan_cache" / "responses.sqlite3"
+    db.parent.mkdir()
+    db.write_bytes(b"not a database" * 100)
+    cases = {
+        "--defan-cache=blocker": f"--defan-cache: {toy.path / 'blocker'} is a file, not a folder",
+        "--defan-cache=/sys/kernel/defan-cache": "--defan-cache: /sys/kernel/defan-cache: cannot create the folder",
+        "--defan-cache=.defan_cache": f"{db} is not a usable SQLite database (file is not a database): run once "
+                                      "with --defan-cache=refresh",
+    }
+    for option, message in cases.items():
+        result = toy.runpytest_subprocess("--defan-model=counting", option, *TOY_ARGS)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, (option, result.stderr.lines[-5:])
+        assert message in result.stderr.str() and "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
+    assert not calls.exists()  # nothing was asked
+    refreshed = toy.runpytest_subprocess("--defan-model=counting", "--defan-cache=refresh", *TOY_ARGS)
+    assert refreshed.ret == 0
+    refreshed.stdout.fnmatch_lines(["*note: the response cache * was corrupt (file is not a database): moved aside "
+                                    "as responses.sqlite3.corrupt-*"])
+    assert [p.name for p in db.parent.glob("responses.sqlite3.corrupt-*")]
+    again = toy.runpytest_subprocess("--defan-model=counting", *TOY_ARGS)
+    again.stdout.fnmatch_lines(["*15 prompts: 0 answered by the model, 15 from the cache*"])
+
+
+COUNTING_CONFTEST = """
+import json, os, time
+import defan_pytest
+
+def note(prompt):
+    calls = os.environ.get("DEFAN_TEST_CALLS")
+    if calls:
+        with open(calls, "a") as f:
+            f.write(json.dumps(prompt) + "\\n")
+
+@defan_pytest.model("counting", version="{version}")
+def counting(prompt):
+    note(prompt)
+    time.sleep(float(os.environ.get("DEFAN_TEST_DELAY", "0")))
+    return {answer}
+"""
+
+
+def test_a_sync_callable_that_never_returns_does_not_keep_the_process_alive(toy: pytest.Pytester) -> None:
+    toy.makeconftest(
+        "import threading\nimport defan_pytest\n"
+        "@defan_pytest.model('stuck')\n"
+        "def stuck(prompt):\n"
+        "    if 'planet 4 ' in prompt:\n"
+        "        threading.Event().wait()  # never returns\n"
+        "    return '1'\n"
+    )
+    t0 = time.monotonic()
+    result = toy.runpytest_subprocess("--defan-model=stuck", "--defan-timeout=1", "--defan-retries=0", *TOY_ARGS,
+                                      timeout=90)
+    assert time.monotonic() - t0 < 60
+    result.stdout.fnmatch_lines(["*15 prompts: 15 answered by the model, 0 from the cache, 0 retries, 1 call errors*"])
+
+
+def test_an_async_callable_blocking_the_event_loop_stops_the_run(toy: pytest.Pytester) -> None:
+    toy.makeconftest(
+        "import time\nimport defan_pytest\n"
+        "@defan_pytest.model('blocker')\n"
+        "async def blocker(prompt):\n"
+        "    time.sleep(3600)  # blocks the event loop: no timeout can fire\n"
+        "    return '1'\n"
+    )
+    t0 = time.monotonic()
+    result = toy.runpytest_subprocess("--defan-model=blocker", "--defan-timeout=1", *TOY_ARGS, timeout=90)
+    assert time.monotonic() - t0 < 60  # the timeout, the watchdog's margin (10 s), start-up
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    out = result.stdout.str()
+    assert out.count("Interrupted: defan-pytest: model 'blocker' blocked the event loop") == 1
+
+
+def test_missing_credentials_stop_the_run_with_one_message(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    t0 = time.monotonic()
+    result = toy.runpytest_subprocess("--defan-model=openai/test-model", "--defan-retries=4", *TOY_ARGS, timeout=120)
+    assert time.monotonic() - t0 < 60  # not 15 prompts x 4 retries with backoff
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    out = result.stdout.str()
+    assert out.count("Interrupted: defan-pytest: no credentials for 'openai/test-model': set OPENAI_API_KEY") == 1
+    assert "retries" not in out.split("Interrupted")[-1] or "0 retries" in out
+
+
+def test_editing_a_callable_without_a_new_version_asks_again(toy: pytest.Pytester, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+
+    def sent() -> int:
+        n = len(calls.read_text().splitlines()) if calls.exists() else 0
+        calls.unlink(missing_ok=True)
+        return n
+
+    toy.makeconftest(COUNTING_CONFTEST.format(version="2024-06-01", answer="'1'"))
+    toy.runpytest_subprocess("--defan-model=counting", *TOY_ARGS)
+    assert sent() == 15
+    again = toy.runpytest_subprocess("--defan-model=counting", *TOY_ARGS)
+    assert sent() == 0
+    toy.makeconftest(COUNTING_CONFTEST.format(version="2024-06-01", answer="'2'"))  # edited, same version
+    edited = toy.runpytest_subprocess("--defan-model=counting", *TOY_ARGS)
+    assert sent() == 15  # the old code's answers are not reused
+    edited.stdout.fnmatch_lines(["*15 prompts: 15 answered by the model, 0 from the cache, *"])
+    # the summary says which code the cached answers belong to
+    again.stdout.re_match_lines([r".*15 prompts: 0 answered by the model, 15 from the cache "
+                                 r"\(counting version 2024-06-01, source [0-9a-f]{8}\), 0 retries, 0 call errors"])
+
+
+def test_xdist_counts_where_answers_came_from(toy: pytest.Pytester, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+    write_toy(toy, toy_rows(60))
+    toy.makeconftest(COUNTING_CONFTEST.format(version="1", answer="'1'"))
+    first = toy.runpytest_subprocess("--defan-model=counting", "-n", "2", *TOY_ARGS)
+    first.stdout.fnmatch_lines(["*60 prompts: 60 answered by the model, 0 from the cache, 0 retries, 0 call errors*"])
+    assert len(calls.read_text().splitlines()) == 60
+    warm = toy.runpytest_subprocess("--defan-model=counting", "-n", "2", *TOY_ARGS)
+    warm.stdout.re_match_lines([r".*60 prompts: 0 answered by the model, 60 from the cache \(counting version 1, "
+                                r"source [0-9a-f]{8}\), 0 retries, 0 call errors(; \d+ of them through another "
+                                r"worker)?$"])
+    assert len(calls.read_text().splitlines()) == 60  # nothing asked again
+
+
+def test_claims_of_a_run_killed_under_xdist_are_cleaned_at_the_next_start(toy: pytest.Pytester,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    write_toy(toy, toy_rows(60))
+    toy.makeconftest(COUNTING_CONFTEST.format(version="1", answer="'1'"))
+    monkeypatch.setenv("DEFAN_TEST_DELAY", "0.2")
+    db = toy.path / ".defan_cache" / "responses.sqlite3"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--defan-model=counting", "-n", "2",
+                             "--defan-concurrency=2", *TOY_ARGS], cwd=toy.path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def claims() -> int:
+        try:
+            with sqlite3.connect(db, timeout=5) as conn:
+                return int(conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+        except sqlite3.Error:
+            return 0
+
+    deadline = time.monotonic() + 120
+    while claims() < 8 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert claims() >= 8  # the killed run's claims are still there ...
+    monkeypatch.setenv("DEFAN_TEST_DELAY", "0")
+    result = toy.runpytest_subprocess("--defan-model=counting", *TOY_ARGS)
+    assert result.ret == 0
+    with sqlite3.connect(db) as conn:  # ... until the next run starts
+        left = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("claims", "progress")]
+        assert left == [0, 0]
+        assert conn.execute("SELECT COUNT(*) FROM members").fetchone()[0] == 0
+
+
+def test_an_answer_with_invalid_code_points_is_kept_with_a_note(toy: pytest.Pytester) -> None:
+    toy.makeconftest(
+        "import defan_pytest\n"
+        "@defan_pytest.model('surrogate', version='1')\n"
+        "def surrogate(prompt):\n"
+        "    return '0 \\ud800' if 'planet 0 ' in prompt else '1'\n"
+    )
+    for _ in range(2):  # asked, then from the cache: the same row, note included
+        result = toy.runpytest_subprocess("--defan-model=surrogate", "--defan-report=r.json", *TOY_ARGS)
+        assert result.ret == 0, result.stdout.lines[-10:]
+        row = json.loads((toy.path / "r.json").read_text(encoding="utf-8"))["rows"][0]
+        assert row["response"] == "0 \ufffd" and row["error"] is None
+        assert "invalid code points (lone surrogates), replaced by U+FFFD" in row["note"]
+    result.stdout.fnmatch_lines(["*15 prompts: 0 answered by the model, 15 from the cache*"])

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from defan_pytest.metrics import summarize
+from defan_pytest.outputs import OutputError
 from defan_pytest.reports import build_report, format_table, write_json
 
 DOMAIN_KEYS = {
@@ -155,11 +156,25 @@ def test_write_json_round_trip_utf8(tmp_path: Path, rows: list[dict[str, Any]]) 
     assert os.listdir(tmp_path) == ["report.json"]  # no temp file left behind
 
 
-def test_write_json_replaces_existing_file(tmp_path: Path) -> None:
+def test_write_json_replaces_an_earlier_report_only(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
-    out.write_text("old", encoding="utf-8")
-    write_json(str(out), {"rows": [], "domains": {}, "overall": {}})
+    write_json(str(out), {"rows": [1], "domains": {}, "overall": {}})
+    write_json(str(out), {"rows": [], "domains": {}, "overall": {}})  # an earlier report: replaced
     assert json.loads(out.read_text(encoding="utf-8")) == {"rows": [], "domains": {}, "overall": {}}
+    out.write_text("old", encoding="utf-8")
+    with pytest.raises(OutputError, match="exists and is not a defan report"):
+        write_json(out, {"rows": [], "domains": {}, "overall": {}})
+    assert out.read_text(encoding="utf-8") == "old"
+    write_json(out, {"rows": [], "domains": {}, "overall": {}}, force=True)
+    assert json.loads(out.read_text(encoding="utf-8"))["rows"] == []
+
+
+def test_write_json_never_fails_on_a_lone_surrogate(tmp_path: Path) -> None:
+    # The last line of defence: text is sanitised where it enters, but one that slipped
+    # through must not cost the report (UTF-8 cannot encode a lone surrogate).
+    out = tmp_path / "report.json"
+    write_json(out, {"rows": [{"response": "Par\ud800is"}], "domains": {}, "overall": {}})
+    assert json.loads(out.read_text(encoding="utf-8"))["rows"][0]["response"] == "Par\ufffdis"
 
 
 def test_write_json_failure_keeps_old_file_and_leaves_no_temp(tmp_path: Path) -> None:
@@ -172,5 +187,13 @@ def test_write_json_failure_keeps_old_file_and_leaves_no_temp(tmp_path: Path) ->
 
 
 def test_write_json_missing_directory_raises(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(OutputError, match="does not exist"):
         write_json(tmp_path / "nope" / "report.json", {})
+
+
+def test_table_prints_domain_names_safely() -> None:
+    rows = [{"id": "a", "domain": "evil\x1b]0;title\x07", "group": "g", "type": "numeric", "claim": "1",
+             "aligned": True, "correct": True, "error": None}]
+    table = format_table(summarize(rows))
+    assert "\x1b" not in table and "\x07" not in table
+    assert "evil\\x1b]0;title\\x07" in table

@@ -63,7 +63,10 @@ def test_a_whole_run_without_pytest(project: Path) -> None:
     assert report["model"] == "run-echo" and len(report["rows"]) == 15
     assert list(report["rows"][0]) == ["id", "domain", "group", "type", "claim", "aligned", "correct", "error", "response"]
     assert {g["scope"] for g in report["gate"]} == {"toy", "sky", "overall"}
-    assert run.call_counts() == {"prompts": 15, "answered": 15, "cached": 0, "retries": 0, "errors": 0}
+    counts = run.call_counts()
+    assert counts == {"prompts": 15, "answered": 15, "cached": 0, "peer": 0, "retries": 0, "errors": 0,
+                      "cached_from": counts["cached_from"]}
+    assert counts["cached_from"].startswith("run-echo version 1, source ")
     run.close(worker)
 
 
@@ -99,7 +102,7 @@ def test_the_pipeline_never_imports_pytest() -> None:
     # Only plugin.py may import pytest: everything else is plain Python, usable from 'defan'.
     modules = [
         "cache", "calls", "claims", "cli", "dataset", "dates", "equivalence", "errors", "gate",
-        "metrics", "models", "ner", "numbers", "progress", "prompts", "reports", "run", "scoring",
+        "metrics", "models", "ner", "numbers", "outputs", "progress", "prompts", "reports", "run", "scoring",
         "settings", "text", "thresholds", "types",
     ]
     code = (

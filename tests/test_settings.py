@@ -66,3 +66,51 @@ def test_settings_are_frozen_and_outputs_resolve_from_the_invocation_dir(tmp_pat
         s.model = "other"  # type: ignore[misc]
     assert s.resolve_output("out/r.json") == tmp_path / "out" / "r.json"
     assert s.resolve_output("/abs/r.json") == Path("/abs/r.json")
+
+
+@pytest.mark.parametrize(("noun", "value"), [
+    ("domain", [""]), ("domain", ["", " , "]), ("dataset", ""), ("sample", " "), ("seed", ""),
+    ("thresholds", ""), ("report", ""), ("spacy-model", ""), ("concurrency", ""), ("rpm", ""),
+    ("retries", ""), ("timeout", ""), ("model-arg", [""]), ("cache", ""),
+])
+def test_an_option_given_empty_is_a_problem_not_its_default(noun: str, value: object) -> None:
+    # "--defan-domain=$DOMAINS" with the variable unset must not run all 8 domains (or, for the
+    # others, quietly drop the report, take another file, ...): given but empty is an error.
+    settings, problems = Settings.parse({"model": "m", noun: value})
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"--defan-{noun}: given an empty value (an unset variable?)")
+    assert "leave the option out for its default" in problems[0]
+
+
+def test_blank_entries_among_others_are_fine() -> None:
+    settings, problems = Settings.parse({"model": "m", "domain": ["nobel", ""], "model-arg": ["a=1", " "]})
+    assert problems == [] and settings.domains == ("nobel",) and dict(settings.model_args) == {"a": 1}
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf", "1e999"])
+def test_timeouts_and_rates_must_be_finite(value: str) -> None:
+    # An infinite timeout would let a call hang the run for ever.
+    for noun in ("timeout", "rpm"):
+        _, problems = Settings.parse({"model": "m", noun: value})
+        assert problems and f"--defan-{noun}:" in problems[0], problems
+
+
+def test_force_output_is_an_option() -> None:
+    assert Settings.from_values({"model": "m", "force-output": True}).force_output
+    assert not Settings.from_values({"model": "m"}).force_output
+
+
+@pytest.mark.parametrize("noun", ["dataset", "thresholds", "report", "cache", "model", "sample"])
+def test_a_value_with_lone_surrogates_is_a_problem_and_not_acted_on(noun: str) -> None:
+    # A path no file system can name: opening it would raise UnicodeEncodeError, not fail cleanly.
+    settings, problems = Settings.parse({"model": "m", noun: "a\udd00b"})
+    assert problems == [f"--defan-{noun}: 'a\\udd00b' holds invalid characters (lone surrogates)"]
+    assert settings.invalid == {noun}
+    # What the command line makes of bytes that are not UTF-8 (surrogateescape) is a usable path.
+    _, problems = Settings.parse({"model": "m", noun: "a\udcffb"})
+    assert not [p for p in problems if "invalid characters" in p]
+
+
+def test_options_given_empty_are_marked_invalid() -> None:
+    settings, _ = Settings.parse({"model": "m", "domain": [""], "dataset": ""})
+    assert settings.invalid == {"domain", "dataset"} and settings.domains == ()

@@ -100,11 +100,39 @@ def test_min_samples_zero_is_allowed() -> None:
     assert parse_thresholds({"defaults": {"min_samples": 0}}).for_overall().min_samples == 0
 
 
-def test_empty_file_sets_nothing(tmp_path: Path) -> None:
-    t = load_thresholds(write(tmp_path, "# nothing yet\n"))
+def test_empty_file_at_the_default_place_sets_nothing(tmp_path: Path) -> None:
+    t = load_thresholds(write(tmp_path, "# nothing yet\n"), required=False)
     assert t.is_empty
     assert t.for_domain("nobel") == Limits()
     assert t.for_overall().is_empty
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "# nothing yet\n",
+    "[defaults]\n",
+    "[overall]\nfigure = \"pooled\"\n",
+    '[models."my-rag"]\nmodel = "openai/gpt-4o-mini"\n',
+])
+def test_a_named_file_that_sets_no_limit_is_an_error(tmp_path: Path, text: str) -> None:
+    # Named explicitly (--defan-thresholds), it is meant to gate the run: setting nothing would
+    # turn the gate off without a word, and the run would pass whatever its figures.
+    path = write(tmp_path, text)
+    with pytest.raises(ThresholdsError) as info:
+        load_thresholds(path)
+    assert info.value.problems == (
+        f"{path}: sets no limit, so the gate would judge nothing; add limits such as [defaults] "
+        "max_fch = 0.5 (keys: max_fch, max_pmh, min_rc, max_error_rate, min_samples)",
+    )
+
+
+@pytest.mark.parametrize("text", [
+    "[defaults]\nmin_samples = 0\n",
+    "[domains.nobel]\nmax_fch = 0.4\n",
+    '[models."my-rag".overall]\nmin_rc = 0.1\n',
+])
+def test_a_named_file_with_one_limit_anywhere_is_enough(tmp_path: Path, text: str) -> None:
+    assert load_thresholds(write(tmp_path, text)).sets_limits
 
 
 def test_extra_domains_are_accepted_and_listed() -> None:
@@ -352,7 +380,7 @@ litellm = { seed = 1, extra = { top_p = 0.9 } }
 
 
 def test_model_params_are_exposed_as_a_copy(tmp_path: Path) -> None:
-    t = load_thresholds(write(tmp_path, MODEL_FILE))
+    t = load_thresholds(write(tmp_path, MODEL_FILE), required=False)  # no limit: only optional
     params = t.model_params("my-rag")
     assert params == {
         "model": "openai/gpt-4o-mini",
@@ -482,3 +510,62 @@ def test_limits_helpers() -> None:
     # Every limit key reads as an attribute: None when not set.
     assert [getattr(Limits(), key) for key in LIMIT_KEYS] == [None] * len(LIMIT_KEYS)
     assert [getattr(limits, key) for key in LIMIT_KEYS] == [0.3, None, 0.5, None, 30]
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 8: what would otherwise be silently wrong or crash
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 3000 + "1" + "}" * 3000])
+def test_toml_nested_too_deep_for_the_parser_is_one_problem(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ThresholdsError) as info:
+        load_thresholds(path)
+    assert info.value.problems == (f"{path}: invalid TOML: arrays or inline tables nested too deeply",)
+
+
+def test_a_litellm_table_nested_without_limit_is_refused(tmp_path: Path) -> None:
+    # Dotted headers nest tables without recursion in the parser; copying one would not.
+    path = write(tmp_path, "[defaults]\nmax_fch = 0.5\n[models.m.litellm" + ".a" * 2000 + "]\nx = 1\n")
+    with pytest.raises(ThresholdsError, match=r"models\.m\.litellm: nested more than 32 levels deep"):
+        load_thresholds(path)
+
+
+def _typos(model: str, tables: dict[str, dict[str, Any]], registered: tuple[str, ...] = (),
+           litellm: tuple[str, ...] = ()) -> list[str]:
+    from defan_pytest.thresholds import model_table_typos
+
+    return model_table_typos(model, tables, {n: "t.toml" for n in tables}, registered, lambda n: n in litellm)
+
+
+def test_a_misspelt_model_table_gets_did_you_mean() -> None:
+    assert _typos("my-rag", {"my-rga": {}}, registered=("my-rag",)) == [
+        't.toml: models.my-rga: no model of that name is registered; did you mean \'my-rag\'? (a table applies '
+        "only to the model of its exact name, so its limits are ignored)"
+    ]
+    # Near a registered model other than the one run, or the run's own table; case is ignored.
+    assert len(_typos("my-rag", {"othr-rag": {}}, registered=("my-rag", "other-rag"))) == 1
+    assert len(_typos("gpt-fast", {"gpt-fast": {"model": "openai/x"}, "GPT-fats": {}})) == 1
+
+
+@pytest.mark.parametrize(("model", "tables", "registered", "litellm"), [
+    ("my-rag", {"my-rag": {}}, ("my-rag",), ()),                       # the table of the model run
+    ("my-rag", {"my-rga": {"model": "openai/x"}}, ("my-rag",), ()),    # names a model of its own
+    ("my-rag", {"gpt-4": {}}, ("gpt-4o",), ("gpt-4",)),                # a litellm model string
+    ("my-rag", {"my-rag2": {}}, ("my-rag", "my-rag2"), ()),            # registered itself
+    ("my-rag", {"summarizer": {}}, ("my-rag",), ()),                   # far from every name
+    ("ab", {"ba": {}}, ("ab",), ()),                                   # too short to call a typo
+    ("openai/gpt-4o", {"openai/gpt-4": {}}, (), ()),                   # a bare litellm string is run
+])
+def test_tables_that_are_not_typos(model: str, tables: dict[str, dict[str, Any]], registered: tuple[str, ...],
+                                   litellm: tuple[str, ...]) -> None:
+    assert _typos(model, tables, registered, litellm) == []
+
+
+def test_a_key_with_control_characters_is_named_on_one_line(tmp_path: Path) -> None:
+    # Found by tests/test_fuzz.py: the key was printed raw, its newline splitting the message.
+    path = write(tmp_path, '[defaults]\nmax_fch = 0.5\n"a\\nb\\u001b" = 1\n')
+    with pytest.raises(ThresholdsError) as info:
+        load_thresholds(path)
+    assert info.value.problems == (f'{path}: defaults."a\\nb\\u001b": unknown key; allowed: {ALLOWED}',)

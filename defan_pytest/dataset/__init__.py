@@ -59,6 +59,7 @@ __all__ = [
     "Row",
     "answer_types",
     "clear_caches",
+    "dataset_file",
     "default_cache_dir",
     "get_domain",
     "load_dataset",
@@ -85,14 +86,18 @@ class Dataset(list[Row]):
     the public split, the file's domains in first-seen order for a user set), selected or not.
 
     ``source_domains`` is what a thresholds file may name: a ``[domains.x]`` table for a
-    domain of the file stays valid when ``--defan-domain`` selects another one.
+    domain of the file stays valid when ``--defan-domain`` selects another one.  ``notes``
+    says what was read other than as written (invalid characters replaced), one line each.
     """
 
-    __slots__ = ("source_domains",)
+    __slots__ = ("notes", "source_domains")
 
-    def __init__(self, rows: Iterable[Row] = (), source_domains: Iterable[str] = ()) -> None:
+    def __init__(
+        self, rows: Iterable[Row] = (), source_domains: Iterable[str] = (), notes: Iterable[str] = ()
+    ) -> None:
         super().__init__(rows)
         self.source_domains: tuple[str, ...] = tuple(source_domains)
+        self.notes: tuple[str, ...] = tuple(notes)
 
 
 def _locate(spec: StrPath, root: StrPath | None) -> Path:
@@ -103,6 +108,14 @@ def _locate(spec: StrPath, root: StrPath | None) -> Path:
         if under_root.exists():
             return under_root
     return path
+
+
+def dataset_file(spec: StrPath | None, root: StrPath | None = None) -> Path | None:
+    """The file (or folder) a dataset ``spec`` names, found as :func:`load_dataset` finds it;
+    ``None`` for the public split.  What a run reads, so that no output ever replaces it."""
+    if spec is None or (isinstance(spec, str) and spec.strip() in ("", "public")):
+        return None
+    return _locate(spec, root)
 
 
 def load_dataset(
@@ -148,11 +161,12 @@ def load_dataset(
             f"{looked}): use 'public', a folder holding the DefAn public files, or a "
             ".csv/.json/.jsonl file"
         )
-    rows = load_user_set(path, group_by_blocks=group_by_blocks, default_domain=default_domain)
+    notes: list[str] = []
+    rows = load_user_set(path, group_by_blocks=group_by_blocks, default_domain=default_domain, notes=notes)
     have = list(dict.fromkeys(r.domain for r in rows))
     names = [str(n) for n in _split_names(domains)]
     if not names:
-        return Dataset(rows, have)
+        return Dataset(rows, have, notes)
     unknown = [n for n in names if n not in have]
     if unknown:
         raise DatasetError(
@@ -160,4 +174,4 @@ def load_dataset(
             f"its domains: {', '.join(have)}"
         )
     wanted = set(names)
-    return Dataset((r for r in rows if r.domain in wanted), have)
+    return Dataset((r for r in rows if r.domain in wanted), have, notes)

@@ -62,6 +62,42 @@ def type_table() -> dict[str, str]:
     return {t: t for t in answer_types()}
 
 
+def _reads_gold_values(type_: str) -> bool:
+    """Does the answer type compare golds as typed values (numeric, date, rank, a plugin's own
+    value type)?  Told by the type overriding ``gold_value``; a name-like type (``name``,
+    ``city``) keeps the default and matches the gold's text, which needs no parsing."""
+    from defan_pytest import types
+
+    try:
+        kind = types.get(type_)
+    except types.UnknownAnswerType:
+        return False  # a name the reader accepts but the registry lacks: nothing to parse with
+    return isinstance(kind, types.BaseAnswerType) and type(kind).gold_value is not types.BaseAnswerType.gold_value
+
+
+def gold_problem(type_: str, raw: str) -> str | None:
+    """Why the raw gold ``raw`` cannot be compared under ``type_``, or ``None`` when it can.
+
+    A value type's gold must hold at least one value the type reads (``1,351,921`` for
+    ``numeric``, ``601-650`` for ``rank``): a gold that holds none (``abc``, ``N/A``) could
+    never be matched, and every response to it would count as a hallucination.  An empty gold
+    (``""``, ``None``: nothing was awarded) and the ``online`` flag of ``city`` are fine.
+
+    >>> gold_problem("numeric", "42.85") is None, gold_problem("name", "Marie Curie") is None
+    (True, True)
+    >>> gold_problem("numeric", "N/A")
+    "answer 'N/A' holds no numeric value (a numeric gold is compared as one; fix the answer or the type)"
+    """
+    if not _reads_gold_values(type_):
+        return None
+    from defan_pytest.equivalence import parse_gold  # cached per (type, text)
+
+    gold = parse_gold(type_, raw)
+    if gold.empty or gold.virtual or gold.values:
+        return None
+    return f"answer {raw!r} holds no {type_} value (a {type_} gold is compared as one; fix the answer or the type)"
+
+
 # --------------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------------

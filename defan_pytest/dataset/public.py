@@ -24,6 +24,7 @@ from defan_pytest.dataset.domains import (
     StrPath,
     _raise_problems,
     get_domain,
+    gold_problem,
     parse_domains,
     type_table,
 )
@@ -121,6 +122,8 @@ def read_public_csv(path: StrPath, domain: str | Domain) -> list[Row]:
         width = len(header)
         # Built once per file (never at import time: the answer types may change).
         intern = type_table()
+        # Each distinct (type, gold) is checked once: a paraphrase block repeats its gold 15 times.
+        gold_checked: dict[tuple[str, str], str | None] = {}
         try:
             for line, fields in records:
                 if len(fields) != width:
@@ -141,6 +144,13 @@ def read_public_csv(path: StrPath, domain: str | Domain) -> list[Row]:
                 if not question:
                     problems.append(f"{source}:{line}: empty question")
                 if type_ is None or not question:
+                    parsed.append(None)
+                    continue
+                key = (type_, fields[ai])
+                if key not in gold_checked:
+                    gold_checked[key] = gold_problem(type_, fields[ai])
+                if gold_checked[key] is not None:
+                    problems.append(f"{source}:{line}: {gold_checked[key]}")
                     parsed.append(None)
                     continue
                 parsed.append((line, question, fields[ai], type_))

@@ -31,10 +31,12 @@ from defan_pytest.dataset.domains import (
     Row,
     StrPath,
     _raise_problems,
+    gold_problem,
     type_table,
 )
 from defan_pytest.dataset.public import _check_blocks
 from defan_pytest.errors import type_name
+from defan_pytest.text import printable, sanitize
 
 __all__ = ["Response", "load_responses", "load_user_set"]
 
@@ -179,7 +181,7 @@ def _json_array_lines(text: str) -> list[int] | None:
             i = _skip_ws(text, i)
             if text[i] == ",":
                 i = _skip_ws(text, i + 1)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return None
     lines: list[int] = []
     line, pos = 1, 0
@@ -196,6 +198,9 @@ def _iter_user_json(path: Path, source: str, problems: list[str]) -> Iterator[_L
         data = json.loads(text, parse_float=_JsonFloat)
     except json.JSONDecodeError as exc:
         problems.append(f"{source}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})")
+        return
+    except (RecursionError, ValueError) as exc:
+        problems.append(f"{source}:1: {_loads_error(exc)}")
         return
     if isinstance(data, dict):
         if "rows" not in data:
@@ -214,8 +219,45 @@ def _iter_user_json(path: Path, source: str, problems: list[str]) -> Iterator[_L
         yield f"{source}: item {n} (line {line})", f"item {n}", line, item
 
 
-def _iter_user_jsonl(path: Path, source: str, problems: list[str]) -> Iterator[_Located]:
-    """Yield each object of a JSONL file; blank lines are skipped, a BOM is dropped."""
+def _loads(text: str) -> Any:
+    """``json.loads`` with floats kept as written; raises ``ValueError`` (with a message for the
+    user) for anything it cannot read, nesting too deep for the parser included."""
+    try:
+        return json.loads(text, parse_float=_JsonFloat)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except (RecursionError, ValueError) as exc:
+        raise ValueError(_loads_error(exc)) from None
+
+
+def _loads_error(exc: BaseException) -> str:
+    """What ``json.loads`` failing other than by syntax means: nesting too deep for the parser,
+    or an integer past Python's digit limit (4300 digits)."""
+    if isinstance(exc, RecursionError):
+        return "invalid JSON: arrays or objects nested too deeply"
+    return f"invalid JSON: {exc}"
+
+
+def _not_jsonl(first: str, source: str, line: int, reads: str) -> str | None:
+    """One problem for a file that is plainly not JSONL, judged by its first line (which did not
+    parse), instead of one problem per line: a CSV file (9,796 lines) or a JSON array."""
+    head = first.lstrip()
+    if head.startswith("{"):
+        return None  # a broken JSONL line: reported as one, with the others
+    if head.startswith("["):
+        return f"{source}:{line}: this looks like a JSON array; {reads} (one JSON object per line)"
+    if any(sep in head for sep in (",", "\t", ";")):
+        return f"{source}:{line}: this looks like a CSV file; {reads} (one JSON object per line)"
+    return None
+
+
+def _iter_user_jsonl(
+    path: Path, source: str, problems: list[str], reads: str = "a .jsonl file holds JSONL"
+) -> Iterator[_Located]:
+    """Yield each object of a JSONL file; blank lines are skipped, a BOM is dropped.
+
+    A file whose first line does not parse and looks like CSV or a JSON array is one problem
+    (``reads`` says what was expected), not one per line."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -227,20 +269,28 @@ def _iter_user_jsonl(path: Path, source: str, problems: list[str]) -> Iterator[_
     # and friends, which splitlines() would treat as line ends. Each line is decoded alone so
     # that every undecodable line is reported, and the others still checked.
     data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    first = True
     for line, chunk in enumerate(data.split(b"\n"), start=1):
         try:
             raw = chunk.decode("utf-8")
         except UnicodeDecodeError as exc:
             problems.append(f"{source}:{line}: not valid UTF-8 ({exc.reason})")
+            first = False
             continue
         stripped = raw.strip()
         if not stripped:
             continue
         try:
-            item = json.loads(stripped, parse_float=_JsonFloat)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{source}:{line}: invalid JSON: {exc.msg} (column {exc.colno})")
+            item = _loads(stripped)
+        except ValueError as exc:
+            hint = _not_jsonl(stripped, source, line, reads) if first else None
+            if hint is not None:
+                problems.append(hint)
+                return
+            problems.append(f"{source}:{line}: {exc}")
+            first = False
             continue
+        first = False
         yield f"{source}:{line}", f"line {line}", line, item
 
 
@@ -253,6 +303,7 @@ def _validate_record(
     problems: list[str],
     types: Mapping[str, str],
     responses: bool = False,
+    notes: list[str] | None = None,
 ) -> _Item | None:
     """Check one record; append its problems and return ``None`` if it has any.
 
@@ -260,11 +311,18 @@ def _validate_record(
     built once per file). With ``responses`` the record is a line of a responses file and
     must also carry ``response`` (a string; ``null`` or absent only with an ``error``) and may
     carry ``error`` (a string or ``null``; a blank one means no error).
+
+    Text is sanitised here, where it enters: a lone surrogate (which JSON's ``\\ud800`` escape
+    can put in a string, and which no UTF-8 output can hold) becomes U+FFFD, and ``notes`` gets
+    a line saying where.  A value-typed gold that holds no value of its type (``abc`` for a
+    ``numeric`` row) is a problem: it could never be matched, and every response to it would
+    count as a hallucination.
     """
     if not isinstance(record, dict):
         keys = "question, answer, type and response" if responses else "question, answer and type"
         problems.append(f"{where}: expected an object with {keys}, found {type_name(record)}")
         return None
+    record = _sanitized(record, where, notes)
     own: list[str] = []
 
     if "question" in record and "questions" in record:
@@ -314,6 +372,10 @@ def _validate_record(
         elif raw_d.strip():
             domain = raw_d.strip()
         # An empty domain cell means "the file's default domain", like a missing key.
+    if printable(domain) != domain:
+        # A domain name is printed everywhere (test ids, tables, gate verdicts): control
+        # characters in it would reach the terminal as escape sequences.
+        own.append(f"domain {domain!r} holds control characters")
 
     group: str | None = None
     if "group" in record:
@@ -351,11 +413,36 @@ def _validate_record(
             else:
                 response = raw_r
 
+    if answer is not None and type_ is not None:
+        bad_gold = gold_problem(type_, answer)
+        if bad_gold is not None:
+            own.append(bad_gold)
+
     if own:
         problems.extend(f"{where}: {p}" for p in own)
         return None
     assert question is not None and answer is not None and type_ is not None
     return _Item(where, ref, line, domain, group, question, answer, type_, response, error)
+
+
+# The keys whose text a record's reader uses (others are ignored, and so never sanitised).
+_TEXT_KEYS = ("question", "questions", "answer", "type", "domain", "group", "response", "error")
+
+
+def _sanitized(record: dict[str, Any], where: str, notes: list[str] | None) -> dict[str, Any]:
+    """``record`` with lone surrogates in its text replaced by U+FFFD (a copy when any was)."""
+    fixed: dict[str, str] = {}
+    for key in _TEXT_KEYS:
+        value = record.get(key)
+        if isinstance(value, str):
+            clean, changed = sanitize(value)
+            if changed:
+                fixed[key] = clean
+    if not fixed:
+        return record
+    if notes is not None:
+        notes.append(f"{where}: {', '.join(fixed)}: invalid characters (lone surrogates) replaced by U+FFFD")
+    return {**record, **fixed}
 
 
 def _locator(members: Sequence[_Item]) -> Callable[[int], tuple[str, str]]:
@@ -375,6 +462,7 @@ def load_user_set(
     path: StrPath,
     group_by_blocks: bool = False,
     default_domain: str | None = None,
+    notes: list[str] | None = None,
 ) -> list[Row]:
     """Load a user's own set from a ``.csv``, ``.json`` or ``.jsonl`` file, in file order.
 
@@ -392,7 +480,9 @@ def load_user_set(
 
     Answers are kept raw and may be empty strings, but must be present; a JSON number answer
     keeps its literal text (``0.50`` stays ``"0.50"``). JSON problems name the 0-based item index (``item N``) and its line.
-    Raises :class:`DatasetError` listing every problem in the file.
+    A gold of a value type (``numeric``, ``date``, ``rank``) must hold a value of its type.
+    Invalid characters (lone surrogates) are replaced by U+FFFD, each time with a line in
+    ``notes`` (when given). Raises :class:`DatasetError` listing every problem in the file.
     """
     p = Path(path)
     source = os.fspath(path)
@@ -410,7 +500,7 @@ def load_user_set(
     items: list[_Item] = []
     types = type_table()
     for where, ref, line, record in reader(p, source, problems):
-        item = _validate_record(where, ref, line, record, fallback, problems, types)
+        item = _validate_record(where, ref, line, record, fallback, problems, types, notes=notes)
         if item is not None:
             items.append(item)
 
@@ -471,7 +561,9 @@ def load_user_set(
 # One entry point
 
 
-def load_responses(path: StrPath, default_domain: str | None = None) -> list[Response]:
+def load_responses(
+    path: StrPath, default_domain: str | None = None, notes: list[str] | None = None
+) -> list[Response]:
     """Load a file of responses to score: JSONL (whatever its suffix), one object per line.
 
     Each line is a user-set record (see :func:`load_user_set`: ``question``, ``answer``,
@@ -481,6 +573,8 @@ def load_responses(path: StrPath, default_domain: str | None = None) -> list[Res
     without a domain belongs to ``default_domain``, else the file stem. Lines with one group
     label in one domain must share one answer type, since response consistency compares their
     claims under it. Blank lines are skipped and a BOM is dropped; problems name ``FILE:LINE``.
+    A CSV file or a JSON array is one problem, not one per line.  Invalid characters (lone
+    surrogates) are replaced by U+FFFD, each time with a line in ``notes`` (when given).
 
     Returns the responses in file order. Raises :class:`DatasetError` listing every problem.
     """
@@ -493,8 +587,8 @@ def load_responses(path: StrPath, default_domain: str | None = None) -> list[Res
     responses: list[Response] = []
     # (domain, group label) -> (type, line) of the group's first line.
     group_types: dict[tuple[str, str], tuple[str, int]] = {}
-    for where, ref, line, record in _iter_user_jsonl(p, source, problems):
-        item = _validate_record(where, ref, line, record, fallback, problems, types, responses=True)
+    for where, ref, line, record in _iter_user_jsonl(p, source, problems, reads="defan score reads JSONL"):
+        item = _validate_record(where, ref, line, record, fallback, problems, types, responses=True, notes=notes)
         if item is None:
             continue
         if item.group is not None:

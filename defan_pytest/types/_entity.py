@@ -2,6 +2,7 @@
 gazetteer, spaCy entities or capitalized spans, first in reading order."""
 from __future__ import annotations
 
+import re
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.text import capitalized_spans, folded_tokens, in_question, is_generic, name_tokens, question_tokens
@@ -11,6 +12,14 @@ from defan_pytest.types.base import BaseAnswerType, Context, Entity, Extraction
 #: a type's own (``none``, ``online``), which ends the search with its text as the claim.
 Candidate = Tuple[int, int, str, str]
 
+# A capitalized phrase right after these words is stated as the answer ("I believe it was
+# Albert Einstein", "the prize went to Otto Stern"): no NER needed to say what it is.
+_STATED = re.compile(
+    r"(?:\b(?:it|this|that|answer|winner|laureate|recipient|champion|film|movie|picture)\s+"
+    r"(?:was|is|would\s+be|might\s+be)|\b(?:won|shared)\s+by|\b(?:awarded|given|presented|went)\s+to)"
+    r"\s+(?:the\s+)?$",
+    re.I,
+)
 # Where spans overlap, a known answer (or a type's own statement) beats NER, NER beats the rule.
 _SOURCE_RANK = {"gazetteer": 0, "ner": 1, "rule": 2}
 
@@ -102,9 +111,10 @@ class EntityAnswerType(BaseAnswerType):
                 continue
             if self.rejects(t, source):
                 continue
-            if source == "rule" and ner_available:
+            if source == "rule" and ner_available and not _STATED.search(text, max(0, s - 40), s):
                 # The rules found an unknown capitalized phrase before any known answer: a NER
-                # pipeline (if there is one) should decide what it is.
+                # pipeline (if there is one) should decide what it is.  Unless the sentence
+                # states it as the answer ("it was X", "awarded to X"): then the rule settles it.
                 return Extraction(None, False, needs_ner=True, how="rule?", at=s)
             end = self.finish(text, s, e)
             if end != e:

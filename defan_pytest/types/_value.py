@@ -7,12 +7,23 @@ from decimal import Decimal
 from typing import List, Optional, Sequence, Tuple
 
 from defan_pytest.numbers import canonical_number, parse_number, question_numbers
+from defan_pytest.text import language
 from defan_pytest.types.base import BaseAnswerType, Context, Entity, Extraction
 
 #: A candidate claim: ``(position in the text, canonical claim)``.
 Candidate = Tuple[int, str]
 
-_UNIT_LABEL = re.compile(r"^\s*(?P<n>[-−]?[$€£¥]?\d[\d,]*(?:\.\d+)?(?:\s*(?:thousand|million|billion))?)\s+(?P<u>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s*$", re.I)
+_UNIT_LABEL = re.compile(
+    r"^\s*(?P<n>[-−]?(?:[$€£¥₹]|Rs\.?\s?)?\d[\d,.' \u00a0\u202f\u2009]*?"
+    r"(?:\s*(?:thousand|million|billion))?)\s+(?P<u>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,2})\s*$",
+    re.I,
+)
+
+
+def response_lang(text: str, ctx: Context) -> str:
+    """The response's language: the one :func:`defan_pytest.claims.extract` found, or (for a
+    piece scored on its own, such as a table cell) the piece's."""
+    return ctx.lang if ctx.lang is not None else language(text)
 
 
 class ValueAnswerType(BaseAnswerType):
@@ -40,7 +51,7 @@ class ValueAnswerType(BaseAnswerType):
             return Extraction(found[0][1], False, how="candidate")
         m = _UNIT_LABEL.match(text)
         if m:  # "3 days", "240 students": only the value with a unit or label
-            v = parse_number(m.group("n"))
+            v = parse_number(m.group("n"), ctx.lang or "", ctx.integer_gold)
             if v is not None:
                 return Extraction(self.unit_value(v), False, how="unit")
         return Extraction(None, False, how="none")

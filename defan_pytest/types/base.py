@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol, Sequence, Tuple, runtime_checkable
+from functools import lru_cache
+from typing import Any, FrozenSet, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 from defan_pytest.text import Gazetteer
 
@@ -76,7 +77,14 @@ class Extraction:
 
 @dataclass(frozen=True)
 class Context:
-    """What the extractor knows about the row besides the response."""
+    """What the extractor knows about the row besides the response.
+
+    ``integer_gold``: whether every accepted answer is a whole number (``None``: not a number
+    type, or unknown); it decides ``326.121`` (thousands for an integer gold, SCORING.md
+    clarification 4).  ``lang``: the response's language (:func:`defan_pytest.text.language`),
+    filled in per response by :func:`defan_pytest.claims.extract` where a number's separators
+    need it; ``None`` when nobody asked.
+    """
 
     question: str
     type: str
@@ -85,6 +93,8 @@ class Context:
     dayfirst: bool = False
     asks_year: bool = False
     is_math: bool = False
+    integer_gold: Optional[bool] = None
+    lang: Optional[str] = None
 
 
 _DAYFIRST_Q = re.compile(r"\b(?:dd\s*[/.-]\s*mm|day\s*/\s*month)\b", re.I)
@@ -97,17 +107,26 @@ def make_context(
     empty_gold: bool = False,
     gazetteer: Optional[Gazetteer] = None,
     is_math: bool = False,
+    integer_gold: Optional[bool] = None,
 ) -> Context:
     """Build a :class:`Context`, reading the day-first and year-only cues from the question."""
+    dayfirst, asks_year = _question_cues(question)
     return Context(
         question=question,
         type=type_,
         empty_gold=empty_gold,
         gazetteer=gazetteer,
-        dayfirst=bool(_DAYFIRST_Q.search(question)),
-        asks_year=bool(_YEAR_Q.search(question)),
+        dayfirst=dayfirst,
+        asks_year=asks_year,
         is_math=is_math,
+        integer_gold=integer_gold,
     )
+
+
+@lru_cache(maxsize=4096)
+def _question_cues(question: str) -> Tuple[bool, bool]:
+    # Cached: every paraphrase comes back once per model (and per response of a batch).
+    return bool(_DAYFIRST_Q.search(question)), bool(_YEAR_Q.search(question))
 
 
 @runtime_checkable
@@ -176,9 +195,23 @@ class BaseAnswerType:
 
     name: str = ""
     uses_gazetteer: bool = False
+    #: Words that label this type's answer in a table header, a ``Key: value`` list or a JSON
+    #: key (``Laureate``, ``Rank``, ``City``): SCORING.md clarification 2.  Optional: the
+    #: shared flow reads it with ``getattr``, so a type outside the package may leave it out.
+    labels: FrozenSet[str] = frozenset()
 
     def gold_text(self, text: str) -> Tuple[str, bool]:
         return text, False
+
+    def integer_gold(self, gold: Gold) -> Optional[bool]:
+        """Whether every accepted answer of ``gold`` is a whole number (``None``: not a number
+        type).  Optional, like :attr:`labels`."""
+        return None
+
+    def override(self, text: str, ctx: Context) -> Optional[str]:
+        """A claim that wins over marks and reading order (a statement that the conference was
+        held online, SCORING.md clarification 10), or ``None``.  Optional, like :attr:`labels`."""
+        return None
 
     def gold_value(self, alternative: str) -> Any:
         return None

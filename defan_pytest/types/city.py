@@ -1,14 +1,17 @@
 """The ``city`` answer type: where a conference or a final was held.
 
 The city part must match; a region or country the claim adds must not contradict the gold's
-(``Portland, Maine`` is not ``Portland, Oregon``).  A conference gold that says the event was
-virtual accepts both ``online`` and the planned city (docs/SCORING-CHOICES.md).
+(``Portland, Maine`` is not ``Portland, Oregon``), and a claim naming only the gold city's
+region or country (``Hawaii`` for ``Honolulu, Hawaii``) does not match.  A conference gold that
+says the event was virtual accepts both ``online`` and the planned city
+(docs/SCORING-CHOICES.md); a response that says the event was held virtually claims ``online``
+even when it names the planned city (SCORING.md clarification 10).
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import List, Optional, Set, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 from defan_pytest.text import looks_like_sentence, name_tokens, names_match, strip_footnotes
 from defan_pytest.types._entity import Candidate, EntityAnswerType
@@ -17,7 +20,34 @@ from defan_pytest.types.base import ONLINE_CLAIM, Context, Gold
 #: Named-entity labels that can be a place answer.
 PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
 
-_ONLINE = re.compile(r"\b(?:online|virtual(?:ly)?|remote(?:ly)?)\b", re.I)
+# "Online" in English and the five languages of SCORING.md clarification 4.
+_ONLINE_WORD = (
+    r"(?:online|virtual(?:ly)?|remote(?:ly)?|en\s+ligne|virtuel(?:le)?(?:ment)?|virtuell|"
+    r"en\s+l[ií]nea|virtualmente|a\s+distanza)"
+)
+_ONLINE = re.compile(rf"\b{_ONLINE_WORD}\b", re.I)
+# A statement that the event itself was held online (not "the papers are online"): a verb of
+# holding before the word, or "fully virtual", "virtual format", "online-only".
+_HELD_ONLINE = re.compile(
+    r"\b(?:held|took\s+place|hosted|conducted|organi[sz]ed|run|moved|switched|shifted|"
+    r"transitioned|converted|went|happened|staged|s['’]est\s+tenue?|a\s+eu\s+lieu|fand|"
+    r"se\s+celebr[óo]|se\s+realiz[óo]|foi\s+realizad[ao]|si\s+[èe]\s+svolt[ao])\b[^.\n;]{0,40}?"
+    rf"\b{_ONLINE_WORD}\b"
+    r"|\b(?:was|were|is|became)\s+(?:an?\s+)?(?:entirely\s+|fully\s+|completely\s+|purely\s+)?(?:online|virtual)\b"
+    r"|\b(?:fully|entirely|completely|purely|all)[\s-]+(?:online|virtual)\b"
+    r"|\bvirtual\s+(?:format|conference|event|meeting|edition|venue)\b|\bonline[\s-]+only\b",
+    re.I,
+)
+_NEGATED = re.compile(r"\bnot\b|n['’]t\b|\binstead\s+of\b|\brather\s+than\b|\bnicht\b|\bpas\b|\bno\b|\bnão\b|\bnon\b", re.I)
+_CLAUSE_BREAK = re.compile(r".*[,.;:!?]", re.S)
+
+
+def _negated(text: str, start: int) -> bool:
+    """Is the statement at ``start`` negated within its clause ("was not held online",
+    "instead of being held online"; not "No, it was held online")?"""
+    before = text[max(0, start - 30): start]
+    m = _CLAUSE_BREAK.match(before)
+    return _NEGATED.search(before[m.end():] if m else before) is not None
 _VIRTUAL = re.compile(r"\b(?:virtual(?:ly)?|online)\b.*$", re.I)
 
 
@@ -166,6 +196,10 @@ class CityType(EntityAnswerType):
 
     name = "city"
     ner_labels = PLACE_LABELS
+    labels: FrozenSet[str] = frozenset(
+        """answer final result city location venue place host site held where ville lieu stadt
+        ort ciudad lugar sede cidade local citta luogo""".split()
+    )
 
     def gold_text(self, text: str) -> Tuple[str, bool]:
         if _VIRTUAL.search(text):
@@ -176,7 +210,20 @@ class CityType(EntityAnswerType):
         return _bare_place(text, ctx)
 
     def statements(self, text: str) -> List[Candidate]:
-        return [(m.start(), m.end(), ONLINE_CLAIM, "online") for m in _ONLINE.finditer(text)]
+        return [
+            (m.start(), m.end(), ONLINE_CLAIM, "online")
+            for m in _ONLINE.finditer(text)
+            if not _negated(text, m.start())  # "not held online"
+        ]
+
+    def override(self, text: str, ctx: Context) -> Optional[str]:
+        # "CVPR 2020 was planned for Seattle, WA, but moved to a fully virtual format": the
+        # event was held online, whatever city it names (and before any marked city).
+        for m in _HELD_ONLINE.finditer(text):
+            # "was not held online", "instead of online": the words just before count too.
+            if not _negated(text, m.start()) and not _NEGATED.search(m.group()):
+                return ONLINE_CLAIM
+        return None
 
     def rejects(self, text: str, source: str) -> bool:
         # "ACL-IJCNLP 2009" names an event, not a place.

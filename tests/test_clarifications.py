@@ -1,0 +1,702 @@
+"""The ten clarifications of SCORING.md ("Clarifications (the same rules, decided where they
+were silent)"), one section per rule: unit tests of the cases the rule names, and hypothesis
+properties where the rule is about the written forms of a value."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from defan_pytest.claims import clean, extract, make_context, mask_citations
+from defan_pytest.dates import find_dates, parse_date_text
+from defan_pytest.numbers import number_words_in_text, parse_number, read_digits, words_value
+from defan_pytest.scoring import Score, Scorer
+from defan_pytest.text import Gazetteer, language, names_match
+from defan_pytest.types.city import places_match
+from defan_pytest.types.rank import parse_rank
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+NOBEL = "Who won the Nobel Prize in Physics in 1901? [first name + last name only] if multiple person, give one name only."
+KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
+CENSUS = "What was the population count of Victoria's 0-4 age group in 2011?"
+UN = "When was Afghanistan admitted to the United Nations?"
+UN_DMY = "give me Afghanistan’s date of admission (dd/mm/yyyy format) into the UN"
+CVPR = "Where did CVPR take place in 2020? Give me the exact location only."
+MATH = "a shop sells pens at a price . what is the price ?(Give me the numeric answer only)"
+
+RULES = Scorer(nlp=None, answers={
+    "nobel": ["Wilhelm Röntgen", "Pierre Curie", "Marie Curie", "Hendrik Lorentz", "The Lord Todd", "Lord Rayleigh"],
+    "entertainment": ["Three Billboards Outside Ebbing, Missouri", "Come Back, Little Sheba", "Sunrise"],
+    "conference_venue": ["Honolulu, Hawaii", "Seattle, Washington Virtual/Online due to COVID-19[15]"],
+})
+
+
+def score(question: str, gold: str, type_: str, response: str, domain: str | None = None) -> Score:
+    return RULES.score(question, gold, type_, response, domain=domain)
+
+
+def verdict(question: str, gold: str, type_: str, response: str, domain: str | None = None) -> tuple:
+    s = score(question, gold, type_, response, domain)
+    return s.claim, s.aligned, s.correct
+
+
+# -- 1. format -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw,cleaned",
+    [
+        ("```\n386\n```", "386"),
+        ("Here it is:\n```text\n386\n```", "Here it is:\n386"),
+        ("**Answer:** 386", "386"),
+        ("__Final answer:__ 386", "386"),
+        ("Final Answer: 386", "386"),
+        ("Réponse : 386", "386"),
+    ],
+)
+def test_code_fences_and_lead_ins_are_cleaned(raw: str, cleaned: str) -> None:
+    assert clean(raw) == cleaned
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Let me recall the 2022 edition.\n\n**Final answer:** 386",
+        "Let me recall the 2022 edition.\n\n**Final Answer: 386**",
+        "It was either 334 or 386.\nFinal answer: 386",
+        "Thinking about 334 first... final answer: **386**, not 334",
+    ],
+)
+def test_final_answer_bold_or_not_is_an_explicit_mark(response: str) -> None:
+    assert verdict(KOBE, "386", "rank", response) == ("386", False, True)
+
+
+@pytest.mark.parametrize(
+    "response",
+    ["# Answer\n386", "- 386", "* 386", "1. 386", "| 386 |", "### Rank\n\n386"],
+)
+def test_headings_lists_and_tables_are_misaligned(response: str) -> None:
+    s = score(KOBE, "386", "rank", response)
+    assert (s.claim, s.aligned, s.correct) == ("386", False, True)
+
+
+def test_a_bullet_is_not_a_minus_sign() -> None:
+    assert verdict(CENSUS, "1,351,921", "numeric", "- 1,351,921") == ("1351921", False, True)
+
+
+def test_a_numbered_list_item_is_not_a_german_date() -> None:
+    assert verdict(UN, "11/19/1946", "date", "19. November 1946") == ("1946-11-19", True, True)
+    assert score(NOBEL, "Wilhelm Röntgen", "name", "1. Wilhelm Röntgen", "nobel").aligned is False
+
+
+@SETTINGS
+@given(r=st.integers(1, 1500), wrap=st.sampled_from(["```\n{}\n```", "```text\n{}\n```", "`{}`", "**Answer:** {}", "Final answer: {}", "**{}**"]))
+def test_code_marks_and_lead_ins_keep_a_bare_value_aligned(r: int, wrap: str) -> None:
+    assume(r != 2022)
+    assert verdict(KOBE, str(r), "rank", wrap.format(r)) == (str(r), True, True)
+
+
+# -- 2. structured answers -------------------------------------------------------------------
+
+NOBEL_TABLE = (
+    "| Year | Category | Laureate |\n|------|----------|----------|\n"
+    "| 1901 | Chemistry | **Jacobus van 't Hoff** |\n| 1901 | Physics | Wilhelm Röntgen |\n"
+    "| 1902 | Physics | **Hendrik Lorentz** |"
+)
+
+
+def test_a_table_claims_the_answering_cell_of_the_asked_row() -> None:
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", NOBEL_TABLE, "nobel") == ("Wilhelm Röntgen", False, True)
+
+
+def test_a_table_column_named_by_the_question() -> None:
+    table = "| Year | Physics | Chemistry |\n|---|---|---|\n| 1900 | - | - |\n| 1901 | Wilhelm Röntgen | Jacobus van 't Hoff |"
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", table, "nobel")[0] == "Wilhelm Röntgen"
+    census = "| Age group | 2011 |\n|---|---|\n| 30-34 | 29,870 |"
+    assert verdict("What was the population of Victoria's 30-34 age group in 2011?", "29,870", "numeric", census) == ("29870", False, True)
+
+
+def test_a_table_without_the_asked_row_claims_its_first_row() -> None:
+    table = "| University | Rank |\n|---|---|\n| Kobe University | 386 |\n| Osaka University | 68 |"
+    assert verdict("What was the QS rank of Hokkaido University in 2022?", "386", "rank", table)[0] == "386"
+    table = "| Edition | Rank |\n|---|---|\n| QS | 386 |\n| THE | 601 |"
+    assert verdict(KOBE, "386", "rank", table)[0] == "386"
+
+
+def test_a_two_column_table_of_keys_and_values() -> None:
+    table = "| Field | Value |\n|---|---|\n| Year | 1901 |\n| Laureate | Wilhelm Röntgen |"
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", table, "nobel")[0] == "Wilhelm Röntgen"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "- **Year:** 1901\n- **Category:** Physics\n- **Laureate:** Wilhelm Röntgen\n- **Motivation:** X-rays",
+        "Year: 1901\nWinner: Wilhelm Röntgen\nRunner-up: Hendrik Lorentz",
+        "**Laureate**: Wilhelm Röntgen (Germany)",
+    ],
+)
+def test_a_key_value_list_claims_the_value_of_the_answering_key(response: str) -> None:
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", response, "nobel") == ("Wilhelm Röntgen", False, True)
+
+
+def test_a_labelled_line_is_misaligned_and_its_value_is_the_claim() -> None:
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", "Winner: Wilhelm Röntgen", "nobel") == ("Wilhelm Röntgen", False, True)
+    assert verdict(KOBE, "386", "rank", "Kobe University: 386") == ("386", False, True)
+    # a title with a colon is no label: one name, aligned
+    q = "Which movie earned Janet Gaynor the Oscar in 1928? give the movie name only."
+    assert verdict(q, "Sunrise", "name", "Sunrise: A Song of Two Humans", "entertainment")[1] is True
+
+
+def test_year_keys_pick_the_asked_year() -> None:
+    q = "What was the QS rank of Heidelberg University in 2023?"
+    assert verdict(q, "64", "rank", "2022: 61\n2023: 64\n2024: 67") == ("64", False, True)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        '{"answer": "Wilhelm Röntgen"}',
+        '```json\n{"year": 1901, "category": "Physics", "laureate": "Wilhelm Röntgen"}\n```',
+        'Here is the JSON:\n{"result": {"answer": "Wilhelm Röntgen", "country": "Germany"}}',
+        '[{"year": 1900, "laureate": "none"}, {"year": 1901, "laureate": "Wilhelm Röntgen"}]',
+        '{"1901": {"physics": "Wilhelm Röntgen", "chemistry": "Jacobus van \'t Hoff"}}',
+    ],
+)
+def test_json_claims_the_answering_key(response: str) -> None:
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", response, "nobel") == ("Wilhelm Röntgen", False, True)
+
+
+def test_math_steps_are_not_answers_but_an_answer_key_is() -> None:
+    steps = "Total age before: 40x\nNew average: 40 − 4 = 36\nSo x = 120 and the total is 240"
+    assert verdict(MATH, "240", "numeric", steps, "math")[0] == "240"  # the last number
+    assert verdict(MATH, "240", "numeric", "Working: 2 × 120\nAnswer: 240\nCheck: 240 / 2 = 120", "math")[0] == "240"
+    assert verdict(MATH, "240", "numeric", '{"steps": "2 × 120 = 240", "answer": 240}', "math") == ("240", False, True)
+
+
+@SETTINGS
+@given(
+    ranks=st.lists(st.integers(1, 1200), min_size=2, max_size=6, unique=True),
+    asked=st.integers(0, 5),
+    bold=st.booleans(),
+)
+def test_property_a_table_row_of_the_asked_year_gives_the_rank(ranks: list, asked: int, bold: bool) -> None:
+    years = [2019 + i for i in range(len(ranks))]
+    asked %= len(ranks)
+    assume(all(r not in years and r not in (2019, 2020, 2021, 2022, 2023, 2024, 2025) for r in ranks))
+    rows = "\n".join(f"| {y} | {'**' if bold and i != asked else ''}{r}{'**' if bold and i != asked else ''} |" for i, (y, r) in enumerate(zip(years, ranks)))
+    response = f"| Year | QS World Rank |\n|---|---|\n{rows}"
+    q = f"What was the position of Kobe University in the QS rankings for {years[asked]}?"
+    assert verdict(q, str(ranks[asked]), "rank", response) == (str(ranks[asked]), False, True)
+
+
+# -- 3. citation marks -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "386 [2]",
+        "Kobe University was ranked 386th in 2022 [1][3].",
+        "It was ranked 386th (Source: QS World University Rankings 4).",
+        "386【1†source】",
+        "It was ranked 386th.\nSources: [5] https://www.topuniversities.com/rank/7",
+    ],
+)
+def test_citation_marks_are_not_candidates(response: str) -> None:
+    assert verdict(KOBE, "386", "rank", response) == ("386", False, True)
+
+
+def test_a_source_is_not_a_name_candidate() -> None:
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", "(Source: Britannica) Wilhelm Röntgen won it.", "nobel")[0] == "Wilhelm Röntgen"
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", "Wilhelm Röntgen [1]", "nobel") == ("Wilhelm Röntgen", False, True)
+
+
+def test_masking_keeps_offsets() -> None:
+    text = "Won by X [12] (source: Wikipedia), see https://x.org/1901."
+    masked = mask_citations(text)
+    assert len(masked) == len(text) and "12" not in masked and "1901" not in masked and "Won by X" in masked
+
+
+@SETTINGS
+@given(r=st.integers(1, 1500), note=st.integers(1, 999))
+def test_property_a_footnote_number_never_becomes_the_rank(r: int, note: int) -> None:
+    assume(r != 2022 and note != r)
+    s = score(KOBE, str(r), "rank", f"[{note}] Kobe University is number {r} [{note}].")
+    assert (s.claim, s.correct) == (str(r), True)
+
+
+# -- 4. other languages ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text,lang",
+    [
+        ("Die Universität belegte 2022 den 386. Platz.", "de"),
+        ("L'université était classée 386e en 2022.", "fr"),
+        ("La universidad ocupó el puesto 386 en 2022.", "es"),
+        ("A universidade ficou na 386ª posição em 2022.", "pt"),
+        ("L'università è al 386º posto nel 2022.", "it"),
+        ("Universidad de Chile was ranked 200th in 2022.", "en"),
+        ("386", ""),
+    ],
+)
+def test_language_from_a_few_function_words(text: str, lang: str) -> None:
+    assert language(text) == lang
+
+
+@pytest.mark.parametrize(
+    "digits,lang,integer_gold,value",
+    [
+        ("8.159.808", "", None, "8159808"),
+        ("8 159 808", "en", None, "8159808"),
+        ("8\u202f159\u202f808", "fr", None, "8159808"),
+        ("391.197", "de", None, "391197"),
+        ("391.197", "en", None, "391.197"),
+        ("391.197", "en", True, "391197"),
+        ("391,197", "fr", None, "391.197"),
+        ("391,197", "fr", True, "391197"),
+        ("53,51", "de", None, "53.51"),
+        ("53,51", "en", None, "53.51"),
+        ("1.351.921,5", "es", None, "1351921.5"),
+        ("1,351,921.5", "en", None, "1351921.5"),
+        ("0.125", "en", True, "0.125"),
+        ("1.2.3", "en", None, None),
+    ],
+)
+def test_separators_follow_the_language_and_the_gold(digits: str, lang: str, integer_gold: bool | None, value: str | None) -> None:
+    got = read_digits(digits, lang, integer_gold)
+    assert (None if got is None else got) == (None if value is None else Decimal(value))
+
+
+EURO_TEMPLATES = {
+    "de": "Laut Volkszählung waren es {x} Kinder, und die Zahl ist {x}.",
+    "fr": "Selon le recensement, il y avait {x} enfants dans cette région.",
+    "es": "Según el censo, la población fue de {x} personas en esa región.",
+    "pt": "Segundo o censo, a população foi de {x} pessoas na região.",
+    "it": "Secondo il censimento, la popolazione era di {x} persone nella regione.",
+    "en": "According to the census, there were {x} children in the region.",
+}
+
+
+@SETTINGS
+@given(n=st.integers(1000, 99_999_999), sep=st.sampled_from([".", " ", "\u00a0", "\u202f"]), lang=st.sampled_from(sorted(EURO_TEMPLATES)))
+def test_property_dot_or_space_thousands_read_as_an_integer_gold(n: int, sep: str, lang: str) -> None:
+    written = f"{n:,}".replace(",", sep)
+    gold = f"{n:,}"
+    response = EURO_TEMPLATES[lang].format(x=written)
+    assume(n != 2011)
+    s = score(CENSUS, gold, "numeric", response, "census")
+    assert (s.claim, s.correct) == (str(n), True), (response, s)
+    assert score(CENSUS, gold, "numeric", written, "census").correct  # bare, too
+
+
+@SETTINGS
+@given(whole=st.integers(0, 999_999), frac=st.integers(0, 999), places=st.sampled_from([2, 3]), lang=st.sampled_from(["de", "fr", "es", "pt", "it"]))
+def test_property_a_decimal_comma_reads_as_a_decimal_gold_in_a_european_language(whole: int, frac: int, places: int, lang: str) -> None:
+    digits = f"{frac:0{places}d}"[-places:]
+    assume(digits[-1] != "0")  # a gold is written without trailing zeros
+    gold = f"{whole}.{digits}"
+    written = f"{whole:,}".replace(",", ".") + "," + digits
+    response = EURO_TEMPLATES[lang].format(x=written)
+    s = score(MATH, gold, "numeric", response, "math")
+    assert s.correct, (response, s)
+
+
+def test_one_comma_and_three_digits_in_english_with_a_decimal_gold_is_thousands() -> None:
+    assert score(MATH, "42.857", "numeric", "The mileage is 42,857 per gallon", "math").correct is False
+    assert score(MATH, "42.857", "numeric", "Le rendement est de 42,857 miles par gallon", "math").correct is True
+
+
+RANK_FORMS = ["{r}e", "{r}.", "{r}º", "{r}ª", "{r}°", "Platz {r}", "{r}. Platz", "Rang {r}", "puesto {r}",
+              "{r}º posto", "{r}ª posição", "{r}e place", "{r}th place", "position {r}", "{r}ème", "n.º {r}"]
+RANK_SENTENCES = [
+    "L'Université de Kobe était classée {r}e en 2022.",
+    "Die Universität Kobe belegte 2022 den {r}. Platz.",
+    "Die Universität Kobe lag 2022 auf Platz {r}.",
+    "La Universidad de Kobe ocupó el puesto {r} en 2022.",
+    "A Universidade de Kobe ficou na {r}ª posição em 2022.",
+    "L'Università di Kobe è al {r}º posto nel 2022.",
+]
+
+
+@SETTINGS
+@given(r=st.integers(1, 1500), form=st.sampled_from(RANK_FORMS))
+def test_property_any_ordinal_form_reads_as_the_rank(r: int, form: str) -> None:
+    assume(r != 2022)
+    assert verdict(KOBE, str(r), "rank", form.format(r=r)) == (str(r), True, True)
+
+
+@SETTINGS
+@given(r=st.integers(1, 1500), sentence=st.sampled_from(RANK_SENTENCES))
+def test_property_ranks_in_sentences_of_other_languages(r: int, sentence: str) -> None:
+    assume(r != 2022)
+    assert verdict(KOBE, str(r), "rank", sentence.format(r=r)) == (str(r), False, True)
+
+
+MONTHS = {
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "de": "Januar Februar März April Mai Juni Juli August September Oktober November Dezember",
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    "pt": "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    "it": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
+}
+DATE_FORMS = {
+    "fr": ["{d} {m} {y}", "le {d} {m} {y}", "L'Afghanistan a été admis le {d} {m} {y}."],
+    "de": ["{d}. {m} {y}", "am {d}. {m} {y}", "Afghanistan wurde am {d}. {m} {y} aufgenommen."],
+    "es": ["{d} de {m} de {y}", "Afganistán fue admitido el {d} de {m} de {y}."],
+    "pt": ["{d} de {m} de {y}", "O Afeganistão foi admitido em {d} de {m} de {y}."],
+    "it": ["{d} {m} {y}", "L'Afghanistan è stato ammesso il {d} {m} {y}."],
+}
+
+
+@SETTINGS
+@given(y=st.integers(1900, 2030), m=st.integers(1, 12), d=st.integers(1, 28), lang=st.sampled_from(sorted(MONTHS)), form=st.integers(0, 2))
+def test_property_month_names_of_five_languages_read_as_dates(y: int, m: int, d: int, lang: str, form: int) -> None:
+    forms = DATE_FORMS[lang]
+    text = forms[form % len(forms)].format(d=d, m=MONTHS[lang].split()[m - 1], y=y)
+    s = score(UN, f"{m:02d}/{d:02d}/{y}", "date", text, "world_org")
+    assert (s.claim, s.correct) == (f"{y:04d}-{m:02d}-{d:02d}", True), (text, s)
+
+
+def test_first_of_the_month_ordinals() -> None:
+    assert parse_date_text("1er janvier 1946") == (1946, 1, 1)
+    assert parse_date_text("1º de novembro de 1946") == (1946, 11, 1)
+
+
+# -- 5. number words -------------------------------------------------------------------------
+
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _below_thousand(n: int, use_and: bool) -> str:
+    parts = []
+    if n >= 100:
+        parts.append(f"{_ONES[n // 100]} hundred")
+        n %= 100
+        if n and use_and:
+            parts.append("and")
+    if n >= 20:
+        parts.append(_TENS[n // 10] + (f"-{_ONES[n % 10]}" if n % 10 else ""))
+    elif n or not parts:
+        parts.append(_ONES[n])
+    return " ".join(parts)
+
+
+def english_words(n: int, use_and: bool = True) -> str:
+    """An independent writer of English number words (for the property below)."""
+    if n >= 1000:
+        rest = n % 1000
+        return f"{_below_thousand(n // 1000, use_and)} thousand" + (f" {_below_thousand(rest, use_and)}" if rest else "")
+    return _below_thousand(n, use_and)
+
+
+def english_ordinal(n: int) -> str:
+    words = english_words(n)
+    head, sep, last = words.rpartition(" ")
+    pre, hyphen, unit = last.rpartition("-")
+    irregular = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth", "twelve": "twelfth"}
+    if unit in irregular:
+        unit = irregular[unit]
+    elif unit.endswith("y"):
+        unit = unit[:-1] + "ieth"
+    else:
+        unit += "th"
+    return head + sep + pre + hyphen + unit
+
+
+@SETTINGS
+@given(n=st.integers(0, 999_999), use_and=st.booleans())
+def test_property_number_words_are_numbers(n: int, use_and: bool) -> None:
+    words = english_words(n, use_and)
+    assert parse_number(words) == n, words
+    assume(n not in (0, 4, 2011))
+    assert verdict(CENSUS, str(n), "numeric", words.capitalize()) == (str(n), True, True)
+
+
+@SETTINGS
+@given(n=st.integers(2, 999_999))
+def test_property_number_words_in_a_sentence(n: int) -> None:
+    assume(n not in (4, 2011))
+    response = f"The census counted {english_words(n)} children."
+    assert verdict(CENSUS, str(n), "numeric", response) == (str(n), False, True)
+
+
+@SETTINGS
+@given(r=st.integers(1, 1500), where=st.sampled_from(["{w}", "It was ranked {w} in 2022.", "Kobe University took {w} place."]))
+def test_property_ordinal_words_are_ranks(r: int, where: str) -> None:
+    assume(r != 2022)
+    words = english_ordinal(r)
+    s = score(KOBE, str(r), "rank", where.format(w=words))
+    assert (s.claim, s.correct) == (str(r), True), (words, s)
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("vingt-six", (26, False)), ("quatre-vingt-dix-sept", (97, False)), ("trois cent quatre-vingt-six", (386, False)),
+        ("sechsundzwanzig", (26, False)), ("hundertsechsundzwanzig", (126, False)), ("doscientos treinta y seis", (236, False)),
+        ("veintiséis", (26, False)), ("vinte e seis", (26, False)), ("ventisei", (26, False)), ("trentotto", (38, False)),
+        ("vingt-sixième", (26, True)), ("sechsundzwanzigste", (26, True)), ("vigésimo sexto", (26, True)),
+        ("ventiseiesimo", (26, True)), ("one million three hundred thousand", (1_300_000, False)),
+        ("one two", None), ("twenty ten", None), ("Kobe University", None),
+    ],
+)
+def test_number_words_in_five_languages(text: str, value: object) -> None:
+    assert words_value(text) == value
+
+
+def test_number_words_of_another_language_only_in_that_language() -> None:
+    # "Otto", "due", "once" are English words (or names) too.
+    assert number_words_in_text("Otto Hahn was due once more") == []
+    assert [v for _, _, v, _ in number_words_in_text("Es waren sechsundzwanzig Kinder", "de")] == [26]
+
+
+# -- 6. currency -----------------------------------------------------------------------------
+
+CURRENCIES = ["$", "€", "£", "¥", "₹", "Rs.", "Rs", "USD", "EUR", "INR", "US$", "AUD", "R$"]
+
+
+@SETTINGS
+@given(cents=st.integers(1, 99_999_999), cur=st.sampled_from(CURRENCIES), after=st.booleans(), space=st.booleans())
+def test_property_a_currency_sign_or_code_keeps_a_value_bare(cents: int, cur: str, after: bool, space: bool) -> None:
+    value = Decimal(cents) / 100
+    gold = format(value.normalize(), "f")
+    written = f"{value:.2f}"
+    sp = " " if space or cur[-1].isalpha() or cur.endswith(".") else ""
+    response = f"{written}{sp}{cur}" if after else f"{cur}{sp}{written}"
+    s = score(MATH, gold, "numeric", response, "math")
+    assert (s.aligned, s.correct) == (True, True), (response, gold, s)
+
+
+def test_currency_in_a_sentence_and_a_currency_word() -> None:
+    assert verdict(MATH, "21.6", "numeric", "The cost is ₹21.60 per unit.", "math") == ("21.6", False, True)
+    assert verdict(MATH, "642.86", "numeric", "Rs. 642.86", "math") == ("642.86", True, True)
+    assert verdict(MATH, "5", "numeric", "5 dollars", "math") == ("5", False, True)  # a word is a unit
+
+
+# -- 7. no prize, in any language ------------------------------------------------------------
+
+NO_PRIZE = [
+    "No prize was awarded in 1940.",
+    "Aucun prix n'a été décerné en 1940.",
+    "Le prix n'a pas été décerné cette année-là.",
+    "Kein Preis wurde 1940 vergeben.",
+    "Der Preis wurde 1940 nicht verliehen.",
+    "No se otorgó el premio en 1940.",
+    "Ningún premio fue concedido en 1940.",
+    "Nenhum prêmio foi atribuído em 1940.",
+    "O prémio não foi atribuído em 1940.",
+    "Nessun premio è stato assegnato nel 1940.",
+    "Il premio non è stato assegnato nel 1940.",
+]
+
+
+@pytest.mark.parametrize("response", NO_PRIZE)
+def test_a_short_no_prize_statement_in_any_language_claims_none(response: str) -> None:
+    q = "Who won the Nobel Prize in Physics in 1940?"
+    assert verdict(q, "", "name", response, "nobel") == ("none", True, True)
+    # ... and claims none (misaligned, wrong) where a prize was awarded
+    s = score(q, "Wilhelm Röntgen", "name", response, "nobel")
+    assert (s.claim, s.correct) == ("none", False)
+
+
+@pytest.mark.parametrize("response", NO_PRIZE)
+def test_a_no_prize_statement_in_a_long_answer_claims_none(response: str) -> None:
+    q = "Who won the Nobel Prize in Physics in 1940?"
+    long = "Because of the war, the committee made an unusual decision that year. " + response
+    assert verdict(q, "", "name", long, "nobel") == ("none", False, True)
+
+
+# -- 8. dates --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Afghanistan joined in 1946, on 19 November 1946.",
+        "In November 1946 (19 November 1946, to be exact).",
+        "The charter dates from 1945; Afghanistan was admitted on November 19, 1946.",
+    ],
+)
+def test_full_dates_come_before_partial_ones(response: str) -> None:
+    assert verdict(UN, "11/19/1946", "date", response, "world_org") == ("1946-11-19", False, True)
+
+
+def test_partial_dates_in_reading_order_when_no_full_date() -> None:
+    assert verdict(UN, "11/19/1946", "date", "In November 1946, a year after 1945.", "world_org")[0] == "1946-11"
+
+
+@SETTINGS
+@given(y=st.integers(1900, 2030), m=st.integers(1, 12), d=st.integers(13, 28))
+def test_property_an_impossible_day_first_reading_is_read_month_first(y: int, m: int, d: int) -> None:
+    gold = f"{m:02d}/{d:02d}/{y}"
+    assert verdict(UN_DMY, gold, "date", gold, "world_org") == (f"{y:04d}-{m:02d}-{d:02d}", True, True)
+    assert verdict(UN_DMY, gold, "date", f"{d:02d}/{m:02d}/{y}", "world_org")[2] is True
+
+
+def test_day_first_when_asked_and_possible() -> None:
+    assert verdict(UN_DMY, "11/05/1946", "date", "05/11/1946", "world_org") == ("1946-11-05", True, True)
+
+
+def test_a_full_date_matches_a_year_only_gold_by_its_year() -> None:
+    q = "In which year did Afghanistan join the UN?"
+    assert score(q, "1946", "date", "19 November 1946", "world_org").correct is True
+    assert score(UN, "11/19/1946", "date", "1946", "world_org").correct is False
+
+
+# -- 9. names --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "claim,gold,ok",
+    [
+        ("Aleksandr Prokhorov", "Alexander Prokhorov", True),
+        ("Alexandre Prokhorov", "Aleksandr Prokhorov", True),
+        ("Pyotr Kapitsa", "Piotr Kapitza", True),
+        ("Gandhi", "Ghandi", True),
+        ("Jim Tobin", "James Tobin", True),
+        ("Bill Clinton", "William Jefferson Clinton", True),
+        ("Bob Dylan", "Robert Dylan", True),
+        ("Maria Skłodowska-Curie", "Marie Curie", True),
+        ("Alexander Todd", "The Lord Todd", True),
+        ("Sir Alexander Robertus Todd", "The Lord Todd", True),
+        ("John William Strutt, 3rd Baron Rayleigh", "Lord Rayleigh", True),
+        ("Dame Agatha Christie", "Agatha Christie", True),
+        ("Lord Todd", "Alexander Todd", True),
+        ("Pierre Curie", "Marie Curie", False),
+        ("Joan Smith", "John Smith", False),
+        ("Alfred Nobel", "Albert Nobel", False),
+        ("Paris", "James P. Allison", False),  # an initial alone is no match
+        ("West Germany", "Germany", False),
+    ],
+)
+def test_names_spelling_variants_short_forms_and_titles(claim: str, gold: str, ok: bool) -> None:
+    assert names_match(claim, gold) is ok
+
+
+SHORT_FORMS = [("Jim", "James"), ("Jimmy", "James"), ("Bill", "William"), ("Bob", "Robert"), ("Dick", "Richard"),
+               ("Tom", "Thomas"), ("Mike", "Michael"), ("Dave", "David"), ("Joe", "Joseph"), ("Ted", "Edward"),
+               ("Ted", "Theodore"), ("Al", "Albert"), ("Alex", "Alexander"), ("Tony", "Anthony"), ("Steve", "Stephen"),
+               ("Fred", "Frederick"), ("Harry", "Henry"), ("Jack", "John"), ("Larry", "Lawrence"), ("Kate", "Katherine"),
+               ("Peggy", "Margaret"), ("Nick", "Nicholas"), ("Ken", "Kenneth"), ("Chuck", "Charles"), ("Max", "Maximilian")]
+
+
+@SETTINGS
+@given(pair=st.sampled_from(SHORT_FORMS), surname=st.sampled_from(["Tobin", "Curie", "Lorentz", "Hodgkin", "Bragg"]))
+def test_property_a_short_form_is_the_same_first_name(pair: tuple, surname: str) -> None:
+    short, full = pair
+    assert names_match(f"{short} {surname}", f"{full} {surname}")
+    assert names_match(f"{full} {surname}", f"{short} {surname}")
+    assert not names_match(f"{short} {surname}", f"Marie {surname}")
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["Three Billboards Outside Ebbing, Missouri", "Come Back, Little Sheba", "Goodbye, Mr. Chips",
+     "Crouching Tiger, Hidden Dragon", "Robert Cecil, 1st Viscount Cecil of Chelwood", "Earl Wilbur Sutherland, Jr."],
+)
+def test_a_title_or_name_with_a_comma_is_one_name(title: str) -> None:
+    q = "Which film won the Academy Award for Best Picture? give the movie name only."
+    s = score(q, title, "name", title, "unknown-domain")  # not a known answer: the rule alone
+    assert (s.claim, s.aligned, s.correct) == (title.rstrip("."), True, True)  # one final stop is cleaned
+
+
+def test_two_people_joined_by_a_comma_are_two_names() -> None:
+    q = "Who won the Nobel Prize in Physics in 1903? [first name + last name only]"
+    assert verdict(q, "Pierre Curie", "name", "Pierre Curie, Marie Curie", "nobel") == ("Pierre Curie", False, True)
+    assert verdict(q, "Pierre Curie", "name", "Pierre Curie, Marie Curie", "unknown-domain")[1] is False
+
+
+@pytest.mark.parametrize(
+    "response",
+    ["Wilhelm Röntgen, founder of radiology", "Wilhelm Röntgen, the German physicist who discovered X-rays",
+     "Wilhelm Röntgen, German physicist"],
+)
+def test_a_descriptive_clause_makes_the_name_misaligned_and_the_name_is_the_claim(response: str) -> None:
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", response, "nobel") == ("Wilhelm Röntgen", False, True)
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", response, "unknown-domain") == ("Wilhelm Röntgen", False, True)
+
+
+def test_a_foreign_sentence_is_no_name() -> None:
+    response = "Der Nobelpreis für Physik 1901 ging an Wilhelm Röntgen."
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", response, "nobel") == ("Wilhelm Röntgen", False, True)
+
+
+# -- 10. places ------------------------------------------------------------------------------
+
+CONFERENCE_GOLDS = ["Honolulu, Hawaii", "Seattle, Washington", "Kauai, Hawaii", "Long Beach, California",
+                    "Hilton Head Island, South Carolina", "Jeju Island, South Korea", "Vancouver, British Columbia",
+                    "Austin, Texas, United States", "Sydney, Australia", "Edinburgh, United Kingdom"]
+
+
+@SETTINGS
+@given(gold=st.sampled_from(CONFERENCE_GOLDS), qualifier=st.sampled_from(["", ", USA", ", United States"]))
+def test_property_the_region_or_country_alone_never_matches(gold: str, qualifier: str) -> None:
+    city, *rest = [p.strip() for p in gold.split(",")]
+    for part in rest:
+        assert not places_match(part + qualifier, gold), (part, gold)
+    assert places_match(city, gold)
+
+
+def test_hawaii_is_not_honolulu() -> None:
+    q = "Where was CVPR 2018 held? Give me the exact location only."
+    assert verdict(q, "Honolulu, Hawaii", "city", "Hawaii", "conference_venue") == ("Hawaii", True, False)
+    assert verdict(q, "Honolulu, Hawaii", "city", "It was held in Hawaii.", "conference_venue") == ("Hawaii", False, False)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "CVPR 2020 was planned for Seattle, WA, but moved to a fully virtual format because of COVID-19.",
+        "It was held virtually, originally planned for **Seattle**.",
+        "Seattle, Washington was the planned host, but the conference took place online.",
+        "La conférence s'est tenue en ligne (prévue à Seattle).",
+    ],
+)
+def test_held_virtually_claims_online_even_naming_the_planned_city(response: str) -> None:
+    gold = "Seattle, Washington Virtual/Online due to COVID-19[15]"
+    assert verdict(CVPR, gold, "city", response, "conference_venue") == ("online", False, True)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "CVPR 2019 was held in Long Beach, California; talks were streamed online.",
+        "CVPR 2019 was not held online: it took place in Long Beach, California.",
+    ],
+)
+def test_online_material_is_not_a_virtual_conference(response: str) -> None:
+    q = "Where was CVPR 2019 held?"
+    assert verdict(q, "Long Beach, California", "city", response, "conference_venue") == ("Long Beach, California", False, True)
+
+
+def test_rank_and_date_helpers_accept_the_forms() -> None:
+    assert parse_rank("Platz sechsundzwanzig") == 26
+    assert [v for _, _, v in find_dates("am 19. November 1946 und le 1er janvier 1947")] == [(1946, 11, 19), (1947, 1, 1)]
+    ctx = make_context(NOBEL, "name", gazetteer=Gazetteer(["Wilhelm Röntgen"]))
+    assert extract("| Year | Laureate |\n|---|---|\n| 1901 | Wilhelm Röntgen |", ctx).how == "marked"
+
+
+@pytest.mark.parametrize(
+    "response,claim",
+    [
+        ("No, it was held online.", "online"),
+        ("It was not held online; it was in Seattle, Washington.", "Seattle, Washington"),
+        ("Instead of being held online, it met in Seattle.", "Seattle"),
+        ("No se celebró en línea; fue en Seattle.", "Seattle"),
+    ],
+)
+def test_a_negated_online_statement_is_no_online_claim(response: str, claim: str) -> None:
+    gold = "Seattle, Washington Virtual/Online due to COVID-19[15]"
+    assert verdict(CVPR, gold, "city", response, "conference_venue")[0] == claim
+
+
+def test_a_name_in_another_language_is_one_bare_name() -> None:
+    q = "Where was the 1950 FIFA World Cup final played? (Give me the name only)"
+    s = score(q, "Maracanã Stadium", "name", "Estádio do Maracanã", "sports")
+    assert (s.claim, s.aligned) == ("Estádio do Maracanã", True)  # proper nouns are not translated: not correct
