@@ -170,6 +170,11 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         # A pipeline that is not installed (ner.NerError, a ValueError; or spaCy's own OSError)
         # is a usage problem, not a crash: say so and exit 2.
         raise _UsageError(f"--spacy-model {args.spacy_model}: {exc}") from None
+    from defan_pytest import ner
+
+    # Which scorer runs, said up front: an install that silently lacks a pipeline is visible.
+    scorer_info = ner.describe(scorer.pipeline)
+    print(f"{_PROG}: scorer: {scorer_info['text']}", file=stderr)
 
     # The domain goes along because the scorer reads math responses differently (last number)
     # and keeps one gazetteer of known answers per domain.
@@ -190,17 +195,21 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from defan_pytest.reports import format_table, write_json
     from defan_pytest.run import REPORT_ROW_KEYS, build_report
 
-    rows: list[dict[str, Any]] = [
-        dict(zip(REPORT_ROW_KEYS, (ln.id, ln.domain, ln.group, ln.type, sc.claim, sc.aligned, sc.correct, sc.error)))
-        for ln, sc in zip(lines, scores)
-    ]
+    rows: list[dict[str, Any]] = []
+    for ln, sc in zip(lines, scores):
+        row = dict(zip(REPORT_ROW_KEYS, (ln.id, ln.domain, ln.group, ln.type, sc.claim, sc.aligned, sc.correct, sc.error)))
+        if sc.note:  # a very long response read in a window, or NER unavailable for it
+            row["note"] = sc.note
+        rows.append(row)
     summary = summarize(rows)
     stdout.write(format_table(summary))
     if out is not None:
         # OUT may be this very stream (/dev/stdout): the table goes out first, then the report.
         stdout.flush()
         try:
-            write_json(out, build_report(rows, summary), inputs=inputs, force=args.force, force_hint="--force")
+            report = build_report(rows, summary)
+            report["scorer"] = {k: v for k, v in scorer_info.items() if k != "text"}
+            write_json(out, report, inputs=inputs, force=args.force, force_hint="--force")
         except OutputError as exc:
             print(f"{_PROG}: error: --json {printable(str(exc))}", file=stderr)
             return 2

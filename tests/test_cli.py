@@ -59,12 +59,14 @@ class FakeScore:
     aligned: bool | None
     correct: bool | None
     error: str | None
+    note: str | None = None
 
 
 class FakeScorer:
     """Claim = the stripped response; correct when it equals the stripped gold."""
 
     made: list["FakeScorer"] = []
+    pipeline = None  # as the real Scorer says: rules only
 
     def __init__(self, nlp: Any = "auto") -> None:
         if nlp == "no_such_pipeline":
@@ -291,7 +293,7 @@ def test_rows_groups_and_scorer_inputs(tmp_path: Path, capsys: pytest.CaptureFix
     assert [it.domain for it in scorer.items] == ["custom"] * 3 + ["math"] * 2 + ["custom"] * 2
 
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert list(report) == ["rows", "domains", "overall"]
+    assert list(report) == ["rows", "domains", "overall", "scorer"]
     rows = report["rows"]
     assert [r["id"] for r in rows] == ["custom-line1", "custom-line2", "custom-line4", "math-line5",
                                        "math-line6", "custom-line7", "custom-line8"]
@@ -345,7 +347,7 @@ def test_without_json_only_the_table(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["score", str(write(tmp_path, line(), line(response="334")))]) == 0
     captured = capsys.readouterr()
     assert "custom" in captured.out
-    assert captured.err == ""
+    assert captured.err.startswith("defan: scorer: ") and captured.err.count("\n") == 1  # which scorer ran, nothing else
     assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.jsonl"]
 
 
@@ -488,7 +490,8 @@ def test_json_to_a_full_device_is_one_message(tmp_path: Path, capsys: pytest.Cap
     path = write(tmp_path, line())
     assert main(["score", str(path), "--json", "/dev/full"]) == 2
     err = capsys.readouterr().err
-    assert err == "defan: error: --json /dev/full: cannot write: No space left on device\n"
+    assert err.splitlines()[-1] == "defan: error: --json /dev/full: cannot write: No space left on device"
+    assert len(err.splitlines()) == 2  # the scorer line, then this one message
     assert Path("/dev/full").is_char_device()
 
 
@@ -587,7 +590,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path, capsys: pytest.CaptureF
     path = write(tmp_path, line())
     out = tmp_path / "report.json"
     assert main(["score", str(path), "--json", str(out)]) == 130
-    assert capsys.readouterr().err == "\ndefan: interrupted\n"
+    assert capsys.readouterr().err.endswith("\ndefan: interrupted\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.jsonl"]  # no partial output
 
 
@@ -605,7 +608,7 @@ def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=120)
     if proc.returncode == 0:
         pytest.skip("scoring finished before the signal")
-    assert proc.returncode == 130 and err.strip() == "defan: interrupted", err
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "defan: interrupted", err
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["responses.jsonl"]
 
@@ -617,3 +620,12 @@ def test_escape_codes_in_problems_are_printed_escaped(tmp_path: Path, capsys: py
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err
     assert "holds control characters" in err
+
+
+def test_defan_score_says_which_scorer_ran(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "r.jsonl"
+    data.write_text('{"question": "Who?", "answer": "Ada Lovelace", "type": "name", "response": "Ada Lovelace"}\n')
+    out = tmp_path / "out.json"
+    assert main(["score", str(data), "--spacy-model", "none", "--json", str(out)]) == 0
+    assert "defan: scorer: rules only" in capsys.readouterr().err
+    assert json.loads(out.read_text())["scorer"] == {"ner": False, "pipeline": None, "version": None}
