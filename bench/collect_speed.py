@@ -1,6 +1,6 @@
 """Collection cost of the plugin, against a plain parametrize of the same size.
 
-    python bench/collect_speed.py [--data ../shared/defan-public] [--repeat 3]
+    python bench/collect_speed.py [--data FOLDER] [--repeat 3]
 
 Baseline, measured in the same run: ``@pytest.mark.parametrize("i", range(N))`` with N the
 number of public prompts (70,793) and a trivial body, collected with ``--collect-only -q``.
@@ -24,9 +24,15 @@ from harness import measure  # noqa: E402
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(HERE.parent.parent / "shared" / "defan-public"))
+    ap.add_argument("--data", default=None,
+                    help="folder of the public split (default: found as users find it: DEFAN_DATA_DIR, the cache, the pinned download)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    if args.data is None:
+        sys.path.insert(0, str(HERE.parent))
+        from defan_pytest.dataset import resolve_public_dir
+
+        args.data = str(resolve_public_dir())
     sys.path.insert(0, str(HERE.parent))
     from defan_pytest.dataset import load_public
 

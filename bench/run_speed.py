@@ -1,7 +1,7 @@
 """Per-item cost of a full warm run: pytest's standard protocol against the old lean one and
 against trivial parametrized tests.
 
-    python bench/run_speed.py [--data ../shared/defan-public] [--repeat 3]
+    python bench/run_speed.py [--data FOLDER] [--repeat 3]
 
 All 70,793 public prompts are answered by a registered callable (synthetic responses, version
 pinned, so a first, unmeasured run fills the response cache and the measured runs are warm).
@@ -63,9 +63,15 @@ OFF = ["rerunfailures", "randomly", "sugar", "cov", "html", "allure_pytest", "js
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(HERE.parent.parent / "shared" / "defan-public"))
+    ap.add_argument("--data", default=None,
+                    help="folder of the public split (default: found as users find it: DEFAN_DATA_DIR, the cache, the pinned download)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    if args.data is None:
+        sys.path.insert(0, str(HERE.parent))
+        from defan_pytest.dataset import resolve_public_dir
+
+        args.data = str(resolve_public_dir())
     sys.path.insert(0, str(HERE.parent))
     from defan_pytest.dataset import load_public
 

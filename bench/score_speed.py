@@ -1,6 +1,6 @@
 """Scoring speed on the full DefAn public split, against the naive method.
 
-    python bench/score_speed.py [--data ../shared/defan-public] [--slice 2000]
+    python bench/score_speed.py [--data FOLDER] [--slice 2000]
 
 Our path: :meth:`Scorer.score_many` over every public row (70,793) with synthetic responses
 (gold values in varied written forms, sentences, wrong values, refusals, reasoning blocks),
@@ -50,10 +50,16 @@ def naive_scores(nlp, items) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(HERE.parent.parent / "shared" / "defan-public"))
+    ap.add_argument("--data", default=None,
+                    help="folder of the public split (default: found as users find it: DEFAN_DATA_DIR, the cache, the pinned download)")
     ap.add_argument("--slice", type=int, default=2000)
     ap.add_argument("--nlp", default="auto", help="spaCy pipeline for our path (default: auto)")
     args = ap.parse_args()
+    if args.data is None:
+        sys.path.insert(0, str(HERE.parent))
+        from defan_pytest.dataset import resolve_public_dir
+
+        args.data = str(resolve_public_dir())
 
     rows = load_public(data_dir=args.data)
     items = [

@@ -5,7 +5,7 @@ every call parameter but credentials, system prompt; for a user callable its nam
 a digest of its source) and the prompt text -- so one model's answer is never returned for
 another.  A user callable without a ``version`` gets a per-run nonce in its identity: its
 answers are shared by the processes of one run but never reused by another run.  Credentials
-are never part of the identity (:func:`defan_pytest.calls.public_identity`): a new API key
+are never part of the identity (:func:`defan_pytest.redaction.public_identity`): a new API key
 reuses the answers of the old one, and no key is ever written here.
 
 Every answer is committed before the pool counts it as done (:meth:`ResponseCache.save`), so a

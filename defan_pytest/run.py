@@ -269,11 +269,11 @@ class Run:
     def start_pool(self, rows: Sequence[Any], worker: Worker) -> None:
         """Start asking the model every prompt of ``rows`` through one pool (returns at once)."""
         from defan_pytest import cache as cache_mod
-        from defan_pytest import calls
+        from defan_pytest import calls, redaction
 
         s = self.settings
         caller = calls.make_caller(self.model, timeout=s.timeout, threads=s.concurrency)
-        self.secrets = calls.known_secrets(getattr(self.model, "params", {}) or {})
+        self.secrets = redaction.known_secrets(getattr(self.model, "params", {}) or {})
         identity = dict(caller.identity)
         if identity.get("kind") == "callable" and identity.get("version") is None:
             identity["run"] = self.run_id  # no version: never reused across runs

@@ -26,10 +26,9 @@ from defan_pytest.calls import (
     Prompt,
     classify,
     describe,
-    known_secrets,
-    redact,
 )
 from defan_pytest.models import CallableModel, LitellmModel
+from defan_pytest.redaction import known_secrets, redact
 from openai_server import OpenAIServer
 
 KEY = "sk-test-SECRET-0123456789abcdef"
