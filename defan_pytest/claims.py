@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from functools import lru_cache
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from defan_pytest import types
 from defan_pytest.dates import MONTH_NAME
-from defan_pytest.text import SpanIndex, folded_tokens, language, looks_like_sentence, question_tokens
+from defan_pytest.text import SpanIndex, folded_tokens, is_generic, language, question_tokens
 from defan_pytest.types import NONE_CLAIM, ONLINE_CLAIM, AnswerType, Context, Entity, Extraction, make_context
 
 __all__ = ["Context", "Extraction", "clean", "extract", "make_context", "mask_citations"]
@@ -50,6 +51,28 @@ _LEAD_IN = re.compile(
 )
 
 
+# LaTeX inside a \boxed{} answer: text and font commands keep their words ("\boxed{30
+# \text{ September } 1947}" is a date), a fraction is a fraction, spacing commands are spaces.
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
+_LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_LATEX_SPACE = re.compile(r"\\(?:[,;:! ]|q?quad\b)")
+_LATEX_DEGREE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?")
+_LATEX_ESCAPE = re.compile(r"\\([%$&#_])")
+
+
+def latex_plain(text: str) -> str:
+    """The plain text of a short LaTeX answer (``30 \\text{ September } 1947`` ->
+    ``30 September 1947``, ``\\frac{3}{4}`` -> ``3/4``, ``1{,}746`` -> ``1,746``); text without
+    a backslash or a brace is returned as is."""
+    if "\\" not in text:
+        return text.replace("{,}", ",") if "{,}" in text else text
+    t = _LATEX_TEXT.sub(r"\1", text)
+    t = _LATEX_FRAC.sub(r"\1/\2", t)
+    t = _LATEX_DEGREE.sub("°", t)
+    t = _LATEX_ESCAPE.sub(r"\1", _LATEX_SPACE.sub(" ", t)).replace("{,}", ",")  # 1{,}746
+    return " ".join(t.split())
+
+
 _WRAP_STARTS = frozenset(a[0] for a, _ in _QUOTES + _WRAPPERS) | {"\\"}
 _LEAD_IN_STARTS = frozenset("aAfFtTsScCrRlLdD*_")
 
@@ -68,7 +91,7 @@ def _unwrap_once(t: str) -> str:
         return m.group(1)
     m = _BOXED_WHOLE.match(t)
     if m:
-        return m.group(1)
+        return latex_plain(m.group(1))
     for a, b in _QUOTES + _WRAPPERS:
         if len(t) > len(a) + len(b) and t.startswith(a) and t.endswith(b):
             inner = t[len(a): len(t) - len(b)]
@@ -173,24 +196,81 @@ def _with_language(text: str, ctx: Context) -> Context:
     return ctx
 
 
-def _key_tier(kind: AnswerType, key: str, ctx: Context) -> Optional[int]:
-    """How well a table header, list key or JSON key says it holds the answer: 0 for
-    ``Answer``, 1 for a word of the type (``Laureate``, ``Rank``, ``City``), 2 for words all
-    from the question (``2022``, ``Physics``); ``None`` when it says neither.  A math response's
-    keys count only as ``Answer`` (its lists are steps: ``Total age before: 40x``)."""
+# Words of a key that say nothing about what it holds ("Runner-up", "Date of birth").
+_KEY_STOP = frozenset("the a an of in on at to for by and or up per de du des la le les el il der die das s".split())
+# Words that make a "key" a sentence ("The answer is", "I think it was"), not a label.
+_KEY_SENTENCE = frozenset(
+    """is was were are am be been being has have had did does do i im it its this that these
+    there which who whom whose what when why how believe think would could should might may can
+    cannot please let me my we you your est ist sind wurde fue foi fu""".split()
+)
+# What a key and a question can both say in other words: a "Runner-up" column answers "Which
+# nation came second?" and "Who lost the final?"; "Winner" answers "Who won?".
+_KEY_CONCEPTS = (
+    """runner runnerup runners second lost lose loses loser losers losing finalist finalists beaten
+    defeated zweiter zweite finaliste subcampeon vice""",
+    """winner winners won win wins winning champion champions victor victors victorious triumphed
+    lifted crowned clinched sieger gewinner gagnant vainqueur ganador campeon vencedor campeao
+    vincitore""",
+    "stadium venue ground arena stade stadion estadio stadio",
+    "attendance spectators crowd attended audience",
+    "born birth birthday birthdate dob",
+    "admission admitted joined join joining membership member entry",
+    "population residents inhabitants counted",
+    "city venue location host hosted held town",
+)
+_CONCEPT_OF: Dict[str, FrozenSet[int]] = {}
+for _i, _group in enumerate(_KEY_CONCEPTS):
+    for _w in _group.split():
+        _CONCEPT_OF[_w] = _CONCEPT_OF.get(_w, frozenset()) | {_i}
+del _i, _group, _w
+
+
+@lru_cache(maxsize=4096)
+def _question_concepts(question: str) -> FrozenSet[int]:
+    out: set = set()
+    for t in question_tokens(question):
+        out |= _CONCEPT_OF.get(t, frozenset())
+    return frozenset(out)
+
+
+#: How well a key says it holds the answer; lower sorts first (see :func:`_key_rank`).
+KeyRank = Tuple[int, int, int, int]
+
+
+def _key_rank(kind: AnswerType, key: str, ctx: Context) -> Optional[KeyRank]:
+    """How well a table header, list key or JSON key says it holds the answer (lower is
+    better), or ``None`` when it says nothing of the kind:
+
+    * ``Answer``, ``Final answer``, ``Result`` (in the six languages) first;
+    * then a key whose every word is the question's, or says what the question asks in other
+      words (``Runner-up`` for "Which nation came second?", ``Median weekly household
+      income``, ``2022``): more such words first, and one made only of the benchmark's own
+      words (``Final`` for a question about a final) after one that is not;
+    * then a word of the type (``Laureate``, ``Winner``, ``Rank``, ``City``).
+
+    A math response's keys count only as ``Answer`` (its lists are steps:
+    ``Total age before: 40x``)."""
     toks = [t[2] for t in folded_tokens(key)]
     if not toks or len(toks) > 5:
         return None  # a key is a short label, not "The answer is The Lord of the Rings"
+    q = question_tokens(ctx.question)
+    words = [t for t in toks if t not in _KEY_STOP] or toks
     if all(t in _ANSWER_KEYS for t in toks) and any(t != "the" for t in toks):
-        return 0
-    if ctx.is_math or looks_like_sentence(key):
+        # "Final" alone labels the answer, unless the question is about a final ("Final: West
+        # Germany 1-0 Argentina" for "Where was the 1990 final played?").
+        if not (all(t == "final" for t in words) and "final" in q):
+            return (0, 0, 0, 0)
+    if ctx.is_math or any(t in _KEY_SENTENCE for t in toks):
         return None
     labels: FrozenSet[str] = getattr(kind, "labels", frozenset())
-    if any(t in labels for t in toks):
-        return 1
-    q = question_tokens(ctx.question)
-    if all(t in q for t in toks):
-        return 2
+    labelled = any(t in labels for t in toks)
+    concepts = _question_concepts(ctx.question)
+    asked = [t for t in words if t in q or (_CONCEPT_OF.get(t, frozenset()) & concepts)]
+    if len(asked) == len(words):
+        return (1, -len(asked), int(is_generic(asked)), int(not labelled))
+    if labelled:
+        return (2, 0, 0, 0)
     return None
 
 
@@ -198,7 +278,7 @@ def _labelled(kind: AnswerType, t: str, ctx: Context) -> bool:
     """Is ``t`` one labelled line, ``Winner: Argentina``?  Then it is a structured answer, not a
     bare value (a label around a value, as a unit word is)."""
     m = _KV_LINE.match(t)
-    return m is not None and _key_tier(kind, m.group("k"), ctx) is not None
+    return m is not None and _key_rank(kind, m.group("k"), ctx) is not None
 
 
 def _bare(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
@@ -270,6 +350,10 @@ _MARK_PATTERNS = [
 ]
 
 
+#: At most this many marks of one kind are read, from the last one back (see _marked_claim).
+MAX_MARKS_READ = 100
+
+
 def _marked_claim(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
     structures = _structured(kind, text, ctx)
     marks: List[Tuple[int, str]] = [(s, claim) for s, _, claim in structures]
@@ -285,12 +369,19 @@ def _marked_claim(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
     for i, pat in enumerate(_MARK_PATTERNS):
         if i < 2 and not has_answer_word:
             continue
-        for m in pat.finditer(text):
+        # The claim is the last mark, so each pattern's matches are read from the last one back
+        # and the first that holds a value is the pattern's only candidate; at most
+        # MAX_MARKS_READ of them are read (a runaway answer with 60,000 bold numbers costs a
+        # scan, not 60,000 readings).
+        for n, m in enumerate(reversed(list(pat.finditer(text)))):
+            if n >= MAX_MARKS_READ:
+                break
             if inside_structure is not None and inside_structure(m.start()):
                 continue
             claim = _mark_value(kind, m.group("x"), ctx)
             if claim is not None:
                 marks.append((m.start("x"), claim))
+                break
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) >= 2:
         at = text.rfind(lines[-1])
@@ -313,7 +404,7 @@ def _contained(kind: AnswerType, claim: str, ctx: Context) -> bool:
 
 
 def _mark_value(kind: AnswerType, x: str, ctx: Context) -> Optional[str]:
-    inner = clean(x)
+    inner = clean(latex_plain(x))
     if inner.endswith(":") or inner.endswith("："):
         return None  # "**Laureate:**" labels a value; it is not one
     claim = _bare(kind, inner, ctx)
@@ -383,11 +474,12 @@ def _cell_value(kind: AnswerType, cell: str, ctx: Context) -> Optional[str]:
 
 
 def _kv_claim(kind: AnswerType, items: Sequence[Tuple[str, str]], ctx: Context) -> Optional[str]:
-    """The value of the key that answers: ``Answer`` first, then a word of the type, then the
-    question's own words; the first such key whose value is a value of the type."""
+    """The value of the key that answers: ``Answer`` first, then a key that says what the
+    question asks, then a word of the type (:func:`_key_rank`); the first such key whose value
+    is a value of the type."""
     tiers = []
     for i, (key, _) in enumerate(items):
-        tier = _key_tier(kind, key, ctx)
+        tier = _key_rank(kind, key, ctx)
         if tier is not None:
             tiers.append((tier, i))
     for _, i in sorted(tiers):
@@ -454,7 +546,8 @@ def _in_question(cell: str, q: FrozenSet[str]) -> bool:
 def _table_claim(kind: AnswerType, header: List[str], rows: List[List[str]], ctx: Context) -> Optional[str]:
     """The cell that answers: in the row that matches the question (most cells made of the
     question's words: its year, its subject), else the first row; in the column whose header
-    names the answer (``Laureate``, ``Rank``, the asked year), else the first cell with a value
+    names the answer best (:func:`_key_rank`: ``Runner-up`` for "Which nation came second?",
+    ``Laureate``, ``Rank``, the asked year), else the first cell with a value
     of the type.  A two-column table of keys and values is read as a ``Key: value`` list."""
     q = question_tokens(ctx.question)
     best, best_score = 0, 0
@@ -466,7 +559,7 @@ def _table_claim(kind: AnswerType, header: List[str], rows: List[List[str]], ctx
     keys = {j for j, c in enumerate(row) if _in_question(c, q)} if best_score else set()
     tiered = []
     for j in range(len(row)):
-        tier = _key_tier(kind, header[j], ctx) if j < len(header) else None
+        tier = _key_rank(kind, header[j], ctx) if j < len(header) else None
         if tier is not None and j not in keys:
             tiered.append((tier, j))
     for _, j in sorted(tiered):

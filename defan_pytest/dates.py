@@ -47,7 +47,7 @@ _MONTH = "(" + word_alternation(_MONTHS) + r")\.?"
 # Ordinal marks after a day: English, French (1er), the ordinal indicators (1º), German (19.).
 #: A month name (any of the six languages, case-insensitive), for other modules' patterns.
 MONTH_NAME = _MONTH
-_ORD = r"(?:st|nd|rd|th|er|re|º|°|ª|\.)?"
+_ORD = r"(?:st|nd|rd|th|er|re|\.?[º°ª]|\.)?"
 _YEAR = r"(\d{4})"
 _OF = r"(?:of\s+|de\s+|del\s+)?"
 

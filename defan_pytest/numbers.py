@@ -560,7 +560,7 @@ _NUMBER_IN_TEXT = re.compile(
     rf"(?<![\w.,/])(?<![A-Za-z]-)(?P<sign>(?<!\d)[-−](?=[\d$€£¥₹]))?(?:{_CUR_BEFORE}\s?)?"
     rf"(?P<num>{_body('s')})"
     r"(?:\s*/\s*(?P<den>\d+)(?![\d/]))?"
-    rf"(?P<scale>\s*(?:{_PERCENT_RE}|(?:{_SCALE_RE})\.?)(?!\w))?"
+    rf"(?P<scale>\s*(?i:{_PERCENT_RE}|(?:{_SCALE_RE})\.?)(?!\w))?"  # German capitalizes "Millionen"
     r"(?![\w]|[.,]\d)"
 )
 _FRACTION_TAIL = re.compile(r"\s*/\s*\d+$")

@@ -55,6 +55,8 @@ def strip_footnotes(text: str) -> str:
 
 
 _APOSTROPHE = re.compile(r"'")
+# A possessive "'s" is not part of the name ("Gary Oldman's performance" names Gary Oldman).
+_POSSESSIVE = re.compile(r"(?<=[^\W_])'s\b")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _ARTICLES = frozenset({"the", "a", "an"})
 _TITLES = frozenset(
@@ -83,7 +85,7 @@ _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "frs", "kbe", "obe", "cbe"
 @lru_cache(maxsize=65536)
 def name_tokens(text: str) -> Tuple[str, ...]:
     """Tokens of a name after folding, punctuation, leading article and title removal."""
-    text = _APOSTROPHE.sub("", fold(strip_footnotes(text)))
+    text = _APOSTROPHE.sub("", _POSSESSIVE.sub("", fold(strip_footnotes(text))))
     tokens = _NON_WORD.sub(" ", text).split()
     # "The Lord Rayleigh", "Sir Alexander Fleming", "Dr. Jane Doe": drop any run of leading
     # articles and titles, but never the whole name (a film called "The Lord" stays itself).
@@ -186,11 +188,12 @@ for _i, _line in enumerate(_GIVEN_NAMES.strip().splitlines()):
 del _i, _line, _w
 
 # Transliteration (clarification 9: "Aleksandr" = "Alexander"): spellings that differ only in
-# how a sound is written ("ks"/"x", "v"/"w", "i"/"y", "k"/"c", an "h" after a consonant as in
+# how a sound is written ("ks"/"x", "v"/"w", "i"/"y", "k"/"c", "s"/"z", an "h" after a consonant as in
 # "Gandhi"/"Ghandi", doubled letters) share a key.
 _TRANSLIT = [
     (re.compile(r"x"), "ks"), (re.compile(r"ph"), "f"), (re.compile(r"w"), "v"),
-    (re.compile(r"[yj]"), "i"), (re.compile(r"[cq]"), "k"), (re.compile(r"(?<=[^aeiou])h"), ""),
+    (re.compile(r"[yj]"), "i"), (re.compile(r"[cq]"), "k"), (re.compile(r"z"), "s"),
+    (re.compile(r"(?<=[^aeiou])h"), ""),
     (re.compile(r"ou"), "u"), (re.compile(r"(.)\1+"), r"\1"),
 ]
 
@@ -372,6 +375,8 @@ def folded_tokens(text: str) -> List[Token]:
         g = m.group()
         f = g.lower() if g.isascii() else fold(g)
         if not f.isalnum() or not f.isascii():
+            if f.endswith("'s"):
+                f = f[:-2]  # a possessive, as name_tokens drops it
             # Apostrophes and letters folding leaves behind: keep ASCII alphanumerics only.
             f = _NON_ALNUM.sub("", f.replace("'", ""))
         if f:
@@ -407,7 +412,8 @@ _SPAN_STOP = frozenset(
     monday tuesday wednesday thursday friday saturday sunday
     en dans selon laut gemass gemäß im am nel nella em según segun secondo segundo durante
     ce cette je nous ich wir yo eu io es because since owing despite unlike instead perhaps
-    maybe probably possibly actually indeed""".split()
+    maybe probably possibly actually indeed per via
+    il elle elles ils er sie ella ellas ellos ele ela eles elas lui lei egli essa esso""".split()
 )
 _PARTICLES = frozenset(
     "von van der den de del della di da du do la le y bin al of the dos das d e ibn".split()
@@ -434,9 +440,13 @@ _GENERIC = frozenset(
 )
 
 
+# German compounds of the benchmark's words ("Literaturnobelpreis", "Friedensnobelpreises").
+_GENERIC_ENDINGS = ("preis", "preises", "preistrager", "preistragerin")
+
+
 def is_generic(tokens: Sequence[str]) -> bool:
     """Only the benchmark's own subject words ("Nobel Prize"): emphasis, never an answer."""
-    return all(t in _GENERIC or t.isdigit() for t in tokens)
+    return all(t in _GENERIC or t.isdigit() or t.endswith(_GENERIC_ENDINGS) for t in tokens)
 
 
 def in_question(tokens: Sequence[str], question_tokens: FrozenSet[str]) -> bool:

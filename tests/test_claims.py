@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from defan_pytest.claims import clean, extract, make_context
+from defan_pytest.claims import clean, extract, latex_plain, make_context
 from defan_pytest.text import Gazetteer
 
 KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
@@ -241,3 +241,48 @@ def test_hedged_year_and_year_inside_a_date() -> None:
 def test_a_slash_outside_math_is_two_numbers() -> None:
     assert run(CENSUS, "numeric", "Roughly 1/2 of them").claim == "1"
     assert run(KOBE, "rank", "Somewhere 2022/601, I think").claim == "601"
+
+
+@pytest.mark.parametrize(
+    "latex,plain",
+    [
+        ("30 \\text{ September } 1947", "30 September 1947"),
+        ("\\mathrm{Long\\ Beach}", "Long Beach"),
+        ("\\dfrac{3}{4}", "3/4"),
+        ("1{,}746", "1,746"),
+        ("90^{\\circ}", "90°"),
+        ("42.86\\%", "42.86%"),
+        ("386", "386"),
+    ],
+)
+def test_latex_in_a_mark_reads_as_plain_text(latex: str, plain: str) -> None:
+    assert latex_plain(latex) == plain
+
+
+def test_a_boxed_latex_answer_is_a_bare_value() -> None:
+    e = run(GAYNOR_BORN, "date", "\\boxed{6 \\text{ October } 1906}")
+    assert (e.claim, e.aligned) == ("1906-10-06", True)
+
+
+def test_marks_are_read_from_the_last_and_at_most_a_bounded_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A runaway answer with 60,000 bold numbers: the claim is still the last mark, and only a
+    # bounded number of marks is read (each reading can cost a date parse).
+    from defan_pytest import claims as claims_mod
+    from defan_pytest.scoring import Scorer
+
+    read: list[str] = []
+    original = claims_mod._mark_value
+
+    def counting(kind: object, x: str, ctx: object) -> object:
+        read.append(x)
+        return original(kind, x, ctx)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(claims_mod, "_mark_value", counting)
+    response = " ".join(f"**{i}**" for i in range(60000))
+    score = Scorer(nlp=None).score("How many people lived in Kobe in 2010?", "1,351,921", "numeric", response)
+    assert score.claim == "59999"
+    assert read[0] == "59999" and len(read) <= claims_mod.MAX_MARKS_READ * len(claims_mod._MARK_PATTERNS)
+    read.clear()
+    words = " ".join(f"**Word{i} x**" for i in range(60000))
+    Scorer(nlp=None).score("How many people lived in Kobe in 2010?", "1,351,921", "numeric", words)
+    assert 0 < len(read) <= claims_mod.MAX_MARKS_READ * len(claims_mod._MARK_PATTERNS)

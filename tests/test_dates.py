@@ -18,6 +18,7 @@ from defan_pytest.dates import find_dates, parse_date_text
         ("1946-11-19", (1946, 11, 19)),
         ("Tuesday, 19 November 1946", (1946, 11, 19)),
         ("November 1946", (1946, 11, None)),
+        ("1.º de enero de 1946", (1946, 1, 1)),  # the Spanish ordinal day
         ("1946", None),
         ("02/30/1946", None),
         ("not a date", None),

@@ -2,7 +2,6 @@
 and hypothesis properties of the extractor."""
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from defan_pytest.equivalence import claims_equivalent, group_consistent
 from defan_pytest.ner import installed_pipelines
 from defan_pytest.scoring import Score, Scorer, ScoreInput
 
-DATA = Path(__file__).parent / "data"
+import labelled
 
 KOBE_RESPONSES = [
     "334", "62", "334", "Kobe University is located in Japan.", "386", "195",
@@ -31,8 +30,9 @@ def rules() -> Scorer:
     return Scorer(nlp=None)
 
 
-def _validation(name: str) -> list[dict]:
-    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+def _validation(name: str, public_dir: Path) -> list[dict]:
+    # Rows of the public split are stored by id; their question, gold and type come from it.
+    return labelled.load(name, public_dir)
 
 
 def _public_answers(public_dir: Path) -> dict[str, list[str]]:
@@ -44,35 +44,87 @@ def _public_answers(public_dir: Path) -> dict[str, list[str]]:
     return answers
 
 
+#: The question of the paper's Table 6 (quoted in the paper) and its gold.
+KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
+
+
 def test_paper_table6(rules: Scorer) -> None:
-    rows = [r for r in _validation("validation.jsonl") if r.get("table6")]
-    assert [r["response"] for r in rows] == KOBE_RESPONSES
-    scores = rules.score_many([ScoreInput(r["question"], r["answer"], "rank", r["response"], domain="qs_ranking") for r in rows])
+    scores = rules.score_many([ScoreInput(KOBE, "  386  ", "rank", r, domain="qs_ranking") for r in KOBE_RESPONSES])
     fch = sum(not s.correct for s in scores) / 15
     pmh = sum(not s.aligned for s in scores) / 15
     assert round(fch, 2) == 0.80 and round(pmh, 2) == 0.33
     assert not group_consistent("rank", [s.claim for s in scores])  # RC 0
 
 
-@pytest.mark.parametrize("name", ["validation.jsonl", "validation_holdout.jsonl"])
+def test_the_table6_rows_of_the_labelled_set_are_the_paper_s(rules: Scorer, public_dir: Path) -> None:
+    """The labelled set holds Table 6 as the paraphrase group of its question: the same
+    verdicts with each paraphrase as asked."""
+    rows = [r for r in _validation("validation.jsonl", public_dir) if r.get("table6")]
+    assert [r["response"] for r in rows] == KOBE_RESPONSES
+    assert len({r["id"].rsplit("-", 1)[0] for r in rows}) == 1 and KOBE in {r["question"] for r in rows}
+    scores = rules.score_many([ScoreInput(r["question"], r["answer"], "rank", r["response"], domain="qs_ranking") for r in rows])
+    assert (sum(not s.correct for s in scores), sum(not s.aligned for s in scores)) == (12, 5)
+
+
+@pytest.fixture(scope="module")
+def answer_lists(public_dir: Path) -> dict[str, list[str]]:
+    return _public_answers(public_dir)
+
+
+@pytest.mark.parametrize("name", labelled.SETS)
 @pytest.mark.parametrize("nlp", [None, "auto"])
-def test_validation_set_agreement(nlp: str | None, name: str, public_dir: Path) -> None:
+def test_validation_set_agreement(
+    nlp: str | None, name: str, public_dir: Path, answer_lists: dict[str, list[str]]
+) -> None:
     """The hand-labelled sets: the scorer must agree with the annotator on nearly every row.
-    The held-out set was labelled without sight of the scorer; the remaining disagreements are
-    rows its annotator marked AMBIGUOUS (see docs/SCORING-CHOICES.md)."""
-    rows = _validation(name)
+    The held-out sets (``validation_holdout``; ``validation_forms``: long reasoning, five other
+    languages, tables, key-value lists, JSON, RAG citations) were labelled without sight of the
+    scorer.  At least 99% agreement on ``aligned`` and on ``correct``, at most 2% of rows
+    disagreeing on anything (claim included), and in ``validation_forms`` no form of response
+    worse than that; the remaining disagreements are rows marked AMBIGUOUS (see
+    docs/SCORING-CHOICES.md)."""
+    rows = _validation(name, public_dir)
     assert len(rows) >= 150
-    scorer = Scorer(nlp=nlp, answers=_public_answers(public_dir))
+    scorer = Scorer(nlp=nlp, answers=answer_lists)
     scores = scorer.score_many(
         [ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"]) for r in rows]
     )
     wrong = []
+    aligned_off = correct_off = 0
+    by_form: dict[str, list[int]] = {}
     for r, s in zip(rows, scores):
         exp = r["expected_claim"]
         claim_ok = (exp is None) == (s.claim is None) and (exp is None or claims_equivalent(r["type"], s.claim, exp))
-        if not (claim_ok and s.aligned == r["expected_aligned"] and s.correct == r["expected_correct"]):
-            wrong.append((r["response"], r["expected_aligned"], r["expected_correct"], exp, s))
+        aligned_off += s.aligned != r["expected_aligned"]
+        correct_off += s.correct != r["expected_correct"]
+        ok = claim_ok and s.aligned == r["expected_aligned"] and s.correct == r["expected_correct"]
+        counts = by_form.setdefault(r.get("form", ""), [0, 0])
+        counts[0] += 1
+        counts[1] += not ok
+        if not ok:
+            wrong.append((r.get("form"), r["response"][-200:], r["expected_aligned"], r["expected_correct"], exp, s))
+    assert aligned_off / len(rows) <= 0.01, wrong
+    assert correct_off / len(rows) <= 0.01, wrong
     assert len(wrong) / len(rows) <= 0.02, wrong
+    # Per form of response: no form may hide behind the others (one disagreement in a small one).
+    worse = {form: c for form, c in by_form.items() if c[1] > max(1, int(0.02 * c[0]))}
+    assert not worse, (worse, wrong)
+
+
+def test_labelled_sets_store_no_defan_questions(public_dir: Path) -> None:
+    """The labelled sets hold no DefAn text: a row of the public split is stored by its id
+    (which must resolve), and an inline question must be one we wrote, not DefAn's."""
+    by_id = labelled.public_rows(public_dir)
+    questions = {r.question.strip() for r in by_id.values()}
+    for name in labelled.SETS:
+        for i, r in enumerate(labelled.raw_rows(name), 1):
+            where = f"{name}:{i}"
+            if "id" in r:
+                assert r["id"] in by_id, where
+                assert not set(labelled.JOINED) & set(r), f"{where}: the public row supplies these"
+            else:
+                assert r["question"].strip() not in questions, f"{where}: a DefAn question stored inline; store its id"
+            assert {"response", "expected_aligned", "expected_correct", "expected_claim"} <= set(r), where
 
 
 def test_errored_response_is_not_scored(rules: Scorer) -> None:

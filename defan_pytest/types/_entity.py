@@ -24,10 +24,14 @@ _STATED = re.compile(
 _SOURCE_RANK = {"gazetteer": 0, "ner": 1, "rule": 2}
 
 
+# Articles of the six languages: "La France" is France, not a phrase of the benchmark's words.
+_ARTICLES = frozenset("the a an la le les l el los las il lo gli der die das den dem des un une ein eine uno una um uma o os".split())
+
+
 def _inside_generic_phrase(text: str, s: int, e: int, spans: Sequence[Tuple[int, int]]) -> bool:
     for a, b in spans:
         if a <= s and e <= b and (a, b) != (s, e):
-            rest = name_tokens(text[a:s] + " " + text[e:b])
+            rest = [t for t in name_tokens(text[a:s] + " " + text[e:b]) if t not in _ARTICLES]
             return bool(rest) and is_generic(rest)
     return False
 
@@ -39,7 +43,7 @@ class EntityAnswerType(BaseAnswerType):
     #: spaCy entity labels that can be a claim of this type.
     ner_labels: FrozenSet[str] = frozenset()
 
-    def statements(self, text: str) -> List[Candidate]:
+    def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:
         """The type's own statements in ``text`` (``no prize was awarded``, ``held online``)."""
         return []
 
@@ -73,7 +77,7 @@ class EntityAnswerType(BaseAnswerType):
                 if _inside_generic_phrase(text, s, e, spans):
                     continue  # "Memorial" (a laureate) inside "Nobel Memorial Prize"
                 cands.append((s, e, t, "gazetteer"))
-        cands.extend(self.statements(text))
+        cands.extend(self.statements(text, ctx))
         if entities is not None:
             for s, e, label in entities:
                 if label in self.ner_labels:

@@ -92,6 +92,7 @@ class Context:
     gazetteer: Optional[Gazetteer] = None
     dayfirst: bool = False
     asks_year: bool = False
+    asks_month: bool = False
     is_math: bool = False
     integer_gold: Optional[bool] = None
     lang: Optional[str] = None
@@ -99,6 +100,7 @@ class Context:
 
 _DAYFIRST_Q = re.compile(r"\b(?:dd\s*[/.-]\s*mm|day\s*/\s*month)\b", re.I)
 _YEAR_Q = re.compile(r"\b(?:which|what|in what)\s+year\b|\byear\b", re.I)
+_MONTH_Q = re.compile(r"\bmonth\b", re.I)
 
 
 def make_context(
@@ -110,7 +112,7 @@ def make_context(
     integer_gold: Optional[bool] = None,
 ) -> Context:
     """Build a :class:`Context`, reading the day-first and year-only cues from the question."""
-    dayfirst, asks_year = _question_cues(question)
+    dayfirst, asks_year, asks_month = _question_cues(question)
     return Context(
         question=question,
         type=type_,
@@ -118,15 +120,16 @@ def make_context(
         gazetteer=gazetteer,
         dayfirst=dayfirst,
         asks_year=asks_year,
+        asks_month=asks_month,
         is_math=is_math,
         integer_gold=integer_gold,
     )
 
 
 @lru_cache(maxsize=4096)
-def _question_cues(question: str) -> Tuple[bool, bool]:
+def _question_cues(question: str) -> Tuple[bool, bool, bool]:
     # Cached: every paraphrase comes back once per model (and per response of a batch).
-    return bool(_DAYFIRST_Q.search(question)), bool(_YEAR_Q.search(question))
+    return bool(_DAYFIRST_Q.search(question)), bool(_YEAR_Q.search(question)), bool(_MONTH_Q.search(question))
 
 
 @runtime_checkable

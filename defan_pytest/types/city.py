@@ -9,6 +9,7 @@ even when it names the planned city (SCORING.md clarification 10).
 """
 from __future__ import annotations
 
+import bisect
 import re
 from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
@@ -42,13 +43,69 @@ _NEGATED = re.compile(r"\bnot\b|n['’]t\b|\binstead\s+of\b|\brather\s+than\b|\b
 _CLAUSE_BREAK = re.compile(r".*[,.;:!?]", re.S)
 
 
+# Every negation _NEGATED reads contains one of these (a substring test rules most text out).
+_NEGATION_HINTS = ("no", "n't", "n’t", "instead", "rather", "nicht", "pas", "não")
+
+
 def _negated(text: str, start: int) -> bool:
     """Is the statement at ``start`` negated within its clause ("was not held online",
     "instead of being held online"; not "No, it was held online")?"""
     before = text[max(0, start - 30): start]
+    low = before.lower()
+    if not any(h in low for h in _NEGATION_HINTS):
+        return False
     m = _CLAUSE_BREAK.match(before)
     return _NEGATED.search(before[m.end():] if m else before) is not None
 _VIRTUAL = re.compile(r"\b(?:virtual(?:ly)?|online)\b.*$", re.I)
+
+_EDITION_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n")
+_CLAUSE_STOP = re.compile(r"[.;,!?\n]")
+
+
+@lru_cache(maxsize=4096)
+def _question_years(question: str) -> FrozenSet[str]:
+    return frozenset(_EDITION_YEAR.findall(question))
+
+
+class _Editions:
+    """Which edition each online statement of one text is about: the years and the sentence
+    and clause breaks of the text, found once (one pass each), so that each statement costs a
+    binary search, however many there are."""
+
+    def __init__(self, text: str, asked: FrozenSet[str]) -> None:
+        self.asked = asked
+        years = [(m.start(), m.group()) for m in _EDITION_YEAR.finditer(text)]
+        self.year_at = [p for p, _ in years]
+        self.year = [y for _, y in years]
+        self.sentence_starts = [m.end() for m in _SENTENCE_BREAK.finditer(text)]
+        self.clause_ends = [m.start() for m in _CLAUSE_STOP.finditer(text)]
+
+    def other(self, start: int, end: int) -> bool:
+        """Is the statement at ``[start, end)`` about another edition than the asked one?  Its
+        year is the nearest one before it in its sentence (within 200 characters: "ACL 2020
+        was supposed to be in Seattle but went virtual"), else the first one after it in its
+        clause (within 100: "it went virtual in 2020"); none: the asked edition."""
+        i = bisect.bisect_right(self.sentence_starts, start) - 1
+        lo = max(start - 200, self.sentence_starts[i] if i >= 0 else 0)
+        j = bisect.bisect_right(self.year_at, start - 4) - 1  # the last year that ends by start
+        if j >= 0 and self.year_at[j] >= lo:
+            return self.year[j] not in self.asked
+        k = bisect.bisect_left(self.clause_ends, end)
+        hi = min(end + 100, self.clause_ends[k] if k < len(self.clause_ends) else end + 100)
+        j = bisect.bisect_left(self.year_at, end)
+        if j < len(self.year_at) and self.year_at[j] + 4 <= hi:
+            return self.year[j] not in self.asked
+        return False
+
+
+def _editions(text: str, ctx: Optional[Context]) -> Optional[_Editions]:
+    """The editions of ``text`` when the question names a year (else no statement can be
+    about another edition)."""
+    if ctx is None:
+        return None
+    asked = _question_years(ctx.question)
+    return _Editions(text, asked) if asked else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -209,20 +266,34 @@ class CityType(EntityAnswerType):
     def bare(self, text: str, ctx: Context) -> Optional[str]:
         return _bare_place(text, ctx)
 
-    def statements(self, text: str) -> List[Candidate]:
-        return [
-            (m.start(), m.end(), ONLINE_CLAIM, "online")
-            for m in _ONLINE.finditer(text)
-            if not _negated(text, m.start())  # "not held online"
-        ]
+    def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:
+        out: List[Candidate] = []
+        editions: Optional[_Editions] = None
+        built = False
+        for m in _ONLINE.finditer(text):
+            if _negated(text, m.start()):
+                continue  # "not held online"
+            if not built:  # found once, on the first statement (most responses have none)
+                editions, built = _editions(text, ctx), True
+            if editions is not None and editions.other(m.start(), m.end()):
+                continue  # "ECCV 2020 was virtual" in an answer about ECCV 2018
+            out.append((m.start(), m.end(), ONLINE_CLAIM, "online"))
+        return out
 
     def override(self, text: str, ctx: Context) -> Optional[str]:
         # "CVPR 2020 was planned for Seattle, WA, but moved to a fully virtual format": the
         # event was held online, whatever city it names (and before any marked city).
+        editions: Optional[_Editions] = None
+        built = False
         for m in _HELD_ONLINE.finditer(text):
             # "was not held online", "instead of online": the words just before count too.
-            if not _negated(text, m.start()) and not _NEGATED.search(m.group()):
-                return ONLINE_CLAIM
+            if _negated(text, m.start()) or _NEGATED.search(m.group()):
+                continue
+            if not built:  # found once, on the first statement (most responses have none)
+                editions, built = _editions(text, ctx), True
+            if editions is not None and editions.other(m.start(), m.end()):
+                continue  # "ACL 2020 went virtual", said in an answer about ACL 2019
+            return ONLINE_CLAIM
         return None
 
     def rejects(self, text: str, source: str) -> bool:

@@ -53,7 +53,13 @@ class DateType(ValueAnswerType):
 
     def bare(self, text: str, ctx: Context) -> Optional[str]:
         d = parse_date_text(text, dayfirst=ctx.dayfirst, allow_year=ctx.asks_year)
-        return canonical_date(d) if d is not None else None
+        if d is None:
+            return None
+        if d[1] is not None and d[2] is None and not (ctx.asks_month or ctx.asks_year):
+            # "April 1957" for a question that asks for a date: a partial date, misaligned like
+            # a bare year (its value is still the claim, as a marked or found candidate).
+            return None
+        return canonical_date(d)
 
     def parse_claim(self, claim: str) -> Any:
         return parse_canonical_date(claim)

@@ -28,7 +28,8 @@ _NONE_STATEMENT = re.compile(
     r"|pas\s+(?:été\s+|ete\s+)?(?:de\s+prix|décerné|decerne|attribué|attribue|remis)"
     r"|non\s+(?:décerné|decerne|attribué|attribue)|personne\s+n['’]"
     # German
-    r"|kein(?:e|en)?\s+(?:[\w-]+\s+){0,2}?(?:preis|nobelpreis|preisträger|preistrager|gewinner|vergabe|verleihung)\b"
+    # ("kein Literaturnobelpreis": German writes the prize as one compound word)
+    r"|kein(?:e|en)?\s+(?:[\w-]+\s+){0,2}?\w{0,30}?(?:preis|preisträger|preistrager|gewinner|vergabe|verleihung)\w{0,3}\b"
     r"|nicht\s+(?:\w+\s+)?(?:vergeben|verliehen)\b|niemand\b"
     # Spanish
     r"|ningún\s+(?:premio|ganador|galardonado)|ningun\s+(?:premio|ganador|galardonado)"
@@ -75,11 +76,19 @@ def _person_shaped(part: str) -> bool:
     )
 
 
+_WORDLIKE = re.compile(r"[^\W_]+")
+
+
+def _words(t: str) -> int:
+    """Words of a short text (a dash or other punctuation standing alone is no word)."""
+    return sum(1 for w in t.split() if _WORDLIKE.search(w))
+
+
 def _bare_name(t: str, ctx: Context) -> Optional[str]:
     if len(t) > 90:
         return None
     if _NONE_STATEMENT.fullmatch(t) or (
-        ctx.empty_gold and len(t.split()) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
+        ctx.empty_gold and _words(t) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
     ):
         return NONE_CLAIM
     gaz = ctx.gazetteer
@@ -129,7 +138,7 @@ class NameType(EntityAnswerType):
     def bare(self, text: str, ctx: Context) -> Optional[str]:
         return _bare_name(text, ctx)
 
-    def statements(self, text: str) -> List[Candidate]:
+    def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:
         return [(m.start(), m.end(), NONE_CLAIM, "none") for m in _NONE_STATEMENT.finditer(text)]
 
     def correct(self, claim: str, gold: Gold) -> bool:

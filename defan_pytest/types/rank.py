@@ -35,7 +35,7 @@ _RANK_NOUNS = (
 )
 # Ordinal suffixes: English, French (e, er, re, ème), the masculine/feminine ordinal indicators
 # (º, ª, and the degree sign models type for them); the German dot is handled apart.
-_ORD_SUFFIX = r"(?:st|nd|rd|th|e|er|re|ère|ème|eme|è|º|ª|°)"
+_ORD_SUFFIX = r"(?:st|nd|rd|th|e|er|re|ère|ème|eme|è|\.?[º°ª])"  # Spanish writes "2.º" too
 _NUMERO = r"(?:#|no\.?|nr\.?|n\.?\s?[º°]\.?|número|numero)"
 _RANK_ONE = re.compile(
     rf"^\s*(?:{_NUMERO}\s*|(?:joint|tied|t-)\s*|(?:{_RANK_NOUNS})\s*(?:{_NUMERO}\s*)?)?=?\s*(\d+)"

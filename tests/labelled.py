@@ -1,0 +1,58 @@
+"""The hand-labelled response sets of ``tests/data/validation*.jsonl``, joined to the DefAn
+public split.
+
+No DefAn text is stored in them: a row that answers a question of the public split holds that
+row's id (``"id": "qs_ranking-q0321-p00"``) with the response and its labels, and the question,
+gold, type and domain are read from the split when the tests run (so those tests need it, as
+they need it for the gazetteer).  A row whose question we wrote ourselves (not DefAn's) keeps
+``domain``, ``question``, ``answer`` and ``type`` inline.
+
+Each row also has ``response``, ``expected_aligned``, ``expected_correct``, ``expected_claim``
+(canonical, or ``null``) and ``note``; optionally ``form`` (the form of the response set:
+``plain``, ``table``, ``json``, ``de``, ``long-reasoning``, ...), ``ambiguous`` and ``table6``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional
+
+if TYPE_CHECKING:
+    from defan_pytest.dataset import Row
+
+DATA = Path(__file__).parent / "data"
+#: The labelled sets, each checked for agreement with the scorer (tests/test_scoring.py).
+SETS = ("validation.jsonl", "validation_holdout.jsonl", "validation_forms.jsonl")
+#: The fields a row of the public split supplies.
+JOINED = ("domain", "question", "answer", "type")
+
+
+def raw_rows(name: str) -> List[dict]:
+    """The rows of one set as stored (public rows by id only)."""
+    text = (DATA / name).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def public_rows(public_dir: Path) -> Dict[str, "Row"]:
+    """Row id -> row of the public split in ``public_dir``."""
+    from defan_pytest.dataset import load_public
+
+    return {r.id: r for r in load_public(data_dir=public_dir)}
+
+
+def load(name: str, public_dir: Optional[Path]) -> List[dict]:
+    """The rows of one set, each with its ``domain``, ``question``, ``answer`` and ``type``
+    (read from the public split for the rows stored by id).  ``public_dir`` may be ``None``
+    only for a set without such rows."""
+    rows = raw_rows(name)
+    by_id = None
+    for r in rows:
+        if "id" not in r:
+            continue
+        if by_id is None:
+            if public_dir is None:
+                raise ValueError(f"{name} refers to rows of the DefAn public split: pass its folder")
+            by_id = public_rows(public_dir)
+        p = by_id[r["id"]]
+        r.update(domain=p.domain, question=p.question, answer=p.answer, type=p.type)
+    return rows
