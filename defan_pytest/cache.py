@@ -36,7 +36,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -45,7 +45,10 @@ CREATE TABLE IF NOT EXISTS answers (
     prompt TEXT NOT NULL,
     answer TEXT NOT NULL,
     created REAL NOT NULL,
-    note TEXT                    -- what was changed on the way in (invalid code points)
+    note TEXT,                   -- what was changed on the way in (invalid code points)
+    prompt_tokens INTEGER,       -- what the provider counted for the request that answered
+    completion_tokens INTEGER,
+    latency REAL                 -- seconds that request took
 );
 CREATE TABLE IF NOT EXISTS progress (
     run TEXT NOT NULL,
@@ -63,6 +66,13 @@ CREATE TABLE IF NOT EXISTS claims (
     attempts INTEGER,            -- requests the owner sent for it
     PRIMARY KEY (run, key)
 );
+CREATE TABLE IF NOT EXISTS spending (
+    run TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    spent REAL NOT NULL,         -- USD: what this process's answers cost (--defan-budget)
+    inflight REAL NOT NULL,      -- USD: the estimated cost of its requests in flight
+    PRIMARY KEY (run, owner)
+);
 CREATE TABLE IF NOT EXISTS members (
     run TEXT NOT NULL,
     owner TEXT NOT NULL,
@@ -73,7 +83,9 @@ CREATE TABLE IF NOT EXISTS members (
 );
 """
 # Columns added since the first release, for databases created before them.
-_ADDED_COLUMNS = (("answers", "note", "TEXT"), ("claims", "attempts", "INTEGER"))
+_ADDED_COLUMNS = (("answers", "note", "TEXT"), ("claims", "attempts", "INTEGER"),
+                  ("answers", "prompt_tokens", "INTEGER"), ("answers", "completion_tokens", "INTEGER"),
+                  ("answers", "latency", "REAL"))
 DB_NAME = "responses.sqlite3"
 #: A run seen from another host is presumed dead this long after it started (its processes
 #: cannot be asked).
@@ -93,6 +105,20 @@ class Waited(NamedTuple):
     note: Optional[str] = None  # what was changed in the answer on the way in
     answered_by: str = "model"  # "model", or "cache" when it read a stored answer
     attempts: int = 0  # requests it sent
+    prompt_tokens: Optional[int] = None  # the answer's usage, as stored with it
+    completion_tokens: Optional[int] = None
+    latency: Optional[float] = None
+
+
+class Entry(NamedTuple):
+    """A stored answer with what it cost: tokens and latency (``None`` for answers stored by a
+    version that did not keep them, and for a callable's answers, whose tokens nobody counted)."""
+
+    answer: str
+    note: Optional[str] = None
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    latency: Optional[float] = None
 
 
 def identity_json(identity: Mapping[str, Any]) -> str:
@@ -204,10 +230,7 @@ class ResponseCache:
 
     def key(self, prompt: str) -> str:
         """The cache key of ``prompt`` for this model identity."""
-        h = hashlib.sha256(self._prefix)
-        h.update(b"\0prompt\0")
-        h.update(prompt.encode("utf-8"))
-        return h.hexdigest()
+        return _key_of(self._prefix, prompt)
 
     def get(self, prompt: str) -> Optional[str]:
         """The cached answer, or ``None`` (always ``None`` in refresh mode)."""
@@ -216,24 +239,44 @@ class ResponseCache:
 
     def lookup(self, prompt: str) -> Optional[Tuple[str, Optional[str]]]:
         """``(answer, note)`` of the cached answer, or ``None`` (always in refresh mode)."""
+        entry = self.lookup_entry(prompt)
+        return (entry.answer, entry.note) if entry is not None else None
+
+    def lookup_entry(self, prompt: str) -> Optional[Entry]:
+        """The cached answer with its note, tokens and latency, or ``None`` (always in refresh
+        mode)."""
         if self.mode == "refresh":
             return None
-        row = self._conn().execute("SELECT answer, note FROM answers WHERE key = ?", (self.key(prompt),)).fetchone()
-        return (row[0], row[1]) if row else None
+        row = self._conn().execute(
+            "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers WHERE key = ?",
+            (self.key(prompt),),
+        ).fetchone()
+        return Entry(*row) if row else None
 
-    def put(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1) -> None:
+    def uncached(self, prompts: Iterable[str]) -> List[str]:
+        """The prompts without a cached answer (all of them in refresh mode): one read of the
+        keys' index for many prompts, not a query each (the estimate before a big run)."""
+        if self.mode == "refresh":
+            return list(prompts)
+        return uncached(self._conn(), self._prefix, prompts)
+
+    def put(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
+            prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
+            latency: Optional[float] = None) -> None:
         """Store an answer (committed here, or queued for the writer thread in background mode:
         :meth:`flush` waits for it) and mark this run's claim done."""
         if self._writer_error is not None:
             raise self._writer_error
-        item = _Pending(prompt, answer, note, attempts)
+        item = _Pending(prompt, answer, note, attempts, usage=(prompt_tokens, completion_tokens, latency))
         if self.background:
             self._start_writer()
             self._queue.put(item)
             return
         self._write([item])
 
-    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1) -> None:
+    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
+                   prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
+                   latency: Optional[float] = None) -> None:
         """Store an answer and return once it is committed (raises what the commit raised).
 
         The pool awaits this before it counts the answer as done, so answers never wait in a
@@ -241,13 +284,14 @@ class ResponseCache:
         In background mode the event loop is not blocked meanwhile -- the writer thread commits
         whatever has queued up in one transaction and wakes each waiting call.
         """
+        usage = (prompt_tokens, completion_tokens, latency)
         if not self.background:
-            self._write([_Pending(prompt, answer, note, attempts)])
+            self._write([_Pending(prompt, answer, note, attempts, usage=usage)])
             return
         loop = asyncio.get_running_loop()
         done: "asyncio.Future[None]" = loop.create_future()
         self._start_writer()
-        self._queue.put(_Pending(prompt, answer, note, attempts, loop, done))
+        self._queue.put(_Pending(prompt, answer, note, attempts, loop, done, usage))
         await done
 
     def flush(self) -> None:
@@ -293,10 +337,11 @@ class ResponseCache:
     def _write(self, items: List["_Pending"]) -> None:
         conn = self._conn()
         now = time.time()
-        rows = [(self.key(i.prompt), self.model, i.prompt, i.answer, now, i.note) for i in items]
+        rows = [(self.key(i.prompt), self.model, i.prompt, i.answer, now, i.note, *i.usage) for i in items]
         with _transaction(conn):
             conn.executemany(
-                "INSERT OR REPLACE INTO answers (key, model, prompt, answer, created, note) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO answers (key, model, prompt, answer, created, note, prompt_tokens, "
+                "completion_tokens, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             if self.shared:
@@ -360,9 +405,13 @@ class ResponseCache:
             return None
         status, error, attempts = row
         if status in ("done", "cached"):
-            ans = conn.execute("SELECT answer, note FROM answers WHERE key = ?", (key,)).fetchone()
+            ans = conn.execute(
+                "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers WHERE key = ?", (key,)
+            ).fetchone()
             by = "cache" if status == "cached" else "model"
-            return status, Waited(ans[0] if ans else None, None, ans[1] if ans else None, by, int(attempts or 0))
+            if ans is None:
+                return status, Waited(None, None, None, by, int(attempts or 0))
+            return status, Waited(ans[0], None, ans[1], by, int(attempts or 0), ans[2], ans[3], ans[4])
         return status, Waited(None, error, None, "model", int(attempts or 0))
 
     async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
@@ -407,11 +456,28 @@ class ResponseCache:
         }
         return out, fatal
 
+    # -- the spending of the processes of one run (--defan-budget under xdist) -----------------
+
+    def publish_spending(self, spent: float, inflight: float) -> None:
+        """This process's spending and the estimated cost of its requests in flight."""
+        self._conn().execute(
+            "INSERT OR REPLACE INTO spending (run, owner, spent, inflight) VALUES (?, ?, ?, ?)",
+            (self.run, self.owner, spent, inflight),
+        )
+
+    def others_spending(self) -> Tuple[float, float]:
+        """What the other processes of the run spent and have in flight (USD)."""
+        row = self._conn().execute(
+            "SELECT COALESCE(SUM(spent), 0), COALESCE(SUM(inflight), 0) FROM spending WHERE run = ? AND owner != ?",
+            (self.run, self.owner),
+        ).fetchone()
+        return float(row[0]), float(row[1])
+
     def drop_run(self) -> None:
         """Forget this run's claims, progress and members (the controller does this at the end)."""
         conn = self._conn()
         with _transaction(conn):
-            for table in ("claims", "progress", "members"):
+            for table in ("claims", "progress", "spending", "members"):
                 conn.execute(f"DELETE FROM {table} WHERE run = ?", (self.run,))
 
     def drop_dead_runs(self) -> List[str]:
@@ -439,7 +505,7 @@ class ResponseCache:
         if dead:
             with _transaction(conn):
                 for run in dead:
-                    for table in ("claims", "progress", "members"):
+                    for table in ("claims", "progress", "spending", "members"):
                         conn.execute(f"DELETE FROM {table} WHERE run = ?", (run,))
         return dead
 
@@ -447,11 +513,12 @@ class ResponseCache:
 class _Pending:
     """An answer on its way to the writer thread, and whom to wake once it is committed."""
 
-    __slots__ = ("prompt", "answer", "note", "attempts", "loop", "done")
+    __slots__ = ("prompt", "answer", "note", "attempts", "loop", "done", "usage")
 
     def __init__(
         self, prompt: str, answer: str, note: Optional[str], attempts: int,
         loop: Optional[asyncio.AbstractEventLoop] = None, done: "Optional[asyncio.Future[None]]" = None,
+        usage: Tuple[Optional[int], Optional[int], Optional[float]] = (None, None, None),
     ) -> None:
         self.prompt = prompt
         self.answer = answer
@@ -459,6 +526,7 @@ class _Pending:
         self.attempts = attempts
         self.loop = loop
         self.done = done
+        self.usage = usage  # prompt tokens, completion tokens, latency
 
     def settle(self, error: Optional[BaseException]) -> None:
         """Wake the call waiting in :meth:`ResponseCache.save` (from the writer thread)."""
@@ -478,6 +546,44 @@ class _Pending:
             self.loop.call_soon_threadsafe(resolve)
         except RuntimeError:  # its loop has closed: nobody waits any more
             pass
+
+
+def _key_of(prefix: bytes, prompt: str) -> str:
+    h = hashlib.sha256(prefix)
+    h.update(b"\0prompt\0")
+    h.update(prompt.encode("utf-8"))
+    return h.hexdigest()
+
+
+def uncached(conn: sqlite3.Connection, prefix: bytes, prompts: Iterable[str]) -> List[str]:
+    """The prompts without an answer under the identity whose digest is ``prefix``."""
+    keyed = [(p, _key_of(prefix, p)) for p in prompts]
+    if len(keyed) <= 500:
+        return [p for p, key in keyed if conn.execute("SELECT 1 FROM answers WHERE key = ?", (key,)).fetchone() is None]
+    # Many prompts: one pass over the primary key's index (it covers the query), not a query each.
+    wanted = {key for _, key in keyed}
+    found = {key for (key,) in conn.execute("SELECT key FROM answers") if key in wanted}
+    return [p for p, key in keyed if key not in found]
+
+
+def uncached_in(folder: Path, identity: Mapping[str, Any], prompts: Iterable[str]) -> List[str]:
+    """:func:`uncached` for the cache in ``folder``, read only (every prompt when there is no
+    cache, or it cannot be read)."""
+    prompts = list(prompts)
+    path = Path(folder) / DB_NAME
+    if not path.is_file():
+        return prompts
+    prefix = hashlib.sha256(identity_json(identity).encode()).digest()
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return prompts
+    try:
+        return uncached(conn, prefix, prompts)
+    except sqlite3.Error:
+        return prompts
+    finally:
+        conn.close()
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -5,11 +5,17 @@ thread with at most ``concurrency`` requests in flight (and, optionally, at most
 per minute).  pytest items only wait for their prompt's answer, so a serial run keeps many
 requests in flight while items are reported in order.
 
-A user's callable is awaited (async) or run in a daemon thread (sync).  A litellm model is
-called with ``litellm.acompletion``; litellm is imported here, lazily, in the process that calls,
-with its network fetch of a price table turned off unless the user turned it on.  Before the
-first call its credentials are checked (``litellm.validate_environment``): a missing key stops
-the run with one message instead of failing every prompt.
+How one prompt reaches a model is the caller's business (:mod:`defan_pytest.callers`: a user's
+callable, litellm, or the lean OpenAI-protocol path); the pool does not know which, and treats
+them alike.  Before the first real call the caller prepares (once, off the loop: importing its
+client, checking credentials -- a missing key stops the run with one message instead of failing
+every prompt); a run answered from the cache never prepares, so it imports no client at all.
+
+Every answer brings its tokens (as the provider counted them) and its latency to the cache and
+the response.  With a budget (:class:`defan_pytest.usage.Budget`, ``--defan-budget``) a prompt
+is sent only while the spending plus the requests in flight stays within it; the prompts not
+sent are errored responses (``BudgetExceeded``), never hallucinations, and the answers received
+are in the cache for a resumed run.
 
 Failures: 429, 5xx, timeouts and dropped connections are retried with exponential backoff and
 full jitter, honouring ``Retry-After``; what still fails becomes an errored response (never a
@@ -30,20 +36,40 @@ cache identity (:func:`known_secrets`, :func:`redact`, :func:`public_identity`).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
-import os
-import queue
 import random
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence, Set, Tuple
 
-from defan_pytest.models import CallableModel, LitellmModel
-from defan_pytest.redaction import NO_KEY, known_secrets, public_identity, redact, scrub, secret_name
+# The callers and the shared types, re-exported: ``from defan_pytest.calls import ...`` keeps
+# working for everything that lived here before the callers had a module of their own.
+from defan_pytest.callers import (  # noqa: F401 - re-exported
+    CallableCaller,
+    DaemonThreads,
+    LitellmCaller,
+    OpenAICaller,
+    choose_path,
+    import_litellm,
+    make_caller,
+)
+from defan_pytest.calltypes import (  # noqa: F401 - re-exported
+    BadAnswer,
+    Caller,
+    EmptyAnswer,
+    FatalCallError,
+    Prompt,
+    Reply,
+    Response,
+    answer_text,
+)
+from defan_pytest.redaction import known_secrets, public_identity, redact, scrub  # noqa: F401 - re-exported
 from defan_pytest.settings import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from defan_pytest.usage import Budget
 
 
 class Waited(Protocol):
@@ -65,17 +91,48 @@ class Waited(Protocol):
     @property
     def attempts(self) -> int: ...
 
+    @property
+    def prompt_tokens(self) -> Optional[int]: ...
+
+    @property
+    def completion_tokens(self) -> Optional[int]: ...
+
+    @property
+    def latency(self) -> Optional[float]: ...
+
+
+class Entry(Protocol):
+    """A stored answer (:class:`defan_pytest.cache.Entry`)."""
+
+    @property
+    def answer(self) -> str: ...
+
+    @property
+    def note(self) -> Optional[str]: ...
+
+    @property
+    def prompt_tokens(self) -> Optional[int]: ...
+
+    @property
+    def completion_tokens(self) -> Optional[int]: ...
+
+    @property
+    def latency(self) -> Optional[float]: ...
+
 
 class ResponseStore(Protocol):
     """Where a pool keeps answers (:class:`defan_pytest.cache.ResponseCache`): a cache across
     runs, and the claims by which processes of one run split the prompts between them."""
 
-    def lookup(self, prompt: str) -> Optional[Tuple[str, Optional[str]]]:
-        """The stored answer to ``prompt`` and its note, if any."""
+    def lookup_entry(self, prompt: str) -> Optional[Entry]:
+        """The stored answer to ``prompt`` with its note and usage, if any."""
         ...
 
-    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1) -> None:
-        """Store an answer (and mark the prompt done for the run); returns once committed."""
+    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
+                   prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
+                   latency: Optional[float] = None) -> None:
+        """Store an answer with its usage (and mark the prompt done for the run); returns once
+        committed."""
         ...
 
     def flush(self) -> None:
@@ -99,53 +156,9 @@ class ResponseStore(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Prompt:
-    """One prompt of the run: ``key`` identifies it (the row id), ``text`` is sent."""
-
-    key: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Response:
-    """What came back for one prompt: ``text``, or ``error`` when the call failed for good."""
-
-    text: Optional[str]
-    error: Optional[str] = None
-    cached: bool = False
-    attempts: int = 1
-    seconds: float = 0.0
-    #: ``"call"`` (this process asked the model), ``"cache"`` (a stored answer) or ``"peer"``
-    #: (another process of the same run had it).
-    via: str = "call"
-    #: Where the answer came from, whichever process fetched it: ``"model"`` or ``"cache"``.
-    answered_by: str = "model"
-    #: What was changed in the answer on its way in (invalid code points, a credential).
-    note: Optional[str] = None
-
-
-class FatalCallError(RuntimeError):
-    """A failure no retry can fix (bad or missing credentials, unknown model): the run stops."""
-
-
-class BadAnswer(TypeError):
-    """A model returned something other than text: an errored response, never scored."""
-
-
 # --------------------------------------------------------------------------------------------
 # answers
 # --------------------------------------------------------------------------------------------
-
-
-def answer_text(out: Any, name: str) -> str:
-    """A model's return value as the answer text, or :class:`BadAnswer`: ``bytes``, a dict or a
-    number scored as its ``str()`` (and cached) would be a silent wrong result."""
-    if isinstance(out, str):
-        return str(out)  # a str subclass becomes a plain str
-    if out is None:
-        raise BadAnswer(f"model {name!r} returned None, not the answer text")
-    raise BadAnswer(f"model {name!r} returned {type(out).__name__}, not str: return the answer text")
 
 
 _SURROGATE_NOTE = "the answer held invalid code points (lone surrogates), replaced by U+FFFD"
@@ -166,274 +179,6 @@ def clean_answer(text: str, secrets: Sequence[str] = ()) -> Tuple[str, Optional[
     if scrubbed != text:
         notes.append(_SECRET_NOTE)
     return scrubbed, "; ".join(notes) or None
-
-
-# --------------------------------------------------------------------------------------------
-# callers
-# --------------------------------------------------------------------------------------------
-
-
-def import_litellm() -> Any:
-    """Import litellm for calling: no price-table fetch over the network unless the user set
-    ``LITELLM_LOCAL_MODEL_COST_MAP`` themselves; no telemetry; quiet logs."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_LOG", "ERROR")
-    import litellm  # heavy (seconds of CPU to import), so only in the process that calls
-
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
-    return litellm
-
-
-class Caller:
-    """Sends one prompt and returns the answer text (raises on failure)."""
-
-    #: Parameters that make up the cache key (besides the prompt).
-    identity: Dict[str, Any] = {}
-    #: True when the caller applies the per-call timeout itself (the pool then adds no timer).
-    enforces_timeout: bool = False
-    #: The model's name in messages.
-    name: str = "model"
-
-    async def __call__(self, prompt: str) -> str:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def prepare(self) -> None:
-        """Get ready for the first real call (in a thread of its own, once; a run answered
-        from the cache never calls it): raise :class:`FatalCallError` when no call can work."""
-
-    def stuck(self) -> int:
-        """Calls abandoned at their timeout that are still running."""
-        return 0
-
-    def close(self) -> None:
-        """Release resources."""
-
-    async def aclose(self) -> None:
-        """Release what lives on the pool's event loop (called on that loop, at its end)."""
-
-
-class DaemonThreads:
-    """Runs a sync callable's calls in daemon threads, reusing idle ones.
-
-    Not a ``ThreadPoolExecutor``: Python joins its threads at exit, so one call that never
-    returned kept the process alive for ever after the run had ended.  Here a call abandoned at
-    its timeout keeps its thread (a daemon, which dies with the process), and a new thread takes
-    the next call, so stuck calls never starve the others; :meth:`stuck` counts them.
-    """
-
-    def __init__(self, name: str = "defan-call") -> None:
-        self.name = name
-        self._jobs: "queue.SimpleQueue[Optional[Tuple[concurrent.futures.Future, Callable[..., Any], tuple]]]" = (
-            queue.SimpleQueue()
-        )
-        self._idle = threading.Semaphore(0)
-        self._lock = threading.Lock()
-        self._threads = 0
-        self._abandoned: Set[concurrent.futures.Future] = set()
-        self._ids = itertools.count(1)
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> "concurrent.futures.Future[Any]":
-        """Run ``fn(*args)`` in an idle thread, or a new one."""
-        fut: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-        self._jobs.put((fut, fn, args))
-        if not self._idle.acquire(blocking=False):
-            with self._lock:
-                self._threads += 1
-            threading.Thread(target=self._work, name=f"{self.name}-{next(self._ids)}", daemon=True).start()
-        return fut
-
-    def _work(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                with self._lock:
-                    self._threads -= 1
-                return
-            fut, fn, args = job
-            del job
-            if fut.set_running_or_notify_cancel():
-                try:
-                    result = fn(*args)
-                except BaseException as exc:  # noqa: BLE001 - handed to the waiting call
-                    fut.set_exception(exc)
-                else:
-                    fut.set_result(result)
-                    del result
-            del fut, fn, args
-            self._idle.release()
-
-    def abandon(self, fut: "concurrent.futures.Future[Any]") -> None:
-        """The call of ``fut`` timed out but its thread runs on: count it until it returns."""
-        with self._lock:
-            self._abandoned.add(fut)
-
-        def forget(f: "concurrent.futures.Future[Any]") -> None:
-            with self._lock:
-                self._abandoned.discard(f)
-
-        fut.add_done_callback(forget)
-
-    def stuck(self) -> int:
-        with self._lock:
-            return len(self._abandoned)
-
-    def close(self) -> None:
-        """Let the idle threads end (a stuck one ends with the process)."""
-        with self._lock:
-            n = self._threads
-        for _ in range(n):
-            self._jobs.put(None)
-
-
-class CallableCaller(Caller):
-    """A user's function, awaited if async, else run in a daemon thread."""
-
-    def __init__(self, model: CallableModel, threads: int = DEFAULT_CONCURRENCY) -> None:
-        self.model = model
-        self.name = model.name
-        # The source digest: editing the function without changing its version= must not
-        # reuse the answers of the old code.
-        self.identity = {"kind": "callable", "name": model.name, "version": model.version, "source": model.source}
-        self._threads = None if model.is_async else DaemonThreads(f"defan-call-{model.name}")
-
-    async def __call__(self, prompt: str) -> str:
-        if self._threads is None:
-            out = await self.model.fn(prompt)
-        else:
-            fut = self._threads.submit(self.model.fn, prompt)
-            try:
-                out = await asyncio.wrap_future(fut)
-            except asyncio.CancelledError:
-                if not fut.done():
-                    self._threads.abandon(fut)
-                raise
-        return answer_text(out, self.name)
-
-    def stuck(self) -> int:
-        return 0 if self._threads is None else self._threads.stuck()
-
-    def close(self) -> None:
-        if self._threads is not None:
-            self._threads.close()
-
-
-# Providers whose model string names any model of an OpenAI-compatible server (see NO_KEY).
-_OPENAI_COMPATIBLE = ("openai", "custom_openai")
-
-
-class LitellmCaller(Caller):
-    """``litellm.acompletion`` with the model's parameters; litellm's own retries are off (the
-    pool retries, so a request is never silently sent twice)."""
-
-    # litellm passes ``timeout`` to the HTTP client, which raises litellm.Timeout.
-    enforces_timeout = True
-
-    def __init__(self, model: LitellmModel, timeout: float) -> None:
-        self.model = model
-        self.name = model.model
-        self.timeout = timeout
-        self._litellm: Any = None
-        params = dict(model.params)
-        params.setdefault("timeout", timeout)
-        params["num_retries"] = 0
-        params["max_retries"] = 0
-        provider = model.model.split("/", 1)[0] if "/" in model.model else ""
-        if (provider in _OPENAI_COMPATIBLE and (params.get("api_base") or params.get("base_url"))
-                and not params.get("api_key") and not os.environ.get("OPENAI_API_KEY")):
-            params["api_key"] = NO_KEY  # a local OpenAI-compatible server needs no key
-        self.params = params
-        self.secrets = known_secrets(params)
-        self.identity = {
-            "kind": "litellm",
-            "model": model.model,
-            "system_prompt": model.system_prompt,
-            # Every parameter that shapes an answer: never a credential (public_identity), nor
-            # transport-only ones.
-            "params": public_identity(
-                {k: v for k, v in sorted(params.items()) if k not in ("timeout", "num_retries", "max_retries")},
-                self.secrets,
-            ),
-        }
-
-    @property
-    def litellm(self) -> Any:
-        """litellm, imported at the first real call: a run answered from the cache never pays
-        for the import."""
-        if self._litellm is None:
-            self._litellm = import_litellm()
-        return self._litellm
-
-    def prepare(self) -> None:
-        problem = self.missing_credentials()
-        if problem is not None:
-            raise FatalCallError(problem)
-
-    def missing_credentials(self) -> Optional[str]:
-        """Why no call can authenticate (no key given and none in the environment), or None.
-
-        Only provider keys (``*_KEY``/``*_TOKEN`` names) count: a provider that authenticates
-        otherwise (Azure AD, cloud credentials) is left to the first call.
-        """
-        if any(secret_name(k) and v for k, v in self.params.items()):
-            return None  # a credential was given (api_key, azure_ad_token, aws_secret_access_key ...)
-        for h in ("headers", "extra_headers"):
-            if any(secret_name(str(k)) for k in (self.params.get(h) or {})):
-                return None
-        provider = self.model.model.split("/", 1)[0] if "/" in self.model.model else ""
-        if provider == "azure":
-            return None
-        try:
-            env = self.litellm.validate_environment(
-                model=self.model.model, api_key=self.params.get("api_key"),
-                api_base=self.params.get("api_base") or self.params.get("base_url"),
-            )
-        except Exception:  # litellm could not tell: let the first call say
-            return None
-        missing = [k for k in env.get("missing_keys") or () if re.search(r"KEY|TOKEN", str(k))]
-        if not missing:
-            return None
-        return (
-            f"no credentials for {self.model.model!r}: set {' or '.join(missing)} in the environment, or pass "
-            "--defan-model-arg api_key=... -- stopping before the first call"
-        )
-
-    async def aclose(self) -> None:
-        if self._litellm is None:
-            return
-        # litellm caches its HTTP clients per process; ours belong to this pool's loop, which
-        # closes next, so close them here rather than leave litellm a dead loop's clients.
-        close = getattr(self.litellm, "close_litellm_async_clients", None)
-        if close is not None:
-            try:
-                await close()
-            except Exception:  # a failure to close must not hide the run's results
-                pass
-        cache = getattr(self.litellm, "in_memory_llm_clients_cache", None)
-        if cache is not None and hasattr(cache, "flush_cache"):
-            cache.flush_cache()
-
-    async def __call__(self, prompt: str) -> str:
-        messages = []
-        if self.model.system_prompt:
-            messages.append({"role": "system", "content": self.model.system_prompt})
-        messages.append({"role": "user", "content": prompt})
-        resp = await self.litellm.acompletion(model=self.model.model, messages=messages, **self.params)
-        content = resp.choices[0].message.content
-        if content is None:
-            raise EmptyAnswer("the model returned no content")
-        return answer_text(content, self.name)
-
-
-class EmptyAnswer(RuntimeError):
-    """A 200 response without content."""
-
-
-def make_caller(model: Any, timeout: float, threads: int = DEFAULT_CONCURRENCY) -> Caller:
-    """The caller for a resolved model."""
-    if isinstance(model, CallableModel):
-        return CallableCaller(model, threads=threads)
-    return LitellmCaller(model, timeout=timeout)
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,7 +338,8 @@ class CallPool:
 
     ``store``: an optional :class:`ResponseStore` (the cache, and the claims that split the
     prompts between the processes of one run).  ``margin``: the watchdog's patience past
-    ``timeout`` (:func:`default_margin`).
+    ``timeout`` (:func:`default_margin`).  ``budget``: an optional
+    :class:`defan_pytest.usage.Budget`; the prompts it refuses are errored responses.
     """
 
     def __init__(
@@ -610,8 +356,12 @@ class CallPool:
         on_progress: Optional[Callable[[Stats], None]] = None,
         seed: Optional[int] = None,
         margin: Optional[float] = None,
+        budget: "Optional[Budget]" = None,
     ) -> None:
         self.caller = caller
+        self.budget = budget
+        self._budget_waiters: "List[asyncio.Future[None]]" = []
+        self._maybe_cached: Optional[Set[str]] = None  # prompts the cache held when the pool started
         self.concurrency = max(1, int(concurrency))
         self.rpm = rpm
         self.retries = max(0, int(retries))
@@ -795,6 +545,12 @@ class CallPool:
 
     async def _main(self, prompts: List[Prompt]) -> None:
         self._limiter = _RateLimiter(self.rpm)
+        uncached = getattr(self.store, "uncached", None)
+        if callable(uncached):
+            # Which prompts the cache may hold, in one read: a cold run then makes no query per
+            # prompt on this loop (a lookup is a tenth of a lean call's CPU).
+            texts = [p.text for p in prompts]
+            self._maybe_cached = set(texts) - set(uncached(texts))
         beat = asyncio.ensure_future(self._heartbeat())
         queue_: asyncio.Queue = asyncio.Queue()
         for p in prompts:
@@ -857,21 +613,28 @@ class CallPool:
             self._prepared = asyncio.ensure_future(_in_daemon_thread(self.caller.prepare))
         await asyncio.shield(self._prepared)
 
-    async def _call(self, text: str) -> str:
-        """One request, timed by the watchdog."""
+    async def _call(self, text: str) -> Tuple[Reply, float]:
+        """One request, timed by the watchdog: the reply and the seconds it took."""
         token = next(self._call_ids)
+        began = time.monotonic()
         with self._inflight_lock:
-            self._inflight[token] = time.monotonic()
+            self._inflight[token] = began
         try:
-            if self.caller.enforces_timeout:
+            caller = self.caller
+            if caller.task_per_call:
                 # A task per call, like a plain gather: litellm keeps per-call state in
                 # context variables, which piles up in a long-lived worker's own context
                 # and made each call measurably dearer (bench/call_speed.py).
-                return await asyncio.ensure_future(self.caller(text))
-            return await asyncio.wait_for(self.caller(text), timeout=self.timeout)
+                out = await asyncio.ensure_future(caller(text))
+            elif caller.enforces_timeout:
+                out = await caller(text)
+            else:
+                out = await asyncio.wait_for(caller(text), timeout=self.timeout)
         finally:
             with self._inflight_lock:
                 del self._inflight[token]
+        took = time.monotonic() - began
+        return (out if isinstance(out, Reply) else Reply(out)), took
 
     async def _one(self, prompt: Prompt) -> Optional[Response]:
         store = self.store
@@ -882,38 +645,57 @@ class CallPool:
                 w = await store.wait(prompt.text, stop=self._stop)
                 if w.text is not None:
                     return Response(scrub(w.text, self.secrets), attempts=w.attempts, via="peer",
-                                    answered_by=w.answered_by, note=w.note)
+                                    answered_by=w.answered_by, note=w.note, prompt_tokens=w.prompt_tokens,
+                                    completion_tokens=w.completion_tokens, latency=w.latency)
                 if w.error is None:
                     return None  # stopped
                 return Response(None, error=w.error, attempts=w.attempts, via="peer")
-            hit = store.lookup(prompt.text)
+            hit = store.lookup_entry(prompt.text) if self._maybe_cached is None or prompt.text in self._maybe_cached \
+                else None
             if hit is not None:
                 store.mark_done(prompt.text)
                 self.stats.cache_hits += 1
-                return Response(scrub(hit[0], self.secrets), cached=True, attempts=0, via="cache",
-                                answered_by="cache", note=hit[1])
+                return Response(scrub(hit.answer, self.secrets), cached=True, attempts=0, via="cache",
+                                answered_by="cache", note=hit.note, prompt_tokens=hit.prompt_tokens,
+                                completion_tokens=hit.completion_tokens, latency=hit.latency)
+        budget = self.budget
+        booked = 0.0
+        if budget is not None:
+            verdict, booked = await self._book(prompt.text)
+            if verdict != "send":
+                message = budget.message() if verdict == "refuse" else "the run stopped before it was sent"
+                if store is not None:
+                    store.release(prompt.text, message, 0)
+                if verdict != "refuse":
+                    return None
+                # Not sent: the budget would be passed.  An error, never a hallucination, and
+                # never cached: a resumed run with a larger budget asks it.
+                return Response(None, error=message, attempts=0)
         t0 = time.monotonic()
         attempt = 0
         try:
             await self._prepare()
         except FatalCallError as exc:
+            self._unbook(booked)
             return self._fatal_failure(prompt, str(exc), attempt)
         while True:
             attempt += 1
             await self._limiter.wait()
             self.stats.calls += 1
             try:
-                text = await self._call(prompt.text)
+                reply, took = await self._call(prompt.text)
             except BaseException as exc:  # noqa: BLE001 - every failure is classified
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
                 if isinstance(exc, asyncio.CancelledError):
+                    self._unbook(booked)
                     if self._stop.is_set():
                         return None
                     raise
                 kind = classify(exc)
                 message = describe(exc, self.secrets)
                 if kind == "fatal":
+                    self._unbook(booked)
                     return self._fatal_failure(
                         prompt, f"{message} -- stopping: every other call would fail the same way", attempt,
                     )
@@ -921,15 +703,55 @@ class CallPool:
                     self.stats.retries += 1
                     await asyncio.sleep(self._delay(attempt, retry_after(exc)))
                     continue
+                self._unbook(booked)
                 if store is not None:
                     store.release(prompt.text, message, attempt)
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
-            text, note = clean_answer(text, self.secrets)
+            if budget is not None:
+                budget.settle(booked, reply.prompt_tokens, reply.completion_tokens, prompt.text)
+                self._budget_changed()
+            text, note = clean_answer(reply.text, self.secrets)
             if store is not None:
                 # Committed before it counts as done: a killed run loses at most what is in
                 # flight, never answers waiting for the writer.
-                await store.save(prompt.text, text, note, attempt)
-            return Response(text, attempts=attempt, seconds=time.monotonic() - t0, note=note)
+                await store.save(prompt.text, text, note, attempt, reply.prompt_tokens, reply.completion_tokens,
+                                 took)
+            return Response(text, attempts=attempt, seconds=time.monotonic() - t0, note=note,
+                            prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                            latency=took)
+
+    async def _book(self, text: str) -> Tuple[str, float]:
+        """The budget's verdict on sending ``text`` (``send`` with the booked cost, ``refuse``),
+        waiting while only the requests in flight stand in the way; ``stopped`` if the run
+        stopped meanwhile."""
+        assert self.budget is not None
+        while True:
+            if self._stop.is_set() or self._fatal is not None:
+                return "stopped", 0.0
+            verdict, booked = self.budget.decide(text)
+            if verdict != "wait":
+                return verdict, booked
+            # No await between the decision and the wait: a settlement cannot slip between.
+            # Another process's settlements wake nobody here: look again every 50 ms.
+            waiter = asyncio.get_running_loop().create_future()
+            self._budget_waiters.append(waiter)
+            if self.budget.ledger is None:
+                await waiter
+            else:
+                await asyncio.wait({waiter}, timeout=0.05)
+
+    def _unbook(self, booked: float) -> None:
+        """A booked request failed for good, or was never sent: release its booking."""
+        if self.budget is not None:
+            self.budget.cancel(booked)
+            self._budget_changed()
+
+    def _budget_changed(self) -> None:
+        """A booking was settled or cancelled: the prompts waiting for room look again."""
+        waiters, self._budget_waiters = self._budget_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
 
     def _fatal_failure(self, prompt: Prompt, message: str, attempts: int) -> Optional[Response]:
         """Stop the run on a failure every call would share; the prompt has no answer."""

@@ -59,12 +59,19 @@ class CallableModel:
 
 @dataclass(frozen=True)
 class LitellmModel:
-    """A litellm model string and the keyword arguments of every call."""
+    """A litellm model string and the keyword arguments of every call.
+
+    ``price_in`` and ``price_out``: USD per million prompt and completion tokens, from the
+    model's ``[models.<name>]`` table (``None``: litellm's price table, if it knows the model).
+    Never sent, never part of the cache identity.
+    """
 
     name: str
     model: str
     params: Mapping[str, Any] = field(default_factory=dict)
     system_prompt: Optional[str] = None
+    price_in: Optional[float] = None
+    price_out: Optional[float] = None
 
 
 Model = Any  # CallableModel | LitellmModel
@@ -138,17 +145,37 @@ def unregister(name: str) -> None:
 
 
 @lru_cache(maxsize=1)
-def _litellm_catalogue() -> Tuple[frozenset, frozenset]:
-    """Known litellm model names and provider prefixes, read from litellm's bundled price
-    table without importing litellm (an import costs seconds of CPU; bench/call_speed.py)."""
-    spec = importlib.util.find_spec("litellm")
+def litellm_table() -> Mapping[str, Any]:
+    """litellm's bundled model table (prices, providers, context windows), read without
+    importing litellm (an import costs seconds of CPU; bench/call_speed.py): about 40 ms, once
+    per process.  Empty when litellm is not installed or the file cannot be read."""
+    try:
+        spec = importlib.util.find_spec("litellm")
+    except (ImportError, ValueError):
+        spec = None
     if spec is None or not spec.submodule_search_locations:
-        return frozenset(), frozenset()
+        return {}
     folder = Path(list(spec.submodule_search_locations)[0])
     table = folder / "model_prices_and_context_window_backup.json"
     try:
         data = json.loads(table.read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return {}
+    return types.MappingProxyType(data) if isinstance(data, dict) else {}
+
+
+def litellm_provider(name: str) -> Optional[str]:
+    """The provider litellm's table gives a bare model name (``gpt-4o-mini`` -> ``openai``)."""
+    entry = litellm_table().get(name)
+    provider = entry.get("litellm_provider") if isinstance(entry, Mapping) else None
+    return str(provider) if provider else None
+
+
+@lru_cache(maxsize=1)
+def _litellm_catalogue() -> Tuple[frozenset, frozenset]:
+    """Known litellm model names and provider prefixes, from :func:`litellm_table`."""
+    data = litellm_table()
+    if not data:
         return frozenset(), frozenset()
     names = frozenset(k for k in data if k != "sample_spec")
     providers = {str(v.get("litellm_provider", "")) for v in data.values() if isinstance(v, dict)}
@@ -184,6 +211,8 @@ def resolve(name: str, tables: Mapping[str, Mapping[str, Any]], overrides: Mappi
     model_string = str(table.pop("model", name))
     system_prompt = table.pop("system_prompt", None)
     table.pop("version", None)
+    # Prices are ours (usage and --defan-budget), never call parameters.
+    prices = {k: table.pop(k) for k in ("price_in", "price_out") if k in table}
     extra = table.pop("litellm", {}) or {}
     params.update({k: v for k, v in table.items()})
     params.update(extra)
@@ -192,8 +221,21 @@ def resolve(name: str, tables: Mapping[str, Mapping[str, Any]], overrides: Mappi
         model_string = str(overrides.pop("model"))
     if "system_prompt" in overrides:
         system_prompt = overrides.pop("system_prompt")
+    prices.update({k: overrides.pop(k) for k in ("price_in", "price_out") if k in overrides})
     params.update(overrides)
-    return LitellmModel(name, model_string, params, system_prompt)
+    return LitellmModel(name, model_string, params, system_prompt,
+                        price_in=_price(prices.get("price_in")), price_out=_price(prices.get("price_out")))
+
+
+def _price(value: Any) -> Optional[float]:
+    """A price per million tokens as given (a number, or a numeric string from the command
+    line), or ``None``."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def parse_model_args(values: Any) -> Tuple[Dict[str, Any], list]:
@@ -215,3 +257,17 @@ def parse_model_args(values: Any) -> Tuple[Dict[str, Any], list]:
         except ValueError:
             out[key] = raw
     return out, problems
+
+
+def price_problems(name: str, tables: Mapping[str, Mapping[str, Any]], overrides: Mapping[str, Any]) -> list:
+    """``price_in`` / ``price_out`` given (in the model's table or ``--defan-model-arg``) that
+    are not a number of USD per million tokens, 0 or more."""
+    problems = []
+    for where, source in ((f"[models.{name}]", tables.get(name, {}) or {}), ("--defan-model-arg", overrides)):
+        for key in ("price_in", "price_out"):
+            if key not in source:
+                continue
+            value = _price(source[key])
+            if value is None or not value >= 0 or value == float("inf"):
+                problems.append(f"{where} {key}: {source[key]!r} is not a price (USD per million tokens, 0 or more)")
+    return problems

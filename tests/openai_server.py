@@ -3,9 +3,11 @@
 It speaks just enough of the OpenAI HTTP protocol for ``litellm`` (``model="openai/<name>"``,
 ``api_base=srv.base_url``) and the ``openai`` SDK to treat it as a real provider:
 
-* ``POST /v1/chat/completions`` (also ``/chat/completions``): answers the *last user message*
+* ``POST /v1/chat/completions`` (also ``/chat/completions``, and Azure OpenAI's
+  ``/openai/deployments/{deployment}/chat/completions?api-version=...``): answers the *last user message*
   from an ``answers`` mapping (prompt text -> answer text), else from ``answer_fn(prompt, body)``,
-  else with ``default_answer``. ``"stream": true`` is rejected with a 400 error JSON.
+  else with ``default_answer``. ``"stream": true`` is rejected with a 400 error JSON.  Every
+  completion has a ``usage`` block (prompt and completion tokens: whitespace-separated words).
 * ``GET /v1/models`` (also ``/models``): lists ``models``.
 * Every chat request is counted per prompt (faulted ones too), optionally logged with its
   headers and body, delayed by ``latency`` seconds (``asyncio.sleep``), and may be turned into
@@ -218,6 +220,7 @@ class _Core:
         for prefix in ("/v1", ""):
             r.add_post(prefix + "/chat/completions", self.chat)
             r.add_get(prefix + "/models", self.list_models)
+        r.add_post("/openai/deployments/{deployment}/chat/completions", self.chat)
         if admin_routes:
             r.add_get("/_stats", self.stats_route)
             r.add_get("/_requests", self.requests_route)
@@ -259,6 +262,7 @@ class _Core:
             if self.log_requests:
                 self.requests.append({
                     "time": time.time(), "method": request.method, "path": request.path,
+                    "query": dict(request.query),
                     "headers": {k.lower(): v for k, v in request.headers.items()},
                     "body": body, "prompt": prompt,
                 })
@@ -273,7 +277,7 @@ class _Core:
         if not isinstance(body.get("messages"), list):
             return _error(400, "'messages' is a required property", "invalid_request_error",
                           None)
-        model = str(body.get("model", ""))
+        model = str(body.get("model", "") or request.match_info.get("deployment", ""))
         content: str | None
         if rule is not None:
             resp = await self._fault(request, rule, model)

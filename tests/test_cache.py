@@ -199,13 +199,13 @@ def test_a_peer_says_whether_it_asked_the_model_or_read_the_cache(tmp_path: Path
     ResponseCache(tmp_path, BASE).put("old", "from an earlier run")
     assert one.claim("old") and one.get("old") is not None
     one.mark_done("old")
-    assert asyncio.run(two.wait("old")) == ("from an earlier run", None, None, "cache", 0)
+    assert asyncio.run(two.wait("old"))[:5] == ("from an earlier run", None, None, "cache", 0)
     assert one.claim("new")
     one.put("new", "asked", note="n", attempts=3)
-    assert asyncio.run(two.wait("new")) == ("asked", None, "n", "model", 3)
+    assert asyncio.run(two.wait("new"))[:5] == ("asked", None, "n", "model", 3)
     assert one.claim("bad")
     one.release("bad", "HTTP 500", attempts=5)
-    assert asyncio.run(two.wait("bad")) == (None, "HTTP 500", None, "model", 5)
+    assert asyncio.run(two.wait("bad"))[:5] == (None, "HTTP 500", None, "model", 5)
 
 
 def _dead_pid() -> int:

@@ -1,5 +1,6 @@
-"""The call pool against a real provider protocol: litellm calling the loopback OpenAI server,
-with the faults a provider really produces; and user callables."""
+"""The call pool against a real provider protocol: both paths to a litellm model (litellm itself,
+and the lean OpenAI-protocol client) calling the loopback OpenAI server, with the faults a
+provider really produces; and user callables.  Every test of a model call runs on both paths."""
 from __future__ import annotations
 
 import asyncio
@@ -23,9 +24,11 @@ from defan_pytest.calls import (
     CallPool,
     FatalCallError,
     LitellmCaller,
+    OpenAICaller,
     Prompt,
     classify,
     describe,
+    make_caller,
 )
 from defan_pytest.models import CallableModel, LitellmModel
 from defan_pytest.redaction import known_secrets, redact
@@ -34,9 +37,20 @@ from openai_server import OpenAIServer
 KEY = "sk-test-SECRET-0123456789abcdef"
 
 
-def litellm_caller(srv: OpenAIServer, timeout: float = 5.0, **params) -> LitellmCaller:
+#: The two paths to a litellm model: litellm itself, and the lean OpenAI-protocol client.
+PATHS = ["litellm", "openai"]
+
+
+@pytest.fixture(params=PATHS)
+def path(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def model_caller(srv: OpenAIServer, path: str, timeout: float = 5.0, **params):
     model = LitellmModel("t", "openai/test-model", {"api_base": srv.base_url, "api_key": KEY, **params})
-    return LitellmCaller(model, timeout=timeout)
+    caller = make_caller(model, timeout=timeout, path=path)
+    assert caller.path == path and isinstance(caller, {"litellm": LitellmCaller, "openai": OpenAICaller}[path])
+    return caller
 
 
 def run_pool(caller, prompts, **kw) -> tuple[CallPool, dict]:
@@ -53,20 +67,41 @@ def run_pool(caller, prompts, **kw) -> tuple[CallPool, dict]:
     return pool, out
 
 
-def test_litellm_answers_and_sends_each_prompt_once() -> None:
+def test_a_model_answers_and_each_prompt_is_sent_once(path: str) -> None:
     prompts = [f"q{i}" for i in range(40)]
-    with OpenAIServer(answers={p: p.upper() for p in prompts}, latency=0.02) as srv:
-        pool, out = run_pool(litellm_caller(srv), prompts, concurrency=8)
-        assert [out[p].text for p in prompts] == [p.upper() for p in prompts]
+    with OpenAIServer(answers={p: f"{p.upper()} is it" for p in prompts}, latency=0.02) as srv:
+        pool, out = run_pool(model_caller(srv, path), prompts, concurrency=8)
+        assert [out[p].text for p in prompts] == [f"{p.upper()} is it" for p in prompts]
         assert srv.counts == {p: 1 for p in prompts}
         assert srv.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
         assert srv.requests[0]["body"]["messages"] == [{"role": "user", "content": srv.requests[0]["prompt"]}]
     assert pool.stats.snapshot()["calls"] == 40 and pool.stats.errors == 0
+    # the tokens the server counted (words, for this server) and each request's latency
+    assert {(out[p].prompt_tokens, out[p].completion_tokens) for p in prompts} == {(1, 3)}
+    assert all(0.02 <= out[p].latency < 5 for p in prompts)
 
 
-def test_429_is_retried_after_retry_after() -> None:
+def test_both_paths_send_the_same_request() -> None:
+    with OpenAIServer(answers={"a": "A"}) as srv:
+        params = {"api_base": srv.base_url, "api_key": KEY, "temperature": 0, "max_tokens": 16, "seed": 7,
+                  "stop": ["\n"], "headers": {"X-Tenant": "t1"}}
+        model = LitellmModel("t", "openai/test-model", params, system_prompt="Be brief.")
+        for path in PATHS:
+            _, out = run_pool(make_caller(model, timeout=5, path=path), ["a"])
+            assert out["a"].text == "A" and (out["a"].prompt_tokens, out["a"].completion_tokens) == (3, 1)
+        bodies = [r["body"] for r in srv.requests]
+        headers = [r["headers"] for r in srv.requests]
+    assert bodies[0] == bodies[1] == {
+        "model": "test-model", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "a"}],
+        "temperature": 0, "max_tokens": 16, "seed": 7, "stop": ["\n"],
+    }
+    assert [h["x-tenant"] for h in headers] == ["t1", "t1"]
+    assert [h["authorization"] for h in headers] == [f"Bearer {KEY}"] * 2
+
+
+def test_429_is_retried_after_retry_after(path: str) -> None:
     with OpenAIServer(answers={"a": "A"}, faults=[{"fault": 429, "match": "a", "times": 2, "retry_after": 1}]) as srv:
-        pool, out = run_pool(litellm_caller(srv), ["a"], retries=3)
+        pool, out = run_pool(model_caller(srv, path), ["a"], retries=3)
         assert out["a"].text == "A" and out["a"].attempts == 3
         times = [r["time"] for r in srv.requests]
     assert len(times) == 3
@@ -75,36 +110,50 @@ def test_429_is_retried_after_retry_after() -> None:
     assert pool.stats.retries == 2
 
 
-@pytest.mark.parametrize("fault,kind", [(500, "InternalServerError"), ("malformed", "InternalServerError"),
-                                        ("drop", "InternalServerError"), ("hang", "Timeout")])
-def test_server_faults_are_retried_then_errored(fault, kind) -> None:
+# The error's kind on each path (litellm reports a dropped connection as a server error).
+FAULT_KINDS = {500: ("InternalServerError", "InternalServerError"),
+               "malformed": ("InternalServerError", "InternalServerError"),
+               "drop": ("InternalServerError", "APIConnectionError"), "hang": ("Timeout", "Timeout")}
+
+
+@pytest.mark.parametrize("fault", list(FAULT_KINDS))
+def test_server_faults_are_retried_then_errored(fault, path: str) -> None:
+    kind = FAULT_KINDS[fault][PATHS.index(path)]
     rule = {"fault": fault, "match": "x", "hang_seconds": 3}
     with OpenAIServer(answers={"y": "Y"}, faults=[rule]) as srv:
-        pool, out = run_pool(litellm_caller(srv, timeout=0.5), ["x", "y"], retries=2)
+        pool, out = run_pool(model_caller(srv, path, timeout=0.5), ["x", "y"], retries=2)
         assert out["x"].text is None and kind in out["x"].error
         assert out["x"].attempts == 3 and srv.counts["x"] == 3  # retried, then errored
         assert out["y"].text == "Y"  # one failing prompt does not stop the others
     assert pool.stats.errors == 1 and pool.stats.retries == 2
 
 
-def test_empty_and_null_content() -> None:
+def test_empty_and_null_content(path: str) -> None:
     faults = [{"fault": "empty", "match": "e"}, {"fault": "null", "match": "n"}]
     with OpenAIServer(faults=faults) as srv:
-        _, out = run_pool(litellm_caller(srv), ["e", "n"], retries=2)
+        _, out = run_pool(model_caller(srv, path), ["e", "n"], retries=2)
         assert out["e"].text == "" and out["e"].error is None  # an empty answer is an answer
         assert out["n"].text is None and "no content" in out["n"].error
         assert srv.counts["n"] == 1  # not retried: the model did answer
 
 
 @pytest.mark.parametrize("status,name", [(401, "AuthenticationError"), (404, "NotFoundError")])
-def test_auth_error_or_unknown_model_stops_the_run(status, name) -> None:
+def test_auth_error_or_unknown_model_stops_the_run(status, name, path: str) -> None:
     prompts = [f"q{i}" for i in range(50)]
     with OpenAIServer(faults=[{"fault": status, "match": "*"}]) as srv:
-        pool, out = run_pool(litellm_caller(srv), prompts, concurrency=4, retries=3)
+        pool, out = run_pool(model_caller(srv, path), prompts, concurrency=4, retries=3)
         assert srv.total <= 4  # the requests in flight when it failed, no more, no retries
     assert pool.fatal is not None and name in pool.fatal and "stopping" in pool.fatal
     assert all(isinstance(v, FatalCallError) or v is None for v in out.values() if not hasattr(v, "text"))
     assert KEY not in pool.fatal
+
+
+def test_a_key_the_provider_quotes_back_is_redacted(path: str) -> None:
+    faults = [{"fault": 500, "match": "x", "message": f"upstream rejected key {KEY}"}]
+    with OpenAIServer(answers={"y": f"the key is {KEY}"}, faults=faults) as srv:
+        _, out = run_pool(model_caller(srv, path), ["x", "y"], retries=0)
+    assert KEY not in out["x"].error and "***" in out["x"].error
+    assert out["y"].text == "the key is ***" and "credential" in out["y"].note
 
 
 def test_secrets_never_reach_error_messages() -> None:
@@ -198,21 +247,24 @@ def test_secrets_are_known_by_value_in_every_argument_and_the_environment() -> N
     assert "application/json" in clean and "/work/main" in clean  # settings and paths are not secrets
 
 
-def test_the_cache_identity_holds_no_credential_and_a_new_key_reuses_the_cache() -> None:
-    def identity(key: str) -> dict:
+@pytest.mark.parametrize("cls", [LitellmCaller, OpenAICaller])
+def test_the_cache_identity_holds_no_credential_and_a_new_key_reuses_the_cache(cls) -> None:
+    def identity(key: str, caller=cls) -> dict:
         params = {"api_base": "http://127.0.0.1:1/v1", "api_key": key, "temperature": 0,
                   "headers": {"Authorization": f"Bearer {key}", "OpenAI-Organization": "org-1"},
                   "extra_headers": {"x-api-key": key}}
-        return LitellmCaller(LitellmModel("t", "openai/m", params), timeout=5).identity
+        return caller(LitellmModel("t", "openai/m", params), timeout=5).identity
 
     one, two = identity("sk-first-key-000000000000"), identity("sk-second-key-11111111111")
     assert one == two
+    # both paths share one identity: answers cached by one are reused by the other
+    assert identity("sk-first-key-000000000000", LitellmCaller) == identity("sk-first-key-000000000000", OpenAICaller)
     text = json.dumps(one)
     assert "sk-first" not in text and "Bearer" not in text and "org-1" not in text  # header values: digests
     assert set(one["params"]["headers"]) == {"OpenAI-Organization"}
     assert "extra_headers" not in one["params"]  # only a credential in it
-    other_org = LitellmCaller(LitellmModel("t", "openai/m", {"headers": {"OpenAI-Organization": "org-2"}}), 5)
-    same_org = LitellmCaller(LitellmModel("t", "openai/m", {"headers": {"OpenAI-Organization": "org-1"}}), 5)
+    other_org = cls(LitellmModel("t", "openai/m", {"headers": {"OpenAI-Organization": "org-2"}}), 5)
+    same_org = cls(LitellmModel("t", "openai/m", {"headers": {"OpenAI-Organization": "org-1"}}), 5)
     assert other_org.identity != same_org.identity  # a header that is no credential still counts
 
 
@@ -274,9 +326,10 @@ def test_invalid_code_points_are_replaced_once_where_they_enter_and_noted(tmp_pa
     assert out["q"].via == "cache" and out["q"].note == again.lookup("q")[1]
 
 
-def test_missing_credentials_stop_the_run_before_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    caller = LitellmCaller(LitellmModel("t", "openai/test-model", {}), timeout=5)
+def test_missing_credentials_stop_the_run_before_the_first_call(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    caller = make_caller(LitellmModel("t", "openai/test-model", {}), timeout=5, path=path)
     t0 = time.monotonic()
     pool, out = run_pool(caller, [f"q{i}" for i in range(20)], concurrency=4, retries=4)
     assert time.monotonic() - t0 < 20  # litellm's import included; no request, no retry
@@ -288,10 +341,10 @@ def test_missing_credentials_stop_the_run_before_the_first_call(monkeypatch: pyt
     assert classify(err) == "fatal"
 
 
-def test_a_local_openai_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_local_openai_server_needs_no_key(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with OpenAIServer(answers={"a": "A"}) as srv:
-        caller = LitellmCaller(LitellmModel("t", "openai/test-model", {"api_base": srv.base_url}), timeout=5)
+        caller = make_caller(LitellmModel("t", "openai/test-model", {"api_base": srv.base_url}), timeout=5, path=path)
         pool, out = run_pool(caller, ["a"])
         assert out["a"].text == "A" and pool.fatal is None
         assert srv.requests[0]["headers"]["authorization"] == "Bearer sk-no-key-required"

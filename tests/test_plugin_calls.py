@@ -460,3 +460,152 @@ def test_an_answer_with_invalid_code_points_is_kept_with_a_note(toy: pytest.Pyte
         assert row["response"] == "0 \ufffd" and row["error"] is None
         assert "invalid code points (lone surrogates), replaced by U+FFFD" in row["note"]
     result.stdout.fnmatch_lines(["*15 prompts: 0 answered by the model, 15 from the cache*"])
+
+
+# --------------------------------------------------------------------------------------------
+# issue 10: the lean call path, tokens, latency, cost and the budget -- in real sessions
+# --------------------------------------------------------------------------------------------
+
+# Right for even paraphrase groups, wrong for odd ones.
+MIXED = {r["question"]: (r["answer"] if int(r["group"][1:]) % 2 == 0 else "99") for r in TOY}
+
+
+def toy_model_args(srv: OpenAIServer, *extra: str) -> list:
+    return ["--defan-model=openai/test-model", f"--defan-model-arg=api_base={srv.base_url}",
+            f"--defan-model-arg=api_key={KEY}", "--defan-timeout=5", *TOY_ARGS, *extra]
+
+
+def comparable(report: dict) -> dict:
+    """A report without what differs between two runs of the same answers (when, how long)."""
+    out = {k: v for k, v in report.items() if k not in ("meta", "usage")}
+    out["rows"] = [{k: v for k, v in r.items()} for r in report["rows"]]
+    return out
+
+
+def test_the_lean_path_and_litellm_give_identical_reports(toy: pytest.Pytester) -> None:
+    results = {}
+    with OpenAIServer(answers=MIXED) as srv:
+        for path in ("litellm", "auto"):
+            results[path] = toy.runpytest_subprocess(
+                *toy_model_args(srv, f"--defan-call-path={path}", "--defan-cache=off", f"--defan-report={path}.json"))
+            assert results[path].ret == 0, results[path].stdout.lines[-20:]
+        assert srv.counts == {q: 2 for q in MIXED}  # each path asked every prompt once
+    reports = {p: json.loads((toy.path / f"{p}.json").read_text()) for p in results}
+    assert comparable(reports["litellm"]) == comparable(reports["auto"])
+    assert reports["litellm"]["domains"]["toy"]["fch"] == pytest.approx(6 / 15)  # groups 1 and 3 wrong
+    # which path ran: in the usage block of the report and in the terminal
+    assert (reports["litellm"]["usage"]["call_path"], reports["auto"]["usage"]["call_path"]) == ("litellm", "openai")
+    for path, via in (("litellm", "litellm"), ("auto", "the OpenAI protocol")):
+        results[path].stdout.fnmatch_lines([
+            f"defan estimate: 15 prompts to send (0 from the cache) via {via}: ~* prompt + ~1,500 completion tokens, "
+            "cost unknown (no price for openai/test-model: set price_in and price_out, USD per million tokens, in "
+            '[[]models."openai/test-model"])',
+            "*15 prompts: 15 answered by the model, 0 from the cache*",
+            f"usage via {via}: 105 prompt + 15 completion tokens in 15 answers; latency p50 * ms, p95 * ms; cost "
+            "unknown (no price)",
+        ])
+        usage = reports[path]["usage"]
+        assert usage["tokens"] == {"prompt": 105, "completion": 15, "total": 120, "answers": 15, "unknown": 0}
+        assert usage["latency"]["n"] == 15 and 0 < usage["latency"]["p50"] <= usage["latency"]["p95"]
+
+
+PRICED = """
+[tool.defan.models.priced]
+model = "openai/test-model"
+api_base = "{base}"
+price_in = 1000.0
+price_out = 2000.0
+litellm = {{ api_key = "{key}" }}
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_budget_stops_the_run_incomplete_and_a_resume_asks_nothing_twice(toy: pytest.Pytester,
+                                                                          workers: list) -> None:
+    write_toy(toy, toy_rows(60))
+    rows = toy_rows(60)
+    answers = {r["question"]: f"it has {r['answer']}" for r in rows}
+    per_call = (7 * 1000 + 3 * 2000) / 1e6  # 7 prompt words, 3 answer words: $0.013
+    args = ["--defan-model=priced", "--defan-report=r.json", "--defan-concurrency=4", *TOY_ARGS, *workers]
+    with OpenAIServer(answers=answers, latency=0.02) as srv:
+        toy.makepyprojecttoml(PRICED.format(base=srv.base_url, key=KEY))
+        first = toy.runpytest_subprocess("--defan-budget=0.3", *args)
+        sent = srv.total
+        report = json.loads((toy.path / "r.json").read_text())
+        second = toy.runpytest_subprocess("--defan-budget=5", *args)
+        counts = srv.counts
+    budget = report["usage"]["budget"]
+    assert budget["limit"] == 0.3 and budget["complete"] is False and budget["unsent"] == 60 - sent
+    # within one concurrency window of the limit (each worker's, under xdist)
+    assert budget["spent"] == pytest.approx(sent * per_call) and budget["spent"] <= 0.3 + 4 * per_call * max(1, len(workers))
+    assert sent * per_call >= 0.3 - (4 + 1) * per_call  # not long before the limit, workers or not
+    errors = [r for r in report["rows"] if r["error"]]
+    assert len(errors) == 60 - sent and all(r["error_kind"] == "BudgetExceeded" for r in errors)
+    assert all(r["claim"] is None and r["correct"] is None for r in errors)  # never a hallucination
+    first.stdout.fnmatch_lines([
+        "defan estimate: 60 prompts to send (0 from the cache) via the OpenAI protocol: ~* prompt + ~6,000 "
+        "completion tokens, ~$12.* at $1,000.00 in, $2,000.00 out per million tokens ([[]models.priced])",
+        f"*budget $0.3000 reached ($* spent): {60 - sent} prompts not sent, the run is incomplete; every answer is "
+        "kept in the cache: a larger --defan-budget asks the rest",
+    ])
+    # resumed with a larger budget: the rest is asked, nothing twice
+    assert second.ret == 0, second.stdout.lines[-20:]
+    assert counts == {q: 1 for q in answers}
+    second.stdout.fnmatch_lines([f"defan estimate: {60 - sent} prompts to send ({sent} from the cache)*",
+                                 "*budget $5.0000: $* spent"])
+    resumed = json.loads((toy.path / "r.json").read_text())["usage"]
+    assert resumed["budget"]["complete"] is True and resumed["cached"] == sent
+    assert resumed["cost"]["spent"] == pytest.approx((60 - sent) * per_call)
+
+
+def test_a_budget_needs_a_price(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--defan-model=openai/local-model", "--defan-model-arg=api_base=http://127.0.0.1:9/v1",
+                           "--defan-budget=1", *TOY_ARGS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert ("--defan-budget: no price for 'openai/local-model': set price_in and price_out (USD per million tokens) "
+            'in [models."openai/local-model"]') in result.stderr.str()
+    forced = toy.runpytest("--defan-model=anthropic/claude-3-5-haiku", "--defan-call-path=openai", *TOY_ARGS)
+    assert forced.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--defan-call-path=openai: 'anthropic/claude-3-5-haiku' cannot take the OpenAI-protocol path" in \
+        forced.stderr.str()
+
+
+# Each process of the session (controller and workers) says, at its end, which HTTP clients it
+# imported: a worker with nothing to ask must not pay for one.
+PROBE_CONFTEST = """
+import json, os, sys
+
+def pytest_sessionfinish(session):
+    who = getattr(session.config, "workerinput", {}).get("workerid", "controller")
+    with open(os.path.join(os.environ["DEFAN_TEST_PROBE"], who + ".json"), "w") as f:
+        json.dump(sorted(m for m in ("litellm", "openai", "aiohttp", "httpx") if m in sys.modules), f)
+"""
+
+
+def test_start_up_each_worker_pays_once_and_a_worker_with_nothing_to_ask_pays_nothing(
+        toy: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_toy(toy, toy_rows(60))
+    toy.makeconftest(PROBE_CONFTEST)
+    answers = {r["question"]: f"it has {r['answer']}" for r in toy_rows(60)}
+
+    def modules(run: str) -> dict:
+        folder = tmp_path / run
+        folder.mkdir()
+        monkeypatch.setenv("DEFAN_TEST_PROBE", str(folder))
+        return folder
+
+    with OpenAIServer(answers=answers, latency=0.01) as srv:
+        cold_dir = modules("cold")
+        cold = toy.runpytest_subprocess(*toy_model_args(srv, "-n", "2"))
+        warm_dir = modules("warm")
+        warm = toy.runpytest_subprocess(*toy_model_args(srv, "-n", "2"))
+        assert srv.total == 60
+    assert cold.ret == 0 and warm.ret == 0, cold.stdout.lines[-20:] + warm.stdout.lines[-20:]
+    seen = {p.stem: json.loads(p.read_text()) for p in cold_dir.glob("*.json")}
+    assert set(seen) == {"controller", "gw0", "gw1"}
+    assert all("litellm" not in m and "openai" not in m for m in seen.values())  # the lean path never imports them
+    assert "aiohttp" not in seen["controller"]  # the controller asks nothing
+    warm_seen = {p.stem: json.loads(p.read_text()) for p in warm_dir.glob("*.json")}
+    assert warm_seen == {"controller": [], "gw0": [], "gw1": []}  # everything cached: no client anywhere
+    warm.stdout.fnmatch_lines(["defan estimate: 0 prompts to send (60 from the cache) via the OpenAI protocol: "
+                               "nothing to pay"])
