@@ -1,6 +1,23 @@
-"""The ``defan`` command: score a file of responses without pytest.
+"""The ``defan`` command: score responses, and judge or compare saved reports, without pytest.
 
+    defan --version
     defan score RESPONSES.jsonl [--json OUT [--force]] [--spacy-model NAME_OR_PATH|none]
+    defan gate REPORT.json [--thresholds F] [--baseline B.json [--baseline-force]]
+               [--decide point|interval] [--json OUT [--force]]
+    defan compare OLD.json NEW.json [--thresholds F] [--baseline-force]
+    defan html REPORT.json [--baseline B.json [--baseline-force]] -o PATH [--force]
+    defan merge REPORT.json... [-o MERGED.json] [--thresholds F] [--baseline B.json [--baseline-force]]
+                [--decide point|interval] [--html PATH] [--force]
+
+``defan gate`` re-judges a saved report (``--defan-report``) as the plugin would: the level gate
+against the thresholds (default: ``thresholds.toml`` here, else the file the run used), and with
+``--baseline`` the regression gate; exit code 0 when both pass, 1 when either fails, 2 for bad
+input.  ``defan compare`` prints the per-domain change between two reports and the prompts that
+flipped (exit 0, or 2 for bad input).  ``defan html`` writes a report as one self-contained HTML
+file (:mod:`defan_pytest.html_report`).  ``defan merge`` combines the reports of the shards of one
+run (``--defan-shard=I/N``, :mod:`defan_pytest.shards`) into the report, verdicts, exit code,
+step summary and HTML an unsharded run gives; it refuses (exit 2, naming the files) shards of
+different runs, a missing or duplicated shard, and a mix of sharded and unsharded reports.
 
 RESPONSES.jsonl has one JSON object per line with ``question``, ``answer`` (the raw gold: a
 string, or a JSON number kept exactly as written, so ``42.850`` keeps its three decimals),
@@ -28,12 +45,16 @@ Exit codes: 0 success, 2 bad input or usage (or OUT could not be written), 130 i
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+from defan_pytest import __version__
 from defan_pytest.dataset import DatasetError, load_responses
 from defan_pytest.errors import MAX_SHOWN, DefanError, format_problems
 from defan_pytest.outputs import OutputError, check_output
@@ -101,8 +122,12 @@ def _nlp_option(value: str) -> str | None:
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=_PROG,
-        description="Score DefAn-style responses: FCH, PMH, RC and error rate per domain.",
+        description="Score DefAn-style responses (FCH, PMH, RC and error rate per domain), and judge or compare "
+        "saved reports.",
     )
+    from defan_pytest import __version__
+
+    parser.add_argument("--version", action="version", version=f"defan-pytest {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     score = sub.add_parser(
         "score",
@@ -130,6 +155,68 @@ def _build_parser() -> argparse.ArgumentParser:
         help='spaCy pipeline for name extraction: a package name or a path, "none" to use none, '
         'or "auto" (default: the first installed English pipeline, if any)',
     )
+    gate = sub.add_parser(
+        "gate",
+        help="re-judge a saved report: the level gate, and the regression gate with --baseline",
+        description="Re-judge REPORT.json (from --defan-report or defan score --json) against the thresholds, "
+        "and with --baseline against an earlier report; exit 0 when both gates pass, 1 when one fails.",
+    )
+    gate.add_argument("report", metavar="REPORT.json", type=Path, help="the report to judge")
+    gate.add_argument("--thresholds", metavar="F", type=Path, default=None,
+                      help="thresholds file (default: thresholds.toml here, else the one the run used)")
+    gate.add_argument("--baseline", metavar="B.json", type=Path, default=None,
+                      help="an earlier report: judge the change by a paired test (the regression gate)")
+    gate.add_argument("--baseline-force", action="store_true",
+                      help="compare even with a baseline of another data set or scorer")
+    gate.add_argument("--decide", choices=("point", "interval"), default=None,
+                      help="how the level gate decides (default: as the run did)")
+    gate.add_argument("--json", metavar="OUT", type=Path, default=None, help="write the re-judged report to OUT")
+    gate.add_argument("--force", action="store_true", help="let --json replace a file that is not a defan report")
+    compare = sub.add_parser(
+        "compare",
+        help="print the per-domain change between two reports and the prompts that flipped",
+        description="Compare NEW.json with OLD.json on the prompts both hold: the change of FCH, PMH and RC per "
+        "domain with its interval (paired test over paraphrase groups), and the prompts that flipped.",
+    )
+    compare.add_argument("old", metavar="OLD.json", type=Path, help="the earlier report (the baseline)")
+    compare.add_argument("new", metavar="NEW.json", type=Path, help="the later report")
+    compare.add_argument("--thresholds", metavar="F", type=Path, default=None,
+                         help="thresholds file for the tolerances and confidence (default: thresholds.toml here, if any)")
+    compare.add_argument("--baseline-force", action="store_true",
+                         help="compare even reports of another data set or scorer")
+    html = sub.add_parser(
+        "html",
+        help="write a report as one self-contained HTML file",
+        description="Write REPORT.json as one HTML file that needs nothing at view time: a chart per metric, the "
+        "verdicts, every prompt (filters, search), paraphrase groups side by side, the run's metadata.",
+    )
+    html.add_argument("report", metavar="REPORT.json", type=Path, help="the report to show")
+    html.add_argument("--baseline", metavar="B.json", type=Path, default=None,
+                      help="an earlier report: its figures in the charts, and the prompts that flipped")
+    html.add_argument("--baseline-force", action="store_true", help="show a baseline of another data set or scorer")
+    html.add_argument("-o", "--output", metavar="PATH", type=Path, required=True, help="the HTML file to write")
+    html.add_argument("--force", action="store_true", help="let -o replace a file that is not a defan report")
+    merge = sub.add_parser(
+        "merge",
+        help="combine the reports of the shards of one run (--defan-shard) and judge the whole run",
+        description="Combine the reports of every shard of one run (pytest --defan-shard=I/N --defan-report=...) "
+        "into the report, figures, gate verdicts, exit code, step summary and HTML of the unsharded run; exit 0 "
+        "when the gates pass, 1 when one fails, 2 for bad input (shards of different runs, a shard missing or "
+        "given twice, an unsharded report among them).",
+    )
+    merge.add_argument("reports", metavar="REPORT.json", type=Path, nargs="+", help="the shards' reports")
+    merge.add_argument("-o", "--output", metavar="MERGED.json", type=Path, default=None,
+                       help="write the merged report here")
+    merge.add_argument("--thresholds", metavar="F", type=Path, default=None,
+                       help="thresholds file (default: thresholds.toml here, else the one the runs used)")
+    merge.add_argument("--baseline", metavar="B.json", type=Path, default=None,
+                       help="an earlier report: judge the change by a paired test (the regression gate)")
+    merge.add_argument("--baseline-force", action="store_true",
+                       help="compare even with a baseline of another data set or scorer")
+    merge.add_argument("--decide", choices=("point", "interval"), default=None,
+                       help="how the level gate decides (default: as the runs did)")
+    merge.add_argument("--html", metavar="PATH", type=Path, default=None, help="also write the HTML report here")
+    merge.add_argument("--force", action="store_true", help="let -o and --html replace a file that is not a defan report")
     return parser
 
 
@@ -189,15 +276,18 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         )
         for ln in lines
     ]
+    began = time.monotonic()
     scores = scorer.score_many(items)
+    scoring_seconds = round(time.monotonic() - began, 3)
 
     from defan_pytest.metrics import summarize
     from defan_pytest.reports import format_table, write_json
-    from defan_pytest.run import REPORT_ROW_KEYS, build_report
+    from defan_pytest.run import REPORT_ROW_KEYS, build_report, error_kind, scorer_meta
 
     rows: list[dict[str, Any]] = []
     for ln, sc in zip(lines, scores):
         row = dict(zip(REPORT_ROW_KEYS, (ln.id, ln.domain, ln.group, ln.type, sc.claim, sc.aligned, sc.correct, sc.error)))
+        row.update(question=ln.question, answer=ln.answer, response=ln.response, error_kind=error_kind(sc.error))
         if sc.note:  # a very long response read in a window, or NER unavailable for it
             row["note"] = sc.note
         rows.append(row)
@@ -206,15 +296,306 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if out is not None:
         # OUT may be this very stream (/dev/stdout): the table goes out first, then the report.
         stdout.flush()
+        kinds: dict[str, int] = {}
+        for row in rows:
+            kind = row["error_kind"]
+            if isinstance(kind, str):
+                kinds[kind] = kinds.get(kind, 0) + 1
+        meta = {
+            "defan_pytest": __version__,
+            "producer": "defan score",
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "model": None,
+            "dataset": _questions_identity(path, lines),
+            "scorer": scorer_meta(scorer.pipeline),
+            "selection": {
+                "domains": sorted({ln.domain for ln in lines}), "sample": None, "seed": 0,
+                "selected": len(lines), "ran": len(lines), "narrowed": False, "shard": None,
+            },
+            "calls": {"prompts": len(lines), "errors": sum(kinds.values()), "error_kinds": kinds},
+            "durations": {"scoring": scoring_seconds, "total": scoring_seconds},
+        }
         try:
-            report = build_report(rows, summary)
-            report["scorer"] = {k: v for k, v in scorer_info.items() if k != "text"}
+            report = build_report(rows, summary, meta)
             write_json(out, report, inputs=inputs, force=args.force, force_hint="--force")
         except OutputError as exc:
             print(f"{_PROG}: error: --json {printable(str(exc))}", file=stderr)
             return 2
         print(f"{_PROG}: wrote {printable(str(out))}", file=stderr)
     return 0
+
+
+def _questions_identity(path: Path, lines: Sequence[_Line]) -> dict[str, Any]:
+    """A responses file's data set: the digest of its questions and golds (not of the
+    responses), so that two models' responses to the same questions can be compared."""
+    digest = hashlib.sha256()
+    for ln in lines:
+        digest.update(json.dumps([ln.id, ln.question, ln.answer, ln.type], ensure_ascii=False).encode("utf-8"))
+        digest.update(b"\n")
+    sha = digest.hexdigest()
+    return {"source": path.name, "identity": f"questions:{sha[:16]}", "commit": None, "sha256": {"questions": sha}}
+
+
+def _thresholds_for(arg: Path | None, report: dict[str, Any], model: str | None, domains: Sequence[str]) -> Any:
+    """The thresholds a saved report is judged by: the file named, else ``thresholds.toml``
+    here, else the file the run used (when it still exists), else none."""
+    from defan_pytest import thresholds
+
+    if arg is not None:
+        candidates, required = [arg], True
+    else:
+        used = (report.get("thresholds") or {}).get("source")
+        candidates, required = [Path("thresholds.toml"), *([Path(used)] if used else [])], False
+    extra = [d for d in domains]
+    for candidate in candidates:
+        if candidate.is_file() or required:
+            try:
+                return thresholds.load_thresholds(candidate, extra_domains=extra, model=model, required=True)
+            except thresholds.ThresholdsError as exc:
+                raise _UsageError(str(exc)) from None
+    return thresholds.Thresholds.empty(model=model)
+
+
+def _load(path: Path, what: str) -> dict[str, Any]:
+    from defan_pytest.baseline import BaselineError, load_report
+
+    try:
+        return load_report(path, what=what)
+    except BaselineError as exc:
+        raise _UsageError(str(exc)) from None
+
+
+def _gate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``defan gate``: the level gate and, with --baseline, the regression gate, on a report."""
+    from defan_pytest import baseline, gate, github, regression_gate
+    from defan_pytest.metrics import summarize
+    from defan_pytest.reports import write_json
+    from defan_pytest.run import build_report, gate_status
+
+    report_path: Path = args.report
+    inputs = [("the report judged", report_path)]
+    if args.thresholds is not None:
+        inputs.append(("the thresholds file", args.thresholds))
+    if args.baseline is not None:
+        inputs.append(("the baseline report", args.baseline))
+    if args.json is not None:
+        try:
+            check_output(args.json, inputs=inputs, force=args.force, force_hint="--force")
+        except OutputError as exc:
+            raise _UsageError(f"--json {exc}") from None
+    report = _load(report_path, "report")
+    meta = dict(report["meta"])
+    model = (meta.get("model") or {}).get("name")
+    rows = report["rows"]
+    domains = sorted({str(r["domain"]) for r in rows})
+    limits = _thresholds_for(args.thresholds, report, model, domains)
+    old = None
+    if args.baseline is not None:
+        old = _load(args.baseline, "--baseline")
+        problems = baseline.comparability(old, meta, rows, where="--baseline")
+        if problems and not args.baseline_force:
+            raise _UsageError("; ".join(problems) + "; --baseline-force compares anyway")
+    decide = args.decide or (report.get("thresholds") or {}).get("decide") or "point"
+    summary = summarize(rows)
+    verdicts = gate.check(summary, limits, decide=decide) if not limits.is_empty else []
+    skipped = None
+    if (meta.get("selection") or {}).get("narrowed"):
+        skipped = "the report is of a narrowed selection (part of the selected prompts ran)"
+    status = gate_status(verdicts, skipped=skipped is not None)
+    comparison = None
+    if old is not None:
+        comparison = regression_gate.judge(old, rows, limits, baseline_path=str(args.baseline), skipped=skipped)
+    if not limits.is_empty:
+        stdout.write(gate.format_gate_table(summary, limits, verdicts, width=_width()))
+    for v in verdicts:
+        if v.status in (gate.FAIL, gate.INSUFFICIENT):
+            stdout.write(printable(f"FAILED gate[{v.scope}]: {v.message}") + "\n")
+    if skipped is not None:
+        stdout.write(f"gates skipped: {skipped}\n")
+    if comparison is not None:
+        stdout.write(regression_gate.format_comparison(comparison))
+    meta["producer"] = "defan gate"
+    thresholds_meta = regression_gate.thresholds_meta(limits, summary, decide)
+    judged = build_report(
+        rows, summary, meta, thresholds=thresholds_meta, verdicts=verdicts, gate_status=status,
+        regression=comparison, usage=report.get("usage"),
+    )
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        github.append_step_summary(github.step_summary(judged))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in github.error_annotations(judged, regression_gate.annotation_lines(limits, verdicts, comparison)):
+            stdout.write(line + "\n")
+    if args.json is not None:
+        try:
+            write_json(args.json, judged, inputs=inputs, force=args.force, force_hint="--force")
+        except OutputError as exc:
+            print(f"{_PROG}: error: --json {printable(str(exc))}", file=stderr)
+            return 2
+    failed = status == "fail" or (comparison is not None and comparison.get("status") == "fail")
+    stdout.write(
+        f"{_PROG}: level gate {status}"
+        + (f", regression gate {comparison.get('status')}" if comparison is not None else "")
+        + "\n"
+    )
+    return 1 if failed else 0
+
+
+def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``defan compare OLD NEW``: the per-domain change and the prompts that flipped."""
+    from defan_pytest import baseline, regression_gate
+
+    old = _load(args.old, "OLD")
+    new = _load(args.new, "NEW")
+    problems = baseline.comparability(old, new["meta"], new["rows"], where=str(args.old))
+    if problems and not args.baseline_force:
+        raise _UsageError("; ".join(problems) + "; --baseline-force compares anyway")
+    model = ((new.get("meta") or {}).get("model") or {}).get("name")
+    domains = sorted({str(r["domain"]) for r in new["rows"]})
+    limits = _thresholds_for(args.thresholds, {}, model, domains) if args.thresholds or Path("thresholds.toml").is_file() else None
+    from defan_pytest import thresholds
+
+    comparison = regression_gate.judge(old, new["rows"], limits or thresholds.Thresholds.empty(model=model),
+                                       baseline_path=str(args.old))
+    stdout.write(regression_gate.format_comparison(comparison, flipped=50))
+    return 0
+
+
+def _check_outputs(outputs: Sequence[tuple[str, Path | None]], inputs: Sequence[tuple[str, Path]], force: bool) -> None:
+    """Every output path checked before anything is read (and no two the same file)."""
+    given = [(flag, out) for flag, out in outputs if out is not None]
+    for i, (flag, out) in enumerate(given):
+        for other_flag, other in given[:i]:
+            if os.path.abspath(out) == os.path.abspath(other):
+                raise _UsageError(f"{flag} {out}: the same file as {other_flag}; give each its own")
+        try:
+            check_output(out, inputs=inputs, force=force, force_hint="--force")
+        except OutputError as exc:
+            raise _UsageError(f"{flag} {exc}") from None
+
+
+def _baseline_for(path: Path | None, meta: Any, rows: Any, force: bool) -> dict[str, Any] | None:
+    from defan_pytest import baseline
+
+    if path is None:
+        return None
+    old = _load(path, "--baseline")
+    problems = baseline.comparability(old, meta, rows, where="--baseline")
+    if problems and not force:
+        raise _UsageError("; ".join(problems) + "; --baseline-force compares anyway")
+    return old
+
+
+def _html(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``defan html REPORT.json -o PATH``: the report as one self-contained HTML file."""
+    from defan_pytest import html_report
+
+    inputs = [("the report", args.report)] + ([("the baseline report", args.baseline)] if args.baseline else [])
+    _check_outputs([("-o", args.output)], inputs, args.force)
+    report = _load(args.report, "report")
+    old = _baseline_for(args.baseline, report["meta"], report["rows"], args.baseline_force)
+    try:
+        out = html_report.write_html(
+            args.output, report, baseline=old, baseline_path=str(args.baseline) if args.baseline else None,
+            inputs=inputs, force=args.force, force_hint="--force",
+        )
+    except OutputError as exc:
+        print(f"{_PROG}: error: -o {printable(str(exc))}", file=stderr)
+        return 2
+    print(f"{_PROG}: wrote {printable(str(out))} ({len(report['rows']):,} prompts)", file=stderr)
+    return 0
+
+
+def _merge(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``defan merge SHARD.json...``: the shards of one run combined and judged as one run."""
+    from defan_pytest import gate, github, html_report, regression_gate, shards
+    from defan_pytest.metrics import summarize
+    from defan_pytest.reports import write_json
+    from defan_pytest.run import build_report, gate_status
+
+    paths: list[Path] = list(args.reports)
+    inputs = [("a shard report", p) for p in paths]
+    if args.thresholds is not None:
+        inputs.append(("the thresholds file", args.thresholds))
+    if args.baseline is not None:
+        inputs.append(("the baseline report", args.baseline))
+    _check_outputs([("-o", args.output), ("--html", args.html)], inputs, args.force)
+    loaded = [(str(p), _load(p, "shard report")) for p in paths]
+    try:
+        combined = shards.combine(loaded)
+    except shards.ShardError as exc:
+        print(format_problems(exc.problems, f"{_PROG} merge: nothing was merged"), file=stderr)
+        return 2
+    rows, meta = combined.rows, combined.meta
+    model = (meta.get("model") or {}).get("name")
+    domains = sorted({str(r["domain"]) for r in rows})
+    first = dict(loaded)[combined.files[0]]
+    limits = _thresholds_for(args.thresholds, first, model, domains)
+    old = _baseline_for(args.baseline, meta, rows, args.baseline_force)
+    if old is None:
+        used = sorted({str(((r.get("regression") or {}).get("baseline") or {}).get("path") or "") for _n, r in loaded} - {""})
+        if used:
+            print(f"{_PROG}: note: the shards were compared with {', '.join(map(printable, used))}; pass --baseline "
+                  "to judge the regression gate of the whole run", file=stderr)
+    decide = args.decide or combined.decide
+    summary = summarize(rows)
+    verdicts = gate.check(summary, limits, decide=decide) if not limits.is_empty else []
+    skipped = None
+    if (meta.get("selection") or {}).get("narrowed"):
+        skipped = "a shard ran part of its selection (-k, -m, --deselect, --lf, a path, or a stopped run)"
+    status = gate_status(verdicts, skipped=skipped is not None)
+    comparison = None
+    if old is not None:
+        comparison = regression_gate.judge(old, rows, limits, baseline_path=str(args.baseline), skipped=skipped)
+    if not limits.is_empty:
+        stdout.write(gate.format_gate_table(summary, limits, verdicts, width=_width()))
+    else:
+        from defan_pytest.reports import format_table
+
+        stdout.write(format_table(summary))
+    for v in verdicts:
+        if v.status in (gate.FAIL, gate.INSUFFICIENT):
+            stdout.write(printable(f"FAILED gate[{v.scope}]: {v.message}") + "\n")
+    if skipped is not None:
+        stdout.write(f"gates skipped: {skipped}\n")
+    if comparison is not None:
+        stdout.write(regression_gate.format_comparison(comparison))
+    meta["producer"] = "defan merge"
+    meta["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    thresholds_meta = regression_gate.thresholds_meta(limits, summary, decide)
+    merged = build_report(
+        rows, summary, meta, thresholds=thresholds_meta, verdicts=verdicts, gate_status=status,
+        regression=comparison, usage=shards.combine_usage([r for _n, r in loaded]),
+    )
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        github.append_step_summary(github.step_summary(merged))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in github.error_annotations(merged, regression_gate.annotation_lines(limits, verdicts, comparison)):
+            stdout.write(line + "\n")
+    try:
+        if args.output is not None:
+            write_json(args.output, merged, inputs=inputs, force=args.force, force_hint="--force")
+        if args.html is not None:
+            html_report.write_html(
+                args.html, merged, baseline=old, baseline_path=str(args.baseline) if args.baseline else None,
+                inputs=inputs, force=args.force, force_hint="--force",
+            )
+    except OutputError as exc:
+        print(f"{_PROG}: error: {printable(str(exc))}", file=stderr)
+        return 2
+    failed = status == "fail" or (comparison is not None and comparison.get("status") == "fail")
+    stdout.write(
+        f"{_PROG}: merged {combined.count} shards ({len(rows):,} prompts): level gate {status}"
+        + (f", regression gate {comparison.get('status')}" if comparison is not None else "")
+        + "\n"
+    )
+    return 1 if failed else 0
+
+
+def _width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 80
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -230,10 +611,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print(f"{_PROG}: error: a command is required (try '{_PROG} score --help')", file=sys.stderr)
+        print(f"{_PROG}: error: a command is required (score, gate, compare, html or merge; try '{_PROG} --help')", file=sys.stderr)
         return 2
+    command = {"score": _score, "gate": _gate, "compare": _compare, "html": _html, "merge": _merge}[args.command]
     try:
-        return _score(args, sys.stdout, sys.stderr)
+        return command(args, sys.stdout, sys.stderr)
     except DefanError as exc:  # a _UsageError: one problem, already worded for the user
         print(f"{_PROG}: error: {printable(str(exc))}", file=sys.stderr)
         return 2

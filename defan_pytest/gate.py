@@ -14,10 +14,14 @@ Rules
   exact float values (a figure equal to its limit passes). Messages round to 2 decimals, except
   that a figure that *differs* from its limit but rounds to the same text is shown with enough
   digits to see the difference: "FCH 0.35 > max_fch 0.35" would read as a bug.
-* ``min_samples``: when a scope has fewer scored responses than ``min_samples`` its FCH, PMH and
-  RC are not judged; they get an ``"insufficient"`` verdict instead of passing silently. The
-  error rate is the exception: its denominator is the responses *asked*, so it is judged as long
-  as enough responses were asked. Otherwise a provider outage - almost every call errored,
+* ``min_samples`` counts paraphrase groups (the unit of the intervals; fifteen answers to one
+  question are not fifteen samples): when a scope has fewer groups with a scored response than
+  ``min_samples`` its FCH, PMH and RC are not judged; they get an ``"insufficient"`` verdict
+  instead of passing silently. The error rate is the exception: its denominator is the responses
+  *asked*, so it is judged as long as enough groups were asked.
+* ``decide``: ``"point"`` (default) fails a figure beyond its limit; ``"interval"`` fails it only
+  when its whole 95% interval lies beyond the limit (a small pull-request sample whose point
+  estimate crosses the limit by chance passes, and its message says it was not decided). Otherwise a provider outage - almost every call errored,
   hence almost nothing scored - would make every check "insufficient" and the run would get
   through the gate exactly when it is most broken. (A metric declares which rule it follows
   with :attr:`~defan_pytest.metrics.Metric.denominator`: ``"scored"`` or ``"asked"``.)
@@ -53,6 +57,11 @@ NOT_APPLICABLE: Status = "n/a"
 
 #: The scope name of the overall figure.
 OVERALL = "overall"
+
+#: How a figure beyond its limit is decided (``--defan-decide``): on the point estimate, or
+#: only when the whole interval lies beyond the limit.
+POINT = "point"
+INTERVAL = "interval"
 
 
 @dataclass(frozen=True)
@@ -109,11 +118,6 @@ def _ci_text(ci: Any) -> str | None:
     return None
 
 
-def _responses(count: int, scored: bool = True) -> str:
-    noun = "scored response" if scored else "response"
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 # --------------------------------------------------------------------------------------------
 # The gate
 # --------------------------------------------------------------------------------------------
@@ -124,23 +128,40 @@ def _count(figs: Mapping[str, Any], key: str) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _judge_scope(scope: str, figs: Mapping[str, Any], limits: Limits) -> list[Verdict]:
+def _groups(count: int, scored: bool = True) -> str:
+    noun = "scored group" if scored else "group"
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _interval_side(figs: Mapping[str, Any], metric: Metric, limit: float) -> bool | None:
+    """Under ``decide="interval"``: True when the whole interval lies beyond ``limit`` (the
+    figure fails), False when it does not, None when there is no interval."""
+    ci = figs.get(metric.ci_key)
+    if not (isinstance(ci, Sequence) and not isinstance(ci, str) and len(ci) == 2 and None not in ci):
+        return None
+    lo, hi = float(ci[0]), float(ci[1])
+    return hi < limit if metric.higher_is_better else lo > limit
+
+
+def _judge_scope(scope: str, figs: Mapping[str, Any], limits: Limits, decide: str = POINT) -> list[Verdict]:
     verdicts: list[Verdict] = []
-    scored = _count(figs, "scored")
-    asked = _count(figs, "n")
+    # min_samples counts paraphrase groups, the unit of the intervals: fifteen answers to one
+    # question are not fifteen samples.
+    groups = _count(figs, "scored_groups") if "scored_groups" in figs else _count(figs, "groups")
+    asked_groups = _count(figs, "groups")
     min_samples = limits.min_samples
-    short = min_samples is not None and scored < min_samples
+    short = min_samples is not None and groups < min_samples
 
     if min_samples is not None:
         if short:
             verdicts.append(Verdict(
-                scope, "samples", INSUFFICIENT, scored, min_samples,
-                f"{scope}: {_responses(scored)} < min_samples {min_samples}: not judged",
+                scope, "samples", INSUFFICIENT, groups, min_samples,
+                f"{scope}: {_groups(groups)} < min_samples {min_samples}: not judged",
             ))
         else:
             verdicts.append(Verdict(
-                scope, "samples", PASS, scored, min_samples,
-                f"{scope}: {_responses(scored)} >= min_samples {min_samples}",
+                scope, "samples", PASS, groups, min_samples,
+                f"{scope}: {_groups(groups)} >= min_samples {min_samples}",
             ))
 
     # The registry is read now, not at import, so a metric registered later is judged too.
@@ -161,31 +182,39 @@ def _judge_scope(scope: str, figs: Mapping[str, Any], limits: Limits) -> list[Ve
             continue
         if min_samples is not None:
             if metric.denominator == ASKED:
-                if asked < min_samples:
+                if asked_groups < min_samples:
                     verdicts.append(Verdict(
                         scope, metric.name, INSUFFICIENT, value, limit,
-                        f"{scope}: {metric.label} not judged: {_responses(asked, scored=False)} "
+                        f"{scope}: {metric.label} not judged: {_groups(asked_groups, scored=False)} "
                         f"< min_samples {min_samples}",
                     ))
                     continue
             elif short:
                 verdicts.append(Verdict(
                     scope, metric.name, INSUFFICIENT, value, limit,
-                    f"{scope}: {metric.label} not judged: {_responses(scored)} "
+                    f"{scope}: {metric.label} not judged: {_groups(groups)} "
                     f"< min_samples {min_samples}",
                 ))
                 continue
         ok = metric.passes(value, limit)
+        undecided = False
+        if decide == INTERVAL and not ok:
+            # Fail only when the whole interval lies beyond the limit: a small sample whose
+            # point estimate crosses the limit by chance does not fail the gate.
+            beyond = _interval_side(figs, metric, limit)
+            if beyond is False:
+                ok, undecided = True, True
         if metric.higher_is_better:
-            op = ">=" if ok else "<"
+            op = ">=" if metric.passes(value, limit) else "<"
         else:
-            op = "<=" if ok else ">"
+            op = "<=" if metric.passes(value, limit) else ">"
         v_text, lim_text = _fmt_pair(value, limit)
         details = [f"95% CI {ci}"] if (ci := _ci_text(figs.get(metric.ci_key))) else []
         details.append(f"{metric.count_label}={_count(figs, metric.count_key)}")
+        tail = "; not decided: the interval reaches the limit" if undecided else ""
         verdicts.append(Verdict(
             scope, metric.name, PASS if ok else FAIL, value, limit,
-            f"{scope}: {metric.label} {v_text} {op} {key} {lim_text} ({', '.join(details)})",
+            f"{scope}: {metric.label} {v_text} {op} {key} {lim_text} ({', '.join(details)}){tail}",
         ))
     return verdicts
 
@@ -203,7 +232,7 @@ def _overall_figures(summary: Mapping[str, Any], figure: str) -> dict[str, Any]:
     return figs
 
 
-def check(summary: Mapping[str, Any], thresholds: Thresholds) -> list[Verdict]:
+def check(summary: Mapping[str, Any], thresholds: Thresholds, decide: str = "point") -> list[Verdict]:
     """Judge ``summary`` (from :func:`~defan_pytest.metrics.summarize`) against ``thresholds``.
 
     Returns one verdict per threshold that is set, per scope: every domain of the summary in
@@ -215,9 +244,9 @@ def check(summary: Mapping[str, Any], thresholds: Thresholds) -> list[Verdict]:
     """
     verdicts: list[Verdict] = []
     for name, figs in (summary.get("domains") or {}).items():
-        verdicts.extend(_judge_scope(name, figs or {}, thresholds.for_domain(name)))
+        verdicts.extend(_judge_scope(name, figs or {}, thresholds.for_domain(name), decide))
     overall = _overall_figures(summary, thresholds.overall_figure)
-    verdicts.extend(_judge_scope(OVERALL, overall, thresholds.for_overall()))
+    verdicts.extend(_judge_scope(OVERALL, overall, thresholds.for_overall(), decide))
     return verdicts
 
 
@@ -264,6 +293,79 @@ def _column_title(metric: Metric) -> str:
 
 
 def format_gate_table(
+    summary: Mapping[str, Any],
+    thresholds: Thresholds,
+    verdicts: Sequence[Verdict],
+    width: int | None = None,
+) -> str:
+    """The gate table (:func:`format_wide_gate_table`), or, when that is wider than ``width``
+    columns, the compact one (:func:`format_compact_gate_table`: no intervals, fits 80)."""
+    wide = format_wide_gate_table(summary, thresholds, verdicts)
+    if width is None or max(len(line) for line in wide.splitlines()) <= width:
+        return wide
+    return format_compact_gate_table(summary, thresholds, verdicts)
+
+
+_COMPACT_STATUS = {"INSUFFICIENT": "TOO FEW"}
+
+
+def format_compact_gate_table(
+    summary: Mapping[str, Any],
+    thresholds: Thresholds,
+    verdicts: Sequence[Verdict],
+) -> str:
+    """The gate table in at most 80 columns with the built-in metrics: per scope the scored
+    paraphrase groups, then each metric's figure and limit, then the status; the intervals are
+    in the gate's messages and the report."""
+    figure = thresholds.overall_figure
+    by_scope: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        by_scope.setdefault(v.scope, []).append(v)
+    scopes: list[tuple[str, str, Mapping[str, Any], Limits]] = [
+        (name, name, figs or {}, thresholds.for_domain(name))
+        for name, figs in (summary.get("domains") or {}).items()
+    ]
+    scopes.append((OVERALL, f"overall ({figure})", _overall_figures(summary, figure), thresholds.for_overall()))
+    metrics = tuple(METRICS.values())
+    header = ["scope", "grp"]
+    for metric in metrics:
+        header += [metric.short_label[:5], "min" if metric.higher_is_better else "max"]
+    header.append("status")
+    rows: list[list[str]] = []
+    for scope, label, figs, limits in scopes:
+        own = by_scope.get(scope, [])
+        groups = figs.get("scored_groups", figs.get("groups", 0))
+        row = [label, str(groups)]
+        for metric in metrics:
+            value = figs.get(metric.name)
+            cell = "-" if not isinstance(value, (int, float)) or isinstance(value, bool) else _fmt2(float(value))
+            if any(v.metric == metric.name and v.status == FAIL for v in own):
+                cell += _MARK
+            row += [cell, _limit_cell(limits.get(metric.threshold_key))]
+        status = _scope_status(own)
+        row.append(_COMPACT_STATUS.get(status, status))
+        rows.append(row)
+    table = [header, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+
+    def fmt(r: list[str]) -> str:
+        cells = [r[0].ljust(widths[0]), r[1].rjust(widths[1])]
+        for i in range(2, len(r) - 1, 2):
+            cells.append(r[i].ljust(max(widths[i], 5)) + " " + r[i + 1].rjust(widths[i + 1]))
+        cells.append(r[-1])
+        return "  ".join(cells).rstrip()
+
+    lines = [fmt(header)]
+    lines.extend(fmt(r) for r in rows[:-1])
+    lines.append(fmt(rows[-1]))
+    legend = ["grp = scored paraphrase groups", "max/min = limit"]
+    if any(_MARK in c for r in rows for c in r):
+        legend.append(f"{_MARK} = outside its limit")
+    lines.append("; ".join(legend))
+    return "\n".join(lines) + "\n"
+
+
+def format_wide_gate_table(
     summary: Mapping[str, Any],
     thresholds: Thresholds,
     verdicts: Sequence[Verdict],

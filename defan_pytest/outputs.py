@@ -17,7 +17,8 @@ never hang.  The rules, decided from what the path is *now*:
   ``pyproject.toml``) and **source or data files** (``*.py``, ``*.toml``, ``*.cfg``, ``*.ini``,
   ``*.csv``, ``*.jsonl``) are never replaced, forced or not: nothing a report holds is worth one.
 * Any other **existing file** is replaced only when it is an earlier report of ours (its text
-  starts as a report does, ``{"rows": [``), when it is empty, or when the user forces it
+  starts as a report does, ``{"schema": "defan-pytest-report"`` or, before version 1,
+  ``{"rows": [``, or an HTML report's ``<!-- defan-pytest-report`` mark), when it is empty, or when the user forces it
   (``--defan-force-output``, ``defan score --force``).
 
 :func:`check_output` applies the rules (and tries the directory) without writing, so that a front
@@ -58,7 +59,10 @@ PROTECTED_NAMES = frozenset({"conftest.py", "pyproject.toml", "setup.py", "setup
 PROTECTED_SUFFIXES = frozenset({".py", ".pyi", ".toml", ".cfg", ".ini", ".csv", ".jsonl"})
 
 # How our JSON reports start (reports.write_json: ``{"rows": [...], ...}``, indented or not).
-_REPORT_START = re.compile(rb'\A\s*\{\s*"rows"\s*:\s*\[')
+# The HTML report (html_report.render) starts with its own mark.
+_REPORT_START = re.compile(
+    rb'\A\s*(?:\{\s*(?:"rows"\s*:\s*\[|"schema"\s*:\s*"defan-pytest-report")|<!DOCTYPE html>\s*<!-- defan-pytest-report )'
+)
 # A path that names an open file descriptor: writing it in place is writing to that stream.
 _DESCRIPTOR = re.compile(r"\A/(?:proc/[^/]+|dev)/fd/\d+\Z")
 #: Seconds a FIFO may go without a reader before the write gives up.

@@ -71,22 +71,98 @@ def record_of_score(row: Any, score: Any, **extra: Any) -> Dict[str, Any]:
 def build_report(
     rows: Sequence[Mapping[str, Any]],
     summary: Mapping[str, Any],
-    model: Optional[str] = None,
+    meta: Mapping[str, Any],
+    *,
+    thresholds: Optional[Mapping[str, Any]] = None,
     verdicts: Optional[Sequence[Any]] = None,
+    gate_status: str = "not judged",
+    regression: Optional[Mapping[str, Any]] = None,
+    usage: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
-    """The JSON report: ``rows``, ``domains``, ``overall``, and with a model its name and the
-    gate's verdicts (the plugin's report); ``defan score`` passes neither."""
-    from defan_pytest import reports
+    """The JSON report (schema ``defan_pytest/report.schema.json``, version 1): ``meta``
+    (:meth:`Run.meta`, or ``defan score``'s), the thresholds and the gate's verdicts, the
+    regression gate's comparison, the figures and the per-prompt rows."""
+    from defan_pytest import baseline, reports
 
-    report = reports.build_report(rows, summary)
-    if model is not None:
-        report["model"] = model
-        report["gate"] = [
+    body = reports.build_report(rows, summary)
+    report: Dict[str, Any] = {
+        "schema": baseline.SCHEMA,
+        "schema_version": baseline.SCHEMA_VERSION,
+        "meta": dict(meta),
+        "thresholds": dict(thresholds) if thresholds is not None else None,
+        "gate_status": gate_status,
+        "gate": [
             {"scope": v.scope, "metric": v.metric, "status": v.status, "value": v.value, "limit": v.limit,
              "message": v.message}
             for v in verdicts or ()
-        ]
+        ],
+        "regression": dict(regression) if regression is not None else None,
+        "domains": body["domains"],
+        "overall": body["overall"],
+    }
+    if usage is not None:
+        report["usage"] = dict(usage)
+    report["rows"] = body["rows"]
     return report
+
+
+def gate_status(verdicts: Sequence[Any], skipped: bool = False) -> str:
+    """One word for the level gate: ``skipped`` (a narrowed selection), ``fail`` (a limit
+    breached or a figure not judged for want of samples), ``pass``, or ``not judged``."""
+    if skipped:
+        return "skipped"
+    statuses = {v.status for v in verdicts}
+    if statuses & {"fail", "insufficient"}:
+        return "fail"
+    return "pass" if "pass" in statuses else "not judged"
+
+
+def error_kind(error: Optional[str]) -> Optional[str]:
+    """The kind of a call error, for grouping: its exception class (``RateLimitError``), or the
+    message's first words when it names none."""
+    if not error:
+        return None
+    head = error.split(":", 1)[0].strip()
+    head = head.split(" (HTTP", 1)[0].strip()
+    return head[:80] or "error"
+
+
+def scorer_meta(pipeline: Optional[str]) -> Dict[str, Any]:
+    """Which scorer ran: the rules version and the spaCy pipeline (``ner.describe``)."""
+    from defan_pytest import RULES_VERSION, ner
+
+    info = ner.describe(pipeline)
+    return {"rules": RULES_VERSION, "ner": info["ner"], "pipeline": info["pipeline"], "version": info["version"]}
+
+
+def dataset_meta(spec: str, root: Optional[Path], domains: Sequence[str]) -> Dict[str, Any]:
+    """The identity of a data set: the public split at its pinned commit (its files are checked
+    against their sha256 wherever they are read from), or a file of one's own by its sha256."""
+    import hashlib
+
+    from defan_pytest import dataset
+
+    path = dataset.dataset_file(spec, root)
+    if path is None or path.is_dir():
+        wanted = [d for d in dataset.DOMAINS if d in set(domains)] if domains else list(dataset.DOMAINS)
+        digests = {d: dataset.get_domain(d).sha256 for d in wanted}
+        return {
+            "source": "public", "identity": f"DefAn-public@{dataset.PUBLIC_COMMIT[:12]}",
+            "commit": dataset.PUBLIC_COMMIT, "sha256": digests,
+        }
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        sha = digest.hexdigest()
+    except OSError:
+        sha = "unreadable"
+    return {"source": path.name, "identity": f"file:{sha[:16]}", "commit": None, "sha256": {path.name: sha}}
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _pyproject_models(root: Path, extra_domains: Sequence[str], problems: List[str]) -> Dict[str, Dict[str, Any]]:
@@ -146,6 +222,16 @@ class Run:
         self.inputs: List[Any] = []  # (what, path) of every file the run reads: never an output
         self.notes: List[str] = []  # what was read other than as written (invalid characters)
         self.started = time.monotonic()
+        self.created = _now_iso()
+        self.durations: Dict[str, Optional[float]] = {"calls": None, "scoring": None, "total": None}
+        self.narrowed = False  # part of the selection ran (-k, -m, --deselect, --lf, a path)
+        self.gate_skipped: Optional[str] = None  # why the gates were skipped, if they were
+        self.baseline: Optional[Dict[str, Any]] = None  # --defan-baseline, loaded and checked
+        self.comparison: Optional[Dict[str, Any]] = None  # the regression gate's result (JSON)
+        self.shard: Optional[str] = None  # --defan-shard, as "I/N"
+        self.selection_domains: List[str] = []  # the whole selection's domains (a shard's too)
+        self.html_path: Optional[Path] = None  # where --defan-html was written
+        self.call_path = ""  # how calls reach the model: callable, litellm or openai (check_calls)
 
     @property
     def model_name(self) -> str:
@@ -180,6 +266,25 @@ class Run:
         for r in rows:
             run.answers.setdefault(r.domain, []).append(r.answer)
         run.rows = prompts.select(rows, s.sample, s.seed) if rows else []
+        # --defan-shard: this job's share of the selection (whole groups); the report names the
+        # whole selection's domains, so that every shard of one run says the same.
+        run.selection_domains = sorted({r.domain for r in run.rows})
+        if s.shard is not None and run.rows:
+            from defan_pytest import shards
+
+            run.shard = str(s.shard)
+            groups = len({r.group_key for r in run.rows})
+            run.rows = shards.select(run.rows, s.shard)
+            if not run.rows:
+                found.append(
+                    f"--defan-shard {s.shard}: this shard has no paraphrase group (the selection has {groups}); "
+                    f"use at most {groups} shards"
+                )
+            if not s.gate_narrowed:
+                run.gate_skipped = (
+                    f"shard {s.shard} ran part of the selection: its gates are skipped; 'defan merge' judges "
+                    "the reports of all the shards together (--defan-gate-narrowed judges this shard anyway)"
+                )
 
         # Thresholds: the file named, else thresholds.toml in the rootdir if there is one.
         tpath = Path(s.thresholds).expanduser() if s.thresholds else s.root / "thresholds.toml"
@@ -211,12 +316,19 @@ class Run:
             run.model = models.resolve(s.model, tables, s.model_args)
             if isinstance(run.model, models.CallableModel) and s.model_args:
                 found.append("--defan-model-arg: parameters apply to litellm models, not to a registered callable")
+            found.extend(run.check_calls(tables))
 
         # The report's path, checked now so that a bad one is a usage error before any call.
         run.inputs = [("the thresholds file", tpath), ("pyproject.toml", s.root / "pyproject.toml")]
         data_file = dataset.dataset_file(s.dataset, s.root)
         if data_file is not None:
             run.inputs.append(("the dataset", data_file))
+        # The baseline of the regression gate, read and checked before any call: a report that
+        # cannot be read, or one of another data set, scorer or selection, is a usage error.  (Before the
+        # report's path is checked: the new report must never replace its own baseline.)
+        if s.baseline and not {"dataset", "domain"} & s.invalid:
+            found.extend(run.load_baseline())
+
         if s.report:
             from defan_pytest import outputs
 
@@ -227,6 +339,18 @@ class Run:
                 )
             except outputs.OutputError as exc:
                 found.append(f"--defan-report {exc}")
+        if s.html:
+            from defan_pytest import outputs
+
+            html_out = s.resolve_output(s.html)
+            if s.report and os.path.abspath(html_out) == os.path.abspath(s.resolve_output(s.report)):
+                found.append(f"--defan-html {s.html}: the same file as --defan-report; give each its own")
+            else:
+                try:
+                    outputs.check_output(html_out, inputs=run.inputs, force=s.force_output,
+                                         force_hint="--defan-force-output")
+                except outputs.OutputError as exc:
+                    found.append(f"--defan-html {exc}")
 
         # The response cache, before any call: a file in the way, a read-only folder or a corrupt
         # database is a usage error naming the path (--defan-cache=refresh moves a corrupt one
@@ -238,6 +362,48 @@ class Run:
         if found:
             raise ConfigError(problems=found)
         return run
+
+    def load_baseline(self) -> List[str]:
+        """Read ``--defan-baseline`` and check that this run can be compared with it; the
+        problems (none when it can, or when ``--defan-baseline-force`` is given and the report
+        itself is readable)."""
+        from defan_pytest import baseline
+
+        s = self.settings
+        assert s.baseline is not None
+        path = Path(s.baseline).expanduser()
+        if not path.is_absolute():
+            path = s.invocation_dir / path
+        try:
+            self.baseline = baseline.load_report(path, what="--defan-baseline")
+        except baseline.BaselineError as exc:
+            return problems_of(exc)
+        self.baseline_path = path
+        self.inputs.append(("the baseline report", path))
+        meta = {"dataset": dataset_meta(s.dataset, s.root, s.domains), "scorer": scorer_meta(s.spacy_model)}
+        rows = [{"id": r.id, "question": r.question, "answer": r.answer} for r in self.rows]
+        problems = baseline.comparability(self.baseline, meta, rows)
+        if problems and s.baseline_force:
+            # Forced: compared anyway, and the report says what was forced.
+            self.notes.extend(f"{p} (compared anyway: --defan-baseline-force)" for p in problems)
+            self.baseline_forced = problems
+            return []
+        if problems:
+            return [f"{p}; --defan-baseline-force compares anyway" for p in problems]
+        return []
+
+    def compare(self) -> Optional[Dict[str, Any]]:
+        """The regression gate: this run's records against the baseline's rows (after
+        :meth:`finish`); the JSON of the comparison, also kept in :attr:`comparison`."""
+        if self.baseline is None:
+            return None
+        from defan_pytest import regression_gate
+
+        self.comparison = regression_gate.judge(
+            self.baseline, self.records, self.thresholds, baseline_path=str(getattr(self, "baseline_path", "")),
+            skipped=self.gate_skipped, forced=getattr(self, "baseline_forced", None),
+        )
+        return self.comparison
 
     def check_cache(self) -> List[str]:
         """Problems with the cache folder (see :func:`defan_pytest.cache.check_folder`); also
@@ -251,6 +417,99 @@ class Run:
         assert folder is not None
         problem = cache_mod.check_folder(folder, refresh=self.settings.cache == "refresh", notes=self.notes)
         return [problem] if problem else []
+
+    # -- usage: tokens, latency, cost, budget (defan_pytest.usage) ---------------------------
+
+    def check_calls(self, tables: Mapping[str, Mapping[str, Any]]) -> List[str]:
+        """Problems with ``--defan-call-path``, ``--defan-budget`` and the model's prices (and
+        :attr:`call_path` set): before any call."""
+        from defan_pytest import callers, models, usage
+
+        s = self.settings
+        problems = models.price_problems(s.model, tables, s.model_args)
+        try:
+            self.call_path = callers.choose_path(self.model, s.call_path, s.timeout)[0]
+        except ValueError as exc:
+            problems.append(str(exc))
+        if s.budget is not None and not problems:
+            if self.call_path == "callable":
+                problems.append("--defan-budget: a registered callable reports no tokens, so its spending cannot be "
+                                "counted")
+            elif self.price() is None:
+                problems.append(f"--defan-budget: no price for {self.model.model!r}: set price_in and price_out (USD per "
+                                f"million tokens) in {usage.model_table(s.model)}")
+        return problems
+
+    def price(self) -> Any:
+        """The model's :class:`defan_pytest.usage.Price` (its table's ``price_in``/``price_out``,
+        else litellm's price table), or ``None``."""
+        from defan_pytest import models, usage
+
+        m = self.model
+        if not isinstance(m, models.LitellmModel):
+            return None
+        if not hasattr(self, "_price"):
+            self._price = usage.find_price(m.model, m.price_in, m.price_out, where=usage.model_table(m.name))
+        return self._price
+
+    def budget(self, store: Any) -> Any:
+        """The pool's :class:`defan_pytest.usage.Budget`, or ``None``; under xdist the workers
+        share their spending through the cache (``store``), so that together they stay within
+        the one ``--defan-budget``."""
+        from defan_pytest import usage
+
+        s = self.settings
+        price = self.price()
+        if s.budget is None or price is None:
+            return None
+        ledger = None
+        if store is not None and getattr(store, "shared", False):
+            import types
+
+            ledger = types.SimpleNamespace(others=store.others_spending, publish=store.publish_spending)
+        return usage.Budget(s.budget, price, completion_tokens=usage.typical_completion(self.model.params.get("max_tokens")),
+                            system_prompt=self.model.system_prompt, ledger=ledger)
+
+    def estimate(self, rows: Sequence[Any]) -> Any:
+        """What asking ``rows`` will send (the prompts already in the cache excluded) and
+        cost: a :class:`defan_pytest.usage.Estimate`, before any call."""
+        from defan_pytest import cache as cache_mod
+        from defan_pytest import callers, models, usage
+
+        s = self.settings
+        texts = list(dict.fromkeys(r.question for r in rows))
+        to_send = texts
+        folder = self.cache_folder(shared=False) if s.cache not in ("off", "refresh") else None
+        model = self.model
+        versionless = isinstance(model, models.CallableModel) and model.version is None
+        if folder is not None and not versionless:  # a callable without a version is never reused
+            identity = callers.make_caller(model, timeout=s.timeout, path=s.call_path).identity
+            to_send = cache_mod.uncached_in(folder, identity, texts)
+        params = getattr(model, "params", {}) or {}
+        return usage.estimate(
+            to_send, len(texts) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
+            completion_tokens=usage.typical_completion(params.get("max_tokens")), price=self.price(),
+            path=self.call_path, model=str(getattr(model, "model", s.model)),
+        )
+
+    def estimate_line(self, rows: Sequence[Any]) -> str:
+        """The line printed before the first call (:func:`defan_pytest.usage.format_estimate`)."""
+        from defan_pytest import usage
+
+        return usage.format_estimate(self.estimate(rows), model_table=usage.model_table(self.settings.model))
+
+    def usage(self) -> Dict[str, Any]:
+        """The run's usage block (plain JSON, :func:`defan_pytest.usage.summarize`): tokens,
+        latency percentiles, cost and the budget, from the records (after the calls)."""
+        from defan_pytest import usage
+
+        return usage.summarize(self.records, price=self.price(), path=self.call_path, budget=self.settings.budget)
+
+    def usage_lines(self) -> List[str]:
+        """The usage lines of the terminal summary."""
+        from defan_pytest import usage
+
+        return usage.format_summary(self.usage())
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -272,7 +531,7 @@ class Run:
         from defan_pytest import calls, redaction
 
         s = self.settings
-        caller = calls.make_caller(self.model, timeout=s.timeout, threads=s.concurrency)
+        caller = calls.make_caller(self.model, timeout=s.timeout, threads=s.concurrency, path=s.call_path)
         self.secrets = redaction.known_secrets(getattr(self.model, "params", {}) or {})
         identity = dict(caller.identity)
         if identity.get("kind") == "callable" and identity.get("version") is None:
@@ -302,7 +561,7 @@ class Run:
 
         self.pool = calls.CallPool(
             caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout,
-            store=store, secrets=self.secrets, on_progress=publish,
+            store=store, secrets=self.secrets, on_progress=publish, budget=self.budget(store),
         )
         self.pool.start(prompts)
 
@@ -375,7 +634,9 @@ class Run:
             extra["note"] = "; ".join(n for n in (getattr(score, "note", None), response.note) if n)
         return record_of_score(
             row, score, index=index, question=row.question, answer=row.answer, response=response.text,
-            via=response.via, answered_by=response.answered_by, attempts=response.attempts, **extra,
+            via=response.via, answered_by=response.answered_by, attempts=response.attempts,
+            prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
+            latency=response.latency, **extra,
         )
 
     # -- the end ---------------------------------------------------------------------------
@@ -387,7 +648,11 @@ class Run:
         records = sorted(self.records, key=lambda r: r["index"])
         self.records = records
         self.summary = metrics.summarize(records)
-        self.verdicts = gate.check(self.summary, self.thresholds) if self.fatal is None and records else []
+        self.verdicts = (
+            gate.check(self.summary, self.thresholds, decide=self.settings.decide)
+            if self.fatal is None and records else []
+        )
+        self.durations["total"] = round(time.monotonic() - self.started, 3)
 
     def thresholds_line(self, scope: str, verdicts: Sequence[Any]) -> int:
         """The 0-based line of the thresholds file a scope's verdict points at: the key that
@@ -407,17 +672,105 @@ class Run:
         line = self.thresholds.line_of(scope, key)
         return line - 1 if line else 0
 
+    def model_meta(self) -> Optional[Dict[str, Any]]:
+        """The model's identity, without a secret: a callable's name, version and source
+        digest; a litellm model's string, system prompt and call parameters."""
+        from defan_pytest import models, redaction
+
+        m = self.model
+        if isinstance(m, models.CallableModel):
+            return {"name": m.name, "kind": "callable", "version": m.version, "source": m.source}
+        if isinstance(m, models.LitellmModel):
+            params = dict(m.params)
+            secrets = redaction.known_secrets(params)
+            return {
+                "name": m.name, "kind": "litellm", "model": m.model, "system_prompt": m.system_prompt,
+                "version": params.get("version") if isinstance(params.get("version"), str) else None,
+                "params": redaction.public_identity(params, secrets),
+            }
+        return None
+
+    def meta(self) -> Dict[str, Any]:
+        """The run's metadata for the report (see ``report.schema.json``)."""
+        import defan_pytest
+
+        s = self.settings
+        counts = self.call_counts() if self.records else {}
+        kinds: Dict[str, int] = {}
+        for r in self.records:
+            kind = error_kind(r.get("error"))
+            if kind:
+                kinds[kind] = kinds.get(kind, 0) + 1
+        calls = {k: v for k, v in counts.items() if k != "cached_from"}
+        calls["error_kinds"] = kinds
+        return {
+            "defan_pytest": defan_pytest.__version__,
+            "producer": "pytest",
+            "created": self.created,
+            "model": self.model_meta(),
+            "dataset": dataset_meta(s.dataset, s.root, s.domains),
+            "scorer": scorer_meta(s.spacy_model),
+            "selection": {
+                "domains": self.selection_domains or sorted({r.domain for r in self.rows}),
+                "sample": str(s.sample) if s.sample is not None else None,
+                "seed": s.seed,
+                "selected": len(self.rows),
+                "ran": len(self.records),
+                "narrowed": self.narrowed,
+                "shard": self.shard,
+            },
+            "calls": calls,
+            "durations": dict(self.durations),
+        }
+
+    def thresholds_meta(self) -> Optional[Dict[str, Any]]:
+        """The limits and regression tolerances that judged each scope of the run."""
+        from defan_pytest import regression_gate
+
+        meta = regression_gate.thresholds_meta(self.thresholds, self.summary, self.settings.decide)
+        if meta is not None:
+            meta["source"] = self.thresholds_source
+        return meta
+
+    def regression_line(self, scope: str, changes: Mapping[str, Any]) -> int:
+        """The 0-based line of the thresholds file a regression verdict points at: the tolerance
+        of the first metric that regressed (or of the first judged), 0 when it cannot be told."""
+        if self.thresholds is None or not changes:
+            return 0
+        bad = [m for m, c in changes.items() if c.get("regressed")] or list(changes)
+        line = self.thresholds.tolerance_line(scope, bad[0])
+        return line - 1 if line else 0
+
+    def annotation_lines(self) -> Dict[str, int]:
+        """1-based lines of the thresholds file for GitHub annotations (see
+        :func:`defan_pytest.regression_gate.annotation_lines`)."""
+        from defan_pytest import regression_gate
+
+        return regression_gate.annotation_lines(self.thresholds, self.verdicts, self.comparison)
+
     def report(self) -> Dict[str, Any]:
         """The JSON report of the run (after :meth:`finish`)."""
         assert self.summary is not None
-        from defan_pytest import ner
-
-        rows = [
-            {k: r[k] for k in (*REPORT_ROW_KEYS, "response", "note") if k in r} for r in self.records
-        ]
-        report = build_report(rows, self.summary, model=self.model_name, verdicts=self.verdicts)
-        report["scorer"] = {k: v for k, v in ner.describe(self.settings.spacy_model).items() if k != "text"}
-        return report
+        rows = []
+        for r in self.records:
+            row = {k: r.get(k) for k in REPORT_ROW_KEYS}
+            row["question"] = r.get("question", "")
+            row["answer"] = r.get("answer", "")
+            row["response"] = r.get("response")
+            row["error_kind"] = error_kind(r.get("error"))
+            for k in ("note", "attempts", "answered_by"):
+                if r.get(k) is not None:
+                    row[k] = r[k]
+            rows.append(row)
+        usage = None
+        usage_of = getattr(self, "usage", None)
+        if callable(usage_of):
+            usage = usage_of()
+        return build_report(
+            rows, self.summary, self.meta(), thresholds=self.thresholds_meta(), verdicts=self.verdicts,
+            gate_status=gate_status(self.verdicts, skipped=self.gate_skipped is not None),
+            regression=self.comparison, usage=usage,
+        )
 
     def write_report(self) -> None:
         """Write :meth:`report` where ``--defan-report`` says, if it says.
@@ -428,18 +781,33 @@ class Run:
         """
         from defan_pytest import outputs, reports
 
-        if not self.settings.report:
+        s = self.settings
+        if not s.report and not s.html:
             return
-        out = self.settings.resolve_output(self.settings.report)
-        try:
-            reports.write_json(
-                out, self.report(), inputs=self.inputs, force=self.settings.force_output,
-                force_hint="--defan-force-output",
-            )
-        except outputs.OutputError as exc:
-            self.report_error = f"--defan-report {exc}"
-            return
-        self.report_path = out
+        report = self.report()
+        if s.report:
+            out = s.resolve_output(s.report)
+            try:
+                reports.write_json(
+                    out, report, inputs=self.inputs, force=s.force_output, force_hint="--defan-force-output",
+                )
+            except outputs.OutputError as exc:
+                self.report_error = f"--defan-report {exc}"
+            else:
+                self.report_path = out
+        if s.html:
+            from defan_pytest import html_report
+
+            out = s.resolve_output(s.html)
+            try:
+                html_report.write_html(
+                    out, report, baseline=self.baseline, baseline_path=str(getattr(self, "baseline_path", "")) or None,
+                    inputs=self.inputs, force=s.force_output, force_hint="--defan-force-output",
+                )
+            except outputs.OutputError as exc:
+                self.report_error = "; ".join(filter(None, (self.report_error, f"--defan-html {exc}")))
+            else:
+                self.html_path = out
 
     def call_counts(self) -> Dict[str, Any]:
         """Prompts, answered by the model, from the cache (whichever process of the run read

@@ -27,6 +27,8 @@ from typing import Any, Dict, FrozenSet, List, Literal, Mapping, Optional, Tuple
 from defan_pytest.errors import DefanError
 
 __all__ = [
+    "CALL_PATHS",
+    "DECISIONS",
     "DEFAULT_CACHE",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_RETRIES",
@@ -45,6 +47,14 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_CONCURRENCY = 16
 #: Retries of a call after 429, 5xx, a timeout or a dropped connection.
 DEFAULT_RETRIES = 4
+
+#: How calls reach a litellm model (``--defan-call-path``): ``auto`` takes the lean
+#: OpenAI-protocol client where the provider speaks that protocol, litellm elsewhere.
+CALL_PATHS: Tuple[str, ...] = ("auto", "litellm", "openai")
+
+#: How the level gate decides (``--defan-decide``): on the point estimate, or only when the
+#: whole interval lies beyond the limit.
+DECISIONS: Tuple[str, ...] = ("point", "interval")
 
 Kind = Literal["string", "bool", "linelist", "args"]
 
@@ -99,10 +109,17 @@ OPTIONS: Tuple[Option, ...] = (
            "run a stratified sample: N prompts or P% of each domain's paraphrase groups, whole "
            "groups only", shown="every prompt"),
     Option("seed", "string", "0", "seed of --defan-sample"),
+    Option("shard", "string", None,
+           "run shard I of N (I/N, e.g. 2/4): a deterministic, disjoint share of the selected paraphrase "
+           "groups, balanced across domains; its gates are skipped and 'defan merge' judges the shards' "
+           "reports together", shown="none: the whole selection"),
     Option("thresholds", "string", None,
            "thresholds file of the gate", shown="thresholds.toml in the rootdir, if present"),
     Option("report", "string", None,
            "write the JSON report (same schema as 'defan score --json') to this file", shown="none"),
+    Option("html", "string", None,
+           "write a self-contained HTML report (charts, verdicts, every prompt, paraphrase groups) to this "
+           "file", shown="none"),
     Option("force-output", "bool", False,
            "let --defan-report replace an existing file that is not a defan report (an input of the "
            "run, a .py, .toml, .cfg, .ini, .csv or .jsonl file is never replaced)",
@@ -112,6 +129,16 @@ OPTIONS: Tuple[Option, ...] = (
     Option("gate-narrowed", "bool", False,
            "judge the gate even when -k, -m, --deselect, --lf, a path or pytest-split ran only part "
            "of the selected prompts", shown="off: such a run's gate is skipped"),
+    Option("baseline", "string", None,
+           "a report of an earlier run (--defan-report) to compare with: the regression gate judges "
+           "the change on the prompts both runs hold, by a paired test over paraphrase groups",
+           shown="none: no regression gate"),
+    Option("baseline-force", "bool", False,
+           "compare with --defan-baseline even when it was made on another data set or by another "
+           "scorer", shown="off: such a baseline is refused"),
+    Option("decide", "string", "point",
+           "how the level gate decides: 'point' fails a figure beyond its limit; 'interval' fails it "
+           "only when its whole 95% interval lies beyond the limit (for small pull-request samples)"),
     Option("spacy-model", "string", "auto",
            "spaCy pipeline for names and places: a package name, a folder, 'auto' (first installed "
            "English pipeline) or 'none'"),
@@ -123,6 +150,14 @@ OPTIONS: Tuple[Option, ...] = (
     Option("model-arg", "args", None,
            "KEY=VALUE call parameter for a litellm model, repeatable: temperature=0.2, "
            "api_base=http://..., max_tokens=64 (values are JSON where they parse)", shown="none"),
+    Option("call-path", "string", "auto",
+           "how calls reach a litellm model: 'auto' (the lean OpenAI-protocol client for openai/..., "
+           "azure/..., hosted_vllm/... and any api_base, litellm for other providers), 'litellm' (always "
+           "litellm), 'openai' (always the lean client; an error where it cannot send what litellm would)"),
+    Option("budget", "string", None,
+           "stop sending prompts once the spending (USD) plus the requests in flight would pass this; the "
+           "prompts not sent are errors, every answer is kept in the cache for a resumed run (needs a price: "
+           "litellm's price table, or price_in/price_out in [models.<name>])", shown="no limit"),
     Option("cache", "string", DEFAULT_CACHE,
            "response cache: a folder (relative to the rootdir), 'off', or 'refresh' (call again and "
            "overwrite)"),
@@ -215,15 +250,22 @@ class Settings:
     seed: int = 0
     thresholds: Optional[str] = None
     report: Optional[str] = None
+    html: Optional[str] = None
+    shard: Any = None  # shards.Shard: (index, count) of --defan-shard
     force_output: bool = False
     strict: bool = False
     gate_narrowed: bool = False
+    baseline: Optional[str] = None
+    baseline_force: bool = False
+    decide: str = "point"
     spacy_model: Optional[str] = None
     concurrency: int = DEFAULT_CONCURRENCY
     rpm: Optional[float] = None
     retries: int = DEFAULT_RETRIES
     timeout: float = DEFAULT_TIMEOUT
     model_args: Mapping[str, Any] = field(default_factory=dict)
+    call_path: str = "auto"
+    budget: Optional[float] = None
     cache: str = DEFAULT_CACHE
     root: Path = Path(".")
     invocation_dir: Path = Path(".")
@@ -292,6 +334,15 @@ class Settings:
             except prompts.SampleError as exc:
                 problems.append(f"--defan-sample: {exc}")
         seed = _int(values, "seed", -(2**63), problems)
+        shard = None
+        raw_shard = _value(values, "shard")
+        if raw_shard is not None and str(raw_shard).strip():
+            from defan_pytest import shards
+
+            try:
+                shard = shards.parse_shard(str(raw_shard))
+            except shards.ShardError as exc:
+                problems.append(f"--defan-shard: {exc}")
         # Blank entries are said once above (all blank) or are no parameter at all.
         model_args = [v for v in _value(values, "model-arg") or () if str(v).strip()]
         overrides, arg_problems = models.parse_model_args(model_args)
@@ -302,6 +353,15 @@ class Settings:
                 ner.check(spacy_spec)
             except ner.NerError as exc:
                 problems.append(f"--defan-spacy-model: {exc}")
+        decide = str(_value(values, "decide") or "point").strip()
+        if decide not in DECISIONS:
+            problems.append(f"--defan-decide: {decide!r} is not one of: {', '.join(DECISIONS)}")
+            decide = "point"
+        call_path = str(_value(values, "call-path") or "auto").strip()
+        if call_path not in CALL_PATHS:
+            problems.append(f"--defan-call-path: {call_path!r} is not one of: {', '.join(CALL_PATHS)}")
+            call_path = "auto"
+        budget = _float(values, "budget", problems)
         concurrency = _int(values, "concurrency", 1, problems)
         rpm = _float(values, "rpm", problems)
         retries = _int(values, "retries", 0, problems)
@@ -314,15 +374,22 @@ class Settings:
             seed=seed,
             thresholds=_value(values, "thresholds") or None,
             report=_value(values, "report") or None,
+            html=_value(values, "html") or None,
+            shard=shard,
             force_output=bool(_value(values, "force-output")),
             strict=bool(_value(values, "strict")),
             gate_narrowed=bool(_value(values, "gate-narrowed")),
+            baseline=_value(values, "baseline") or None,
+            baseline_force=bool(_value(values, "baseline-force")),
+            decide=decide,
             spacy_model=spacy_spec,
             concurrency=concurrency,
             rpm=rpm,
             retries=retries,
             timeout=timeout or DEFAULT_TIMEOUT,
             model_args=overrides,
+            call_path=call_path,
+            budget=budget,
             cache=str(_value(values, "cache") or DEFAULT_CACHE).strip(),
             root=root if root is not None else Path.cwd(),
             invocation_dir=invocation_dir if invocation_dir is not None else Path.cwd(),

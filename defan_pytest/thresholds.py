@@ -20,6 +20,12 @@ A thresholds file says how bad a model may be before the DefAn gate fails a run:
     [models."my-rag".domains.nobel]
     max_fch = 0.20
 
+    [regression]          # the regression gate (--defan-baseline): paired test's confidence
+    confidence = 0.95     # and the largest change for the worse that is not a regression
+    max_fch_rise = 0.02
+    [regression.domains.nobel]
+    max_fch_rise = 0.01   # also [regression.overall] and [models."my-rag".regression...]
+
 The limit keys are not a fixed list: every metric of :data:`defan_pytest.metrics.METRICS` has
 one (``max_<name>`` when lower is better, ``min_<name>`` when higher is better), read from the
 registry when a file is parsed, so a metric registered by a plugin can be limited like FCH.
@@ -65,6 +71,11 @@ from defan_pytest.errors import DefanError, format_problems, type_name
 from defan_pytest.metrics import METRICS
 
 __all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_TOLERANCES",
+    "RegressionTable",
+    "tolerance_key",
+    "tolerance_keys",
     "FIGURES",
     "LIMIT_KEYS",
     "MIN_SAMPLES",
@@ -139,10 +150,31 @@ MODEL_PARAM_KEYS: tuple[str, ...] = (
     "timeout",
     "litellm",
     "version",
+    "price_in",
+    "price_out",
 )
 
+#: The regression gate's defaults (``[regression]``): the confidence of the paired test, and the
+#: largest change for the worse that is not a regression, per metric.  The error rate is not
+#: judged unless a tolerance is set for it: an outage is the level gate's business.
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_TOLERANCES: Mapping[str, float] = types.MappingProxyType({"fch": 0.02, "pmh": 0.02, "rc": 0.02})
+
+
+def tolerance_key(metric_name: str) -> str:
+    """The ``[regression]`` key of a metric: ``max_<name>_rise`` when lower is better (FCH,
+    PMH, error rate), ``max_<name>_drop`` when higher is better (RC)."""
+    metric = METRICS[metric_name]
+    return f"max_{metric.name}_{'drop' if metric.higher_is_better else 'rise'}"
+
+
+def tolerance_keys() -> dict[str, str]:
+    """``{key: metric name}`` of every registered metric's ``[regression]`` key."""
+    return {tolerance_key(name): name for name in METRICS}
+
+
 # The tables of one section (the top level, or one model).
-_SECTION_TABLES: tuple[str, ...] = ("defaults", "domains", "overall")
+_SECTION_TABLES: tuple[str, ...] = ("defaults", "domains", "overall", "regression")
 _TOP_LEVEL_KEYS: tuple[str, ...] = (*_SECTION_TABLES, "models")
 
 # How each model parameter is checked: (accepted kind, wording for the error message).
@@ -161,6 +193,9 @@ _MODEL_PARAM_KINDS: Mapping[str, str] = types.MappingProxyType(
         "litellm": _TABLE,
         # A string, not a number: TOML would read ``version = 1.10`` as the float 1.1.
         "version": _STRING,
+        # USD per million prompt / completion tokens (usage, --defan-budget); never sent.
+        "price_in": _NUMBER,
+        "price_out": _NUMBER,
     }
 )
 
@@ -329,6 +364,26 @@ class Limits:
 _NO_LIMITS = Limits()
 
 
+@dataclass(frozen=True)
+class RegressionTable:
+    """One ``[regression]`` table (of the top level or of a model): the paired test's
+    ``confidence`` and the tolerances (by metric name) for every scope, each domain and the
+    overall figure.  Unset values are absent."""
+
+    confidence: float | None = None
+    defaults: Mapping[str, float] = field(default_factory=lambda: types.MappingProxyType({}))
+    domains: Mapping[str, Mapping[str, float]] = field(default_factory=lambda: types.MappingProxyType({}))
+    overall: Mapping[str, float] = field(default_factory=lambda: types.MappingProxyType({}))
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the table sets nothing."""
+        return self.confidence is None and not self.defaults and not self.overall and not any(self.domains.values())
+
+
+_NO_REGRESSION = RegressionTable()
+
+
 def _empty_mapping() -> Mapping[str, Any]:
     return types.MappingProxyType({})
 
@@ -346,6 +401,7 @@ class Section:
     overall: Limits = _NO_LIMITS
     figure: str | None = None
     params: Mapping[str, Any] = field(default_factory=_empty_mapping)
+    regression: RegressionTable = _NO_REGRESSION
 
     @property
     def sets_limits(self) -> bool:
@@ -365,6 +421,7 @@ class Section:
             and all(lim.is_empty for lim in self.domains.values())
             and self.figure is None
             and not self.params
+            and self.regression.is_empty
         )
 
 
@@ -465,6 +522,62 @@ class Thresholds:
         except (OSError, UnicodeDecodeError):
             return None
         return _line_of_key(text, table, key)
+
+    def regression_confidence(self) -> float:
+        """The confidence of the regression gate's paired test: the model's ``[regression]``,
+        else the top level's, else :data:`DEFAULT_CONFIDENCE`."""
+        for table in (self._model_section().regression, self.base.regression):
+            if table.confidence is not None:
+                return table.confidence
+        return DEFAULT_CONFIDENCE
+
+    def _regression_layers(self, scope: str) -> list[tuple[tuple[str, ...], Mapping[str, float]]]:
+        m = self._model_section().regression
+        b = self.base.regression
+        inner = ("overall",) if scope == "overall" else ("domains", scope)
+        layers: list[tuple[tuple[str, ...], Mapping[str, float]]] = [
+            (("regression",), b.defaults),
+            (("regression", *inner), b.overall if scope == "overall" else b.domains.get(scope, {})),
+        ]
+        if self.model is not None:
+            layers += [
+                (("models", self.model, "regression"), m.defaults),
+                (("models", self.model, "regression", *inner), m.overall if scope == "overall" else m.domains.get(scope, {})),
+            ]
+        return layers
+
+    def tolerance(self, scope: str, metric: str) -> float | None:
+        """The largest change for the worse of ``metric`` in ``scope`` (a domain or
+        ``"overall"``) that is not a regression; ``None``: the metric's change is not judged.
+        Most specific first: the model's ``[regression.domains.<d>]``, its ``[regression]``,
+        the top level's ``[regression.domains.<d>]``, ``[regression]``, then
+        :data:`DEFAULT_TOLERANCES`."""
+        found: float | None = DEFAULT_TOLERANCES.get(metric)
+        for _path, table in self._regression_layers(scope):
+            if metric in table:
+                found = table[metric]
+        return found
+
+    def tolerance_line(self, scope: str, metric: str) -> int | None:
+        """The 1-based line of the file that sets ``metric``'s tolerance for ``scope`` (the
+        ``[regression]`` header, or ``None`` when only the default applies)."""
+        if self.source is None:
+            return None
+        table: tuple[str, ...] | None = None
+        for path, values in self._regression_layers(scope):
+            if metric in values:
+                table = path
+        try:
+            text = Path(self.source).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if table is None:
+            return _line_of_key(text, ("regression",), "confidence")
+        return _line_of_key(text, table, tolerance_key(metric))
+
+    def regression_dict(self) -> dict[str, Any]:
+        """The regression gate's settings for every scope, for the report."""
+        return {"confidence": self.regression_confidence()}
 
     @property
     def overall_figure(self) -> str:
@@ -636,15 +749,69 @@ class _Checker:
                 out[name] = limits
         return out
 
+    def tolerances(self, value: Any, path: tuple[str, ...], extra: tuple[str, ...] = ()) -> dict[str, float]:
+        """The tolerance keys of one ``[regression...]`` table (``extra``: other keys allowed
+        there, checked by the caller)."""
+        table = self.table(value, path)
+        if table is None:
+            return {}
+        keys = tolerance_keys()
+        found: dict[str, float] = {}
+        for key, item in table.items():
+            where = (*path, key)
+            if key in extra:
+                continue
+            if key not in keys:
+                self.problem(where, f"unknown key; allowed: {', '.join((*extra, *keys))}")
+            elif not _is_number(item):
+                self.problem(where, f"expected a number in [0, 1], {_got(item)}")
+            elif not (math.isfinite(item) and 0.0 <= item <= 1.0):
+                self.problem(where, f"{_show(item)} is outside [0, 1]")
+            else:
+                found[keys[key]] = float(item)
+        return found
+
+    def regression(self, value: Any, path: tuple[str, ...]) -> RegressionTable:
+        """Parse a ``[regression]`` table: ``confidence``, tolerances, ``domains``, ``overall``."""
+        table = self.table(value, path)
+        if table is None:
+            return _NO_REGRESSION
+        confidence: float | None = None
+        if "confidence" in table:
+            item = table["confidence"]
+            if not _is_number(item) or not (math.isfinite(item) and 0.5 <= item < 1.0):
+                self.problem((*path, "confidence"), f"expected a number in [0.5, 1), {_got(item)}")
+            else:
+                confidence = float(item)
+        defaults = self.tolerances(table, path, extra=("confidence", "domains", "overall"))
+        domains: dict[str, Mapping[str, float]] = {}
+        if "domains" in table:
+            dtable = self.table(table["domains"], (*path, "domains"))
+            for name, item in (dtable or {}).items():
+                where = (*path, "domains", name)
+                tol = self.tolerances(item, where)
+                if name not in self.valid_domains:
+                    self.problem(where, f"unknown domain; valid: {', '.join(self.valid_domains)}")
+                else:
+                    domains[name] = types.MappingProxyType(tol)
+        overall = self.tolerances(table["overall"], (*path, "overall")) if "overall" in table else {}
+        return RegressionTable(
+            confidence=confidence, defaults=types.MappingProxyType(defaults),
+            domains=types.MappingProxyType(domains), overall=types.MappingProxyType(overall),
+        )
+
     def section(self, table: Mapping[str, Any], path: tuple[str, ...], is_model: bool) -> Section:
-        """Parse the defaults/domains/overall tables of the top level or of one model."""
+        """Parse the defaults/domains/overall/regression tables of the top level or of one model."""
         defaults = overall = _NO_LIMITS
         domains: dict[str, Limits] = {}
         figure: str | None = None
         params: dict[str, Any] = {}
+        regression = _NO_REGRESSION
         for key, item in table.items():
             where = (*path, key)
-            if key == "defaults":
+            if key == "regression":
+                regression = self.regression(item, where)
+            elif key == "defaults":
                 defaults, _ = self.limits(item, where, allow_figure=False)
             elif key == "overall":
                 overall, figure = self.limits(item, where, allow_figure=True)
@@ -673,6 +840,7 @@ class _Checker:
             overall=overall,
             figure=figure,
             params=types.MappingProxyType(params),
+            regression=regression,
         )
 
     def param(self, key: str, value: Any, path: tuple[str, ...]) -> bool:

@@ -17,11 +17,15 @@ from typing import Any, Iterator
 
 import pytest
 
+from defan_pytest.baseline import validate_report
 from defan_pytest.cli import main
 
 DEFAN = Path(sys.executable).with_name("defan")
 DATA = Path(__file__).parent / "data"
-ROW_KEYS = {"id", "domain", "group", "type", "claim", "aligned", "correct", "error"}
+ROW_KEYS = {"id", "domain", "group", "type", "question", "answer", "response", "claim", "aligned", "correct", "error",
+            "error_kind"}
+REPORT_KEYS = ["schema", "schema_version", "meta", "thresholds", "gate_status", "gate", "regression", "domains",
+               "overall", "rows"]
 
 
 def line(**fields: Any) -> str:
@@ -293,7 +297,9 @@ def test_rows_groups_and_scorer_inputs(tmp_path: Path, capsys: pytest.CaptureFix
     assert [it.domain for it in scorer.items] == ["custom"] * 3 + ["math"] * 2 + ["custom"] * 2
 
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert list(report) == ["rows", "domains", "overall", "scorer"]
+    assert list(report) == REPORT_KEYS
+    assert validate_report(report) == []
+    assert report["meta"]["producer"] == "defan score" and report["meta"]["model"] is None
     rows = report["rows"]
     assert [r["id"] for r in rows] == ["custom-line1", "custom-line2", "custom-line4", "math-line5",
                                        "math-line6", "custom-line7", "custom-line8"]
@@ -301,8 +307,9 @@ def test_rows_groups_and_scorer_inputs(tmp_path: Path, capsys: pytest.CaptureFix
                                           "math-group-7", "custom-line7", "custom-line8"]
     for r in rows:
         assert set(r) == ROW_KEYS
-    assert rows[0] == {"id": "custom-line1", "domain": "custom", "group": "custom-group-kobe", "type": "rank",
-                       "claim": "386", "aligned": True, "correct": True, "error": None}
+    assert {k: rows[0][k] for k in ("id", "domain", "group", "type", "claim", "aligned", "correct", "error")} == {
+        "id": "custom-line1", "domain": "custom", "group": "custom-group-kobe", "type": "rank",
+        "claim": "386", "aligned": True, "correct": True, "error": None}
     assert rows[2]["error"] == "HTTP 500" and rows[2]["claim"] is None
     assert list(report["domains"]) == ["math", "custom"]
     custom = report["domains"]["custom"]
@@ -628,4 +635,97 @@ def test_defan_score_says_which_scorer_ran(tmp_path: Path, capsys: pytest.Captur
     out = tmp_path / "out.json"
     assert main(["score", str(data), "--spacy-model", "none", "--json", str(out)]) == 0
     assert "defan: scorer: rules only" in capsys.readouterr().err
-    assert json.loads(out.read_text())["scorer"] == {"ner": False, "pipeline": None, "version": None}
+    scorer = json.loads(out.read_text())["meta"]["scorer"]
+    assert {k: scorer[k] for k in ("ner", "pipeline", "version")} == {"ner": False, "pipeline": None, "version": None}
+
+
+# --- defan --version, gate, compare ----------------------------------------------------------
+
+
+def _report_file(tmp_path: Path, name: str, wrong_groups: int, n_groups: int = 40, **meta: Any) -> Path:
+    """A saved report as the plugin writes it: 5 paraphrases a group, the first ``wrong_groups``
+    groups answered wrong."""
+    from defan_pytest.metrics import summarize
+    from defan_pytest.run import build_report, scorer_meta
+
+    rows = []
+    for g in range(n_groups):
+        for p in range(5):
+            wrong = g < wrong_groups
+            rows.append({
+                "id": f"notes-q{g:04d}-p{p:02d}", "domain": "notes", "group": f"notes-q{g:04d}", "type": "name",
+                "question": f"Who wrote note {g} ({p})?", "answer": "Ada Lovelace",
+                "response": "Charles Babbage" if wrong else "Ada Lovelace",
+                "claim": "Charles Babbage" if wrong else "Ada Lovelace",
+                "aligned": True, "correct": not wrong, "error": None, "error_kind": None,
+            })
+    m = {
+        "defan_pytest": "0.1.0", "producer": "pytest", "created": "2026-11-30T00:00:00Z",
+        "model": {"name": "my-rag", "kind": "callable", "version": "1", "source": "x"},
+        "dataset": {"source": "notes.jsonl", "identity": "file:abc", "commit": None, "sha256": {}},
+        "scorer": scorer_meta(None),
+        "selection": {"domains": ["notes"], "sample": None, "seed": 0, "selected": len(rows), "ran": len(rows),
+                      "narrowed": False, "shard": None},
+        "calls": {"prompts": len(rows), "errors": 0, "error_kinds": {}}, "durations": {"total": 1.0},
+    }
+    m.update(meta)
+    path = tmp_path / name
+    path.write_text(json.dumps(build_report(rows, summarize(rows), m)), encoding="utf-8")
+    return path
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import defan_pytest
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"defan-pytest {defan_pytest.__version__}"
+
+
+def test_gate_rejudges_a_saved_report(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    report = _report_file(tmp_path, "r.json", wrong_groups=10)  # FCH 0.25
+    limits = tmp_path / "limits.toml"
+    limits.write_text("[defaults]\nmax_fch = 0.2\nmin_samples = 5\n", encoding="utf-8")
+    assert main(["gate", str(report), "--thresholds", str(limits)]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED gate[notes]: notes: FCH 0.25 > max_fch 0.20" in out and "defan: level gate fail" in out
+    limits.write_text("[defaults]\nmax_fch = 0.3\nmin_samples = 5\n", encoding="utf-8")
+    assert main(["gate", str(report), "--thresholds", str(limits), "--json", str(tmp_path / "judged.json")]) == 0
+    judged = json.loads((tmp_path / "judged.json").read_text(encoding="utf-8"))
+    assert validate_report(judged) == [] and judged["meta"]["producer"] == "defan gate"
+    assert judged["gate_status"] == "pass"
+    # No thresholds at all: nothing judged, exit 0.
+    assert main(["gate", str(report)]) == 0
+
+
+def test_gate_with_a_baseline_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    old = _report_file(tmp_path, "old.json", wrong_groups=4)
+    new = _report_file(tmp_path, "new.json", wrong_groups=16)  # FCH 0.10 -> 0.40 on the same prompts
+    (tmp_path / "thresholds.toml").write_text("[defaults]\nmax_fch = 0.9\n", encoding="utf-8")
+    assert main(["gate", str(old), "--baseline", str(old)]) == 0  # identical runs never regress
+    capsys.readouterr()
+    assert main(["gate", str(new), "--baseline", str(old)]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSED notes: FCH 0.100 -> 0.400 (+0.300" in out
+    assert "right before, hallucinated now: 60 prompts" in out
+    assert "defan: level gate pass, regression gate fail" in out
+    assert main(["compare", str(old), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "notes: FCH 0.100 -> 0.400" in out and "notes-q0004-p00" in out
+
+
+def test_gate_refuses_another_data_set_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    old = _report_file(tmp_path, "old.json", wrong_groups=4,
+                       dataset={"source": "other.jsonl", "identity": "file:zzz", "commit": None, "sha256": {}})
+    new = _report_file(tmp_path, "new.json", wrong_groups=4)
+    assert main(["gate", str(new), "--baseline", str(old)]) == 2
+    assert "made on another data set" in capsys.readouterr().err
+    assert main(["gate", str(new), "--baseline", str(old), "--baseline-force"]) == 0
+    assert main(["compare", str(old), str(new)]) == 2
+    assert main(["gate", str(tmp_path / "missing.json")]) == 2
+    assert "no such file" in capsys.readouterr().err

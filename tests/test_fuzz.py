@@ -301,6 +301,13 @@ OPTION_VALUES: dict[str, Any] = {
     "timeout": st.sampled_from(["", "30", "0", "-inf", "1e999"]) | any_text.filter(_not_a_number),
     "model-arg": st.lists(st.sampled_from(["temperature=0", "=", "x", ""]) | any_text, max_size=2),
     "cache": st.sampled_from(["off", "", "refresh"]) | path_text,
+    "shard": st.sampled_from(["", "1/2", "0/2", "3/2", "1/0", "a/b"]) | any_text,
+    "html": st.sampled_from(["", "out.html", "conftest.py", "set.jsonl", "out.json"]) | path_text,
+    "baseline": st.sampled_from(["", "out.json", "set.jsonl", "limits.toml", "missing.json"]) | path_text,
+    "baseline-force": st.booleans(),
+    "decide": st.sampled_from(["", "point", "interval", "median"]) | any_text,
+    "call-path": st.sampled_from(["", "auto", "litellm", "openai", "grpc"]) | any_text,
+    "budget": st.sampled_from(["", "0", "1.5", "-1", "inf", "nan"]) | any_text.filter(_not_a_number),
 }
 assert set(OPTION_VALUES) == {o.noun for o in OPTIONS}, "a new option needs a fuzz strategy"
 GOOD_OPTIONS: dict[str, Any] = {
@@ -321,6 +328,12 @@ GOOD_OPTIONS: dict[str, Any] = {
     "timeout": st.sampled_from(["30", "2.5"]),
     "model-arg": st.just([]),
     "cache": st.sampled_from(["off", "c1"]),
+    "shard": st.sampled_from(["1/1", "1/2"]),
+    "html": st.just("out.html"),
+    "baseline-force": st.booleans(),
+    "decide": st.sampled_from(["point", "interval"]),
+    "call-path": st.sampled_from(["auto", "litellm"]),
+    "budget": st.just("100"),
 }
 
 

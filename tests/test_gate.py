@@ -35,7 +35,9 @@ def figs(
 
     n = scored if n is None else n
     return {
-        "n": n, "scored": scored, "errors": n - scored, "groups": rc_groups, "rc_groups": rc_groups,
+        # Hand-built figures: one response a group, so min_samples (groups) reads the counts.
+        "n": n, "scored": scored, "errors": n - scored, "groups": n, "scored_groups": scored,
+        "rc_groups": rc_groups,
         "fch": fch, "fch_ci": around(fch, fch_ci),
         "pmh": pmh, "pmh_ci": around(pmh, pmh_ci),
         "rc": rc, "rc_ci": around(rc, rc_ci),
@@ -191,9 +193,9 @@ def test_insufficient_samples_are_not_judged() -> None:
     verdicts = [v for v in check(s, t) if v.scope == "math"]
     samples = only(verdicts, "math", "samples")
     assert samples == Verdict("math", "samples", "insufficient", 12, 30,
-                              "math: 12 scored responses < min_samples 30: not judged")
+                              "math: 12 scored groups < min_samples 30: not judged")
     assert only(verdicts, "math", "fch").status == "insufficient"
-    assert only(verdicts, "math", "fch").message == "math: FCH not judged: 12 scored responses < min_samples 30"
+    assert only(verdicts, "math", "fch").message == "math: FCH not judged: 12 scored groups < min_samples 30"
     assert only(verdicts, "math", "pmh").status == "insufficient"
     # A figure that would have failed does not fail: it was not judged.
     assert [x for x in verdicts if x.status == FAIL] == []
@@ -202,12 +204,12 @@ def test_insufficient_samples_are_not_judged() -> None:
 def test_enough_samples_pass_at_the_limit() -> None:
     s = summary({"nobel": figs(scored=30)})
     v = only(check(s, th({"defaults": {"min_samples": 30}})), "nobel", "samples")
-    assert v.status == "pass" and v.message == "nobel: 30 scored responses >= min_samples 30"
+    assert v.status == "pass" and v.message == "nobel: 30 scored groups >= min_samples 30"
 
 
 def test_one_scored_response_is_singular() -> None:
     v = only(check(summary({"nobel": figs(scored=1)}), th({"defaults": {"min_samples": 2}})), "nobel", "samples")
-    assert v.message == "nobel: 1 scored response < min_samples 2: not judged"
+    assert v.message == "nobel: 1 scored group < min_samples 2: not judged"
 
 
 def test_error_rate_is_judged_on_responses_asked_even_when_few_were_scored() -> None:
@@ -222,7 +224,7 @@ def test_error_rate_is_judged_on_responses_asked_even_when_few_were_scored() -> 
     few = check(summary({"nobel": figs(scored=5, n=10, error_rate=0.5)}), t)
     assert only(few, "nobel", "error_rate").status == "insufficient"
     assert only(few, "nobel", "error_rate").message == (
-        "nobel: error rate not judged: 10 responses < min_samples 30"
+        "nobel: error rate not judged: 10 groups < min_samples 30"
     )
 
 
@@ -303,7 +305,7 @@ def test_overall_mean_rc_counts_all_domain_groups() -> None:
 def test_overall_samples_use_total_scored() -> None:
     s = summary({"nobel": figs(scored=10)}, mean=figs(scored=10))
     v = only(check(s, th({"overall": {"min_samples": 30}})), "overall", "samples")
-    assert v.status == "insufficient" and v.message == "overall: 10 scored responses < min_samples 30: not judged"
+    assert v.status == "insufficient" and v.message == "overall: 10 scored groups < min_samples 30: not judged"
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,3 +349,54 @@ def test_gate_table_without_thresholds_and_with_pooled() -> None:
     assert row.endswith("-")
     t = th({"overall": {"figure": "pooled", "max_fch": 0.5}})
     assert "overall (pooled)" in format_gate_table(s, t, check(s, t))
+
+
+# --------------------------------------------------------------------------------------------
+# Deciding on the interval, and the 80-column table
+# --------------------------------------------------------------------------------------------
+
+
+def test_interval_decision_fails_only_when_the_whole_interval_is_beyond() -> None:
+    t = th({"defaults": {"max_fch": 0.35, "min_rc": 0.5}})
+    crossing = summary({"nobel": figs(fch=0.41, fch_ci=[0.30, 0.52], rc=0.45, rc_ci=[0.40, 0.55])})
+    point = check(crossing, t)
+    assert only(point, "nobel", "fch").status == "fail" and only(point, "nobel", "rc").status == "fail"
+    interval = check(crossing, t, decide="interval")
+    fch = only(interval, "nobel", "fch")
+    assert fch.status == "pass"
+    assert fch.message == ("nobel: FCH 0.41 > max_fch 0.35 (95% CI 0.30-0.52, n=9795); "
+                           "not decided: the interval reaches the limit")
+    assert only(interval, "nobel", "rc").status == "pass"
+    beyond = summary({"nobel": figs(fch=0.41, fch_ci=[0.36, 0.46], rc=0.45, rc_ci=[0.40, 0.49])})
+    assert only(check(beyond, t, decide="interval"), "nobel", "fch").status == "fail"
+    assert only(check(beyond, t, decide="interval"), "nobel", "rc").status == "fail"
+
+
+def test_min_samples_counts_groups_from_real_records() -> None:
+    # 4 groups of 15 responses: 60 responses, but 4 samples.
+    records = [
+        {"id": f"nobel-q{g:04d}-p{p:02d}", "domain": "nobel", "group": f"nobel-q{g:04d}", "type": "name",
+         "claim": "X", "aligned": True, "correct": True, "error": None}
+        for g in range(4) for p in range(15)
+    ]
+    v = only(check(summarize(records), th({"defaults": {"min_samples": 5}})), "nobel", "samples")
+    assert v.status == "insufficient" and v.message == "nobel: 4 scored groups < min_samples 5: not judged"
+
+
+def test_compact_table_fits_80_columns() -> None:
+    from defan_pytest.dataset import DOMAINS
+
+    s = summary({d: figs(fch=0.41, scored=12 if d == "conference_venue" else 9795) for d in DOMAINS},
+                mean=figs(fch=0.40))
+    t = th({"defaults": {"max_fch": 0.35, "max_pmh": 0.5, "min_rc": 0.3, "max_error_rate": 0.02, "min_samples": 30}})
+    verdicts = check(s, t)
+    wide = format_gate_table(s, t, verdicts)
+    assert max(map(len, wide.splitlines())) > 80
+    table = format_gate_table(s, t, verdicts, width=80)
+    lines = table.splitlines()
+    assert max(map(len, lines)) <= 80, table
+    assert lines[0].split() == ["scope", "grp", "FCH", "max", "PMH", "max", "RC", "min", "err", "max", "status"]
+    conf = next(ln for ln in lines if ln.startswith("conference_venue"))
+    assert conf.split()[-1] == "FEW" and "0.41" in conf
+    nobel = next(ln for ln in lines if ln.startswith("nobel"))
+    assert "0.41! 0.35" in nobel and nobel.endswith("FAIL")

@@ -139,12 +139,12 @@ def test_figure_limits_equal_the_old_pairs() -> None:
 
 def test_summary_key_order_is_the_saved_report_order() -> None:
     out = summarize([rec("nobel", "q1", 0), rec("nobel", "q1", 1)])
-    expected = ["n", "scored", "errors", "groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
+    expected = ["n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
                 "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci"]
     assert list(out["domains"]["nobel"]) == expected
     assert list(out["overall"]["pooled"]) == expected
     assert list(out["overall"]["mean"]) == [
-        "domains", "rc_domains", "n", "scored", "errors", "groups",
+        "domains", "rc_domains", "n", "scored", "errors", "groups", "scored_groups",
         "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci"]
 
 
@@ -153,18 +153,18 @@ def test_summary_key_order_is_the_saved_report_order() -> None:
 OLD_GATE_TABLE = """\
 scope           n  FCH  95% CI    max  PMH  95% CI    max  RC   95% CI min  err  max  status
 --------------  -  -------------- ---  -------------- ---  ----------- ---  ---- ---  ------
-nobel           1  0.00 0.00-0.79   -  0.00 0.00-0.79   -  -             -  0.00   -  -
+nobel           1  0.00 0.00-1.00   -  0.00 0.00-1.00   -  -             -  0.00   -  -
 --------------  -  -------------- ---  -------------- ---  ----------- ---  ---- ---  ------
-overall (mean)  1  0.00 0.00-0.79   -  0.00 0.00-0.79   -  -             -  0.00   -  -
+overall (mean)  1  0.00 0.00-1.00   -  0.00 0.00-1.00   -  -             -  0.00   -  -
 n = scored responses; max/min = limit (- = not set)
 """
 OLD_PLAIN_TABLE = """\
 domain                     n  errors  FCH [95% CI]          PMH [95% CI]          RC [95% CI]  error rate
 -------------------------  -  ------  --------------------  --------------------  -----------  ----------
-nobel                      1       0  0.000 [0.000, 0.793]  0.000 [0.000, 0.793]  -                 0.000
+nobel                      1       0  0.000 [0.000, 1.000]  0.000 [0.000, 1.000]  -                 0.000
 -------------------------  -  ------  --------------------  --------------------  -----------  ----------
-overall (mean of domains)  1       0  0.000 [0.000, 0.793]  0.000 [0.000, 0.793]  -                 0.000
-overall (pooled)           1       0  0.000 [0.000, 0.793]  0.000 [0.000, 0.793]  -                 0.000
+overall (mean of domains)  1       0  0.000 [0.000, 1.000]  0.000 [0.000, 1.000]  -                 0.000
+overall (pooled)           1       0  0.000 [0.000, 1.000]  0.000 [0.000, 1.000]  -                 0.000
 """
 
 
@@ -304,7 +304,7 @@ def test_summarize_publishes_the_new_metric(with_abstention: Metric) -> None:
     nobel = out["domains"]["nobel"]
     # Counts first (the new count after the built-in ones), then every figure with its interval.
     assert list(nobel) == [
-        "n", "scored", "errors", "groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
+        "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
         "abstention_count", "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
         "abstention", "abstention_ci"]
     # nobel: units (1, 3) and (1, 1): 2 of 4 scored responses have no claim.
@@ -344,7 +344,7 @@ def test_gate_judges_the_new_metric(with_abstention: Metric) -> None:
     # min_samples applies to it like to FCH (its denominator is the scored responses).
     short = check(s, parse_thresholds({"domains": {"nobel": {"max_abstention": 0.3, "min_samples": 5}}}))
     assert short[1] == Verdict("nobel", "abstention", "insufficient", 0.5, 0.3,
-                               "nobel: abstention not judged: 4 scored responses < min_samples 5")
+                               "nobel: abstention not judged: 2 scored groups < min_samples 5")
     # No scored response: n/a, with the declared reason.
     only_errors = summarize([rec("nobel", "q1", 0, error="boom")])
     na = check(only_errors, parse_thresholds({"domains": {"nobel": {"max_abstention": 0.3}}}))
@@ -383,11 +383,12 @@ def test_higher_is_better_and_asked_based_metrics() -> None:
                     missing="no responses", show_interval=False)
     with registered_metric(metric):
         assert metric.threshold_key == "min_answered"
-        records = [rec("nobel", "q1", 0)] + [rec("nobel", "q1", i, error="outage") for i in range(1, 10)]
+        # min_samples counts groups: ten questions asked, one answered.
+        records = [rec("nobel", "q0", 0)] + [rec("nobel", f"q{i}", 0, error="outage") for i in range(1, 10)]
         s = summarize(records)
         t = parse_thresholds({"defaults": {"min_answered": 0.5, "max_fch": 0.5, "min_samples": 5}})
         verdicts = {v.metric: v for v in check(s, t) if v.scope == "nobel"}
-        assert verdicts["fch"].status == "insufficient"  # 1 scored response
+        assert verdicts["fch"].status == "insufficient"  # 1 scored group
         assert verdicts["answered"].status == "fail"  # 10 asked, 1 answered
         assert verdicts["answered"].message.startswith("nobel: answered 0.10 < min_answered 0.50 (95% CI ")
         assert verdicts["answered"].message.endswith(", n=10)")

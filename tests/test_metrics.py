@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.metrics import DOMAIN_ORDER, cluster_interval, summarize, wilson_interval
+from defan_pytest.metrics import DOMAIN_ORDER, _effective_size, cluster_interval, summarize, wilson_interval
+from defan_pytest.stats import clopper_pearson, korn_graubard, mean_interval
 
 DOMAIN_KEYS = {
-    "n", "scored", "errors", "groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
+    "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
     "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
 }
 
@@ -66,29 +67,36 @@ def sports_records() -> list[dict[str, Any]]:
 
 
 # --- the interval machinery -------------------------------------------------------------------
+#
+# The quantiles below are Student t and normal quantiles (stats.t_quantile, checked against
+# tables in test_stats.py); the Clopper-Pearson bounds are Beta quantiles, which cannot be done
+# by hand: the values quoted were checked against scipy.stats.beta.ppf when the tests were
+# written (scipy is not a dependency).
 
 
 def test_cluster_interval_hand_example() -> None:
-    # FCH units of sports_records(): (y_g, n_g) = (2,3), (0,3), (1,1); N = 7, p = 3/7, G = 3.
-    # residuals y_g - p*n_g = 2-9/7 = 5/7, 0-9/7 = -9/7, 1-3/7 = 4/7; squares sum 122/49.
-    # V = G/(G-1) * 122/49 / N^2 = 3/2 * 122/2401 = 183/2401 = 0.076218
-    # n_eff = p(1-p)/V = (12/49) / (183/2401) = 588/183 = 3.21311   (< N = 7, so not capped)
-    # Wilson, z = 1.96, z^2 = 3.8416: z^2/n = 1.195593, denom = 2.195593
-    #   center = (0.428571 + 3.8416/(2*3.21311)) / 2.195593 = (0.428571 + 0.597803)/2.195593 = 0.467470
-    #   half   = (1.96/2.195593) * sqrt(0.244898/3.21311 + 3.8416/(4*3.21311^2))
-    #          = 0.892698 * sqrt(0.076218 + 0.093025) = 0.892698 * 0.411392 = 0.367249
-    #   -> [0.100221, 0.834719] -> [0.1002, 0.8347]
-    lo, hi = cluster_interval([(2, 3), (0, 3), (1, 1)])  # type: ignore[misc]
-    assert (round(lo, 4), round(hi, 4)) == (0.1002, 0.8347)
+    # Six groups of 5: y = 0, 1, 1, 2, 3, 5; N = 30, Y = 12, p = 0.4, G = 6.
+    # integer residuals y*N - Y*n = 30y - 60: -60, -30, -30, 0, 30, 90 -> S = 14400
+    # design effect estimated: G*S / ((G-1)*N*Y*(N-Y)) = 86400 / 32400 = 2.666667
+    # rarer outcome: k = min(12, 18) = 12 responses; worst case N/G = 5
+    # shrunk: (12 * 2.666667 + 1 * 5) / 13 = 37/13 = 2.846154 -> n_eff = 30*13/37 = 10.540541
+    # df = G - 1 = 5: t = 2.570582, z = 1.959964 -> n* = n_eff * (z/t)^2 = 6.127682, x* = 0.4 n* = 2.451073
+    # Clopper-Pearson: Beta^-1(0.025; 2.451073, 4.676609) = 0.071441,
+    #                  Beta^-1(0.975; 3.451073, 3.676609) = 0.819005
+    units = [(0, 5), (1, 5), (1, 5), (2, 5), (3, 5), (5, 5)]
+    assert _effective_size(units) == (12, 30, 6, pytest.approx(390 / 37))
+    lo, hi = cluster_interval(units)  # type: ignore[misc]
+    assert (round(lo, 6), round(hi, 6)) == (0.071441, 0.819005)
+    assert cluster_interval(units) == korn_graubard(12, 390 / 37, 30, 5.0)
 
 
 def test_wilson_matches_textbook_formula() -> None:
+    # wilson_interval stays public (and its default z = 1.96) although the summary no longer uses it.
     # p = 0 on n = 4: lower 0, upper z^2/(n+z^2) = 3.8416/7.8416 = 0.489900
     lo, hi = wilson_interval(0.0, 4)
     assert lo == 0.0
     assert hi == pytest.approx(3.8416 / 7.8416)
-    # p = 0.8 on n = 1 (Table 6: one group of 15 with 12 wrong):
-    # denom = 4.8416, center = (0.8 + 1.9208)/4.8416 = 0.561963,
+    # p = 0.8 on n = 1: denom = 4.8416, center = (0.8 + 1.9208)/4.8416 = 0.561963,
     # half = 1.96/4.8416 * sqrt(0.16 + 0.9604) = 0.404825 * 1.058489 = 0.428503 -> [0.1335, 0.9905]
     lo, hi = wilson_interval(0.8, 1)
     assert (round(lo, 4), round(hi, 4)) == (0.1335, 0.9905)
@@ -97,29 +105,76 @@ def test_wilson_matches_textbook_formula() -> None:
 
 
 def test_zero_variance_falls_back_to_number_of_groups() -> None:
-    # Every group has the same rate (1 of 2): V == 0 exactly, so n_eff = G = 3, not N = 6.
-    assert cluster_interval([(1, 2), (1, 2), (1, 2)]) == wilson_interval(0.5, 3)
-    # p == 0: n_eff = G = 4 -> upper 3.8416/7.8416
-    assert cluster_interval([(0, 2)] * 4) == wilson_interval(0.0, 4)
-    assert cluster_interval([(3, 3), (2, 2)]) == wilson_interval(1.0, 2)
+    # Every group has the same rate (1 of 2): S == 0 exactly, the variance says nothing, so
+    # n_eff = G = 3 (each group one observation), not N = 6; df = 2.
+    assert _effective_size([(1, 2)] * 3) == (3, 6, 3, 3.0)
+    assert cluster_interval([(1, 2), (1, 2), (1, 2)]) == korn_graubard(3, 3.0, 6, 2.0)
+    # p == 0: no rare response at all, n_eff = G = 4, df = 3; upper bound 0.912088 (scipy).
+    assert cluster_interval([(0, 2)] * 4) == korn_graubard(0, 4.0, 8, 3.0)
+    assert cluster_interval([(0, 2)] * 4)[1] == pytest.approx(0.912088, abs=1e-6)  # type: ignore[index]
+    assert cluster_interval([(3, 3), (2, 2)]) == korn_graubard(5, 2.0, 5, 1.0)
 
 
-def test_single_group_uses_one_effective_observation() -> None:
-    assert cluster_interval([(12, 15)]) == wilson_interval(0.8, 1)
+def test_single_group_is_one_observation_on_one_degree_of_freedom() -> None:
+    # One group says nothing about the spread between groups: n_eff = 1, and the t quantile on
+    # the least df there is (12.706) makes the interval all but [0, 1].
+    assert _effective_size([(12, 15)]) == (12, 15, 1, 1.0)
+    assert cluster_interval([(12, 15)]) == korn_graubard(12, 1.0, 15, 1.0)
+    lo, hi = cluster_interval([(12, 15)])  # type: ignore[misc]
+    assert lo < 1e-6 and hi > 1 - 1e-9
 
 
-def test_effective_size_is_capped_to_n() -> None:
+def test_effective_size_is_capped_to_n_before_shrinking() -> None:
     # Groups more alike than chance (1 of 2 in five groups, plus a 0 and a 1 singleton):
-    # N = 12, Y = 6, integer residuals y*N - Y*n = 0 x5, -6, 6 -> S = 72;
-    # n_eff = Y(N-Y) N^2 (G-1) / (G S) = 6*6*144*6 / (7*72) = 61.7 > N -> capped to 12.
+    # N = 12, Y = 6, integer residuals y*N - Y*n = 0 x5, -6, 6 -> S = 72; estimated design
+    # effect 7*72 / (6*12*6*6) = 0.194 < 1 -> floored at 1 (n_eff <= N); k = 6, worst 12/7:
+    # (6*1 + 12/7) / 7 = 54/49 -> n_eff = 12 * 49/54 = 10.888889
     units = [(1, 2)] * 5 + [(0, 1), (1, 1)]
-    assert cluster_interval(units) == wilson_interval(0.5, 12)
+    assert _effective_size(units) == (6, 12, 7, pytest.approx(98 / 9))
+
+
+def test_few_events_do_not_pass_for_independent_ones() -> None:
+    # One hallucination in 10 groups of 15. Its group's residual is 150 - 15 = 135, the nine
+    # others' -15: S = 18225 + 9*225 = 20250, estimated design effect 10*20250/(9*150*149) =
+    # 1.006711: one event looks independent, and today's method used n_eff = 149. It rests on
+    # k = 1 rare response, so it is averaged with the worst case 15: (1.006711 + 15)/2 =
+    # 8.003356 -> n_eff = 18.742138.
+    one = [(1, 15)] + [(0, 15)] * 9
+    assert _effective_size(one) == (1, 150, 10, pytest.approx(18.742138, abs=1e-6))
+    lo, hi = cluster_interval(one)  # type: ignore[misc]
+    assert lo < 1e-6 and 0.2 < hi < 0.3
+    # Continuity with no event at all (n_eff = G = 10): both upper bounds are far from 0.
+    none = cluster_interval([(0, 15)] * 10)
+    assert none is not None and none[0] == 0.0 and 0.3 < none[1] < 0.45
+    # With hundreds of rare responses the shrinking changes almost nothing: 900 of them here,
+    # (900 * 1 + 15) / 901 = 1.0155 against the estimate 1 (floored).
+    many = [(5, 15), (4, 15), (6, 15), (3, 15)] * 50
+    events, total, g, n_eff = _effective_size(many)  # type: ignore[misc]
+    s = sum((y * total - events * n) ** 2 for y, n in many)
+    estimated = g * s / ((g - 1) * total * events * (total - events))
+    assert n_eff == pytest.approx(total / max(estimated, 1.0), rel=0.02)
 
 
 def test_groups_without_responses_are_ignored_and_nothing_gives_none() -> None:
     assert cluster_interval([(2, 3), (0, 0), (0, 3), (1, 1)]) == cluster_interval([(2, 3), (0, 3), (1, 1)])
     assert cluster_interval([(0, 0)]) is None
     assert cluster_interval([]) is None
+
+
+def test_confidence_widens_and_narrows_the_interval() -> None:
+    units = [(0, 5), (1, 5), (1, 5), (2, 5), (3, 5), (5, 5)]
+    lo95, hi95 = cluster_interval(units)  # type: ignore[misc]
+    lo80, hi80 = cluster_interval(units, confidence=0.8)  # type: ignore[misc]
+    lo99, hi99 = cluster_interval(units, 0.99)  # type: ignore[misc]
+    assert lo99 < lo95 < lo80 < 0.4 < hi80 < hi95 < hi99
+
+
+def test_more_groups_give_narrower_intervals() -> None:
+    widths = []
+    for g in (5, 10, 30, 100):
+        lo, hi = cluster_interval([(3, 15), (6, 15), (4, 15), (5, 15), (7, 15)] * (g // 5))  # type: ignore[misc]
+        widths.append(hi - lo)
+    assert widths == sorted(widths, reverse=True)
 
 
 # --- per domain -------------------------------------------------------------------------------
@@ -134,18 +189,23 @@ def test_domain_figures_by_hand() -> None:
     assert (d["fch_count"], d["pmh_count"]) == (3, 2)
     assert d["fch"] == pytest.approx(3 / 7)
     assert d["pmh"] == pytest.approx(2 / 7)
-    assert d["fch_ci"] == [0.1002, 0.8347]  # see test_cluster_interval_hand_example
-    # PMH units (1,3), (0,3), (1,1); p = 2/7; residuals 1/7, -6/7, 5/7, squares sum 62/49;
-    # V = 3/2 * 62/49 / 49 = 93/2401; n_eff = (10/49)/(93/2401) = 490/93 = 5.268817
-    # z^2/n = 0.729119, denom 1.729119; center = (0.285714 + 0.364556)/1.729119 = 0.376070
-    # half = 1.133526 * sqrt(0.038734 + 0.034596) = 0.306953 -> [0.0691, 0.6830]
-    assert d["pmh_ci"] == [0.0691, 0.683]
+    # Three groups leave 2 degrees of freedom (t = 4.303): every interval here is all but
+    # [0, 1], which is what three questions can tell about a domain.
+    # FCH units (2,3), (0,3), (1,1); N = 7, Y = 3; integer residuals 5, -9, 4 -> S = 122;
+    # estimated design effect 3*122/(2*7*3*4) = 2.178571; k = 3, worst 7/3:
+    # (3*2.178571 + 7/3)/4 = 2.217262 -> n_eff = 3.157047
+    assert _effective_size([(2, 3), (0, 3), (1, 1)]) == (3, 7, 3, pytest.approx(3.157047, abs=1e-6))
+    assert d["fch_ci"] == [0.0, 1.0]
+    # PMH units (1,3), (0,3), (1,1); Y = 2; residuals 1, -6, 5 -> S = 62; estimated 3*62/(2*7*2*5)
+    # = 1.328571; k = 2: (2*1.328571 + 7/3)/3 = 1.663492 -> n_eff = 4.208015; df 2
+    assert _effective_size([(1, 3), (0, 3), (1, 1)]) == (2, 7, 3, pytest.approx(4.208015, abs=1e-6))
+    assert d["pmh_ci"] == [round(x, 4) for x in korn_graubard(2, 4.208015267, 7, 2.0)] == [0.0, 0.9979]
     # Error rate = 1/8 over all 3 groups: units (0,3), (0,3), (1,2); N = 8, Y = 1;
-    # integer residuals y*N - Y*n = -3, -3, 6 -> S = 54; V = 3/2 * 54 / 8^4 = 0.0197754;
-    # n_eff = (7/64) / V = 448/81 = 5.530864; z^2/n = 0.694575, denom 1.694575;
-    # center = (0.125 + 0.347286)/1.694575 = 0.278706; half = 0.261641 -> [0.0171, 0.5403]
+    # integer residuals y*N - Y*n = -3, -3, 6 -> S = 54; estimated 3*54/(2*8*1*7) = 1.446429;
+    # k = 1, worst 8/3: (1.446429 + 2.666667)/2 = 2.056548 -> n_eff = 3.890014
+    assert _effective_size([(0, 3), (0, 3), (1, 2)]) == (1, 8, 3, pytest.approx(3.890014, abs=1e-6))
     assert d["error_rate"] == pytest.approx(1 / 8)
-    assert d["error_rate_ci"] == [0.0171, 0.5403]
+    assert d["error_rate_ci"] == [0.0, 0.9952]
 
 
 def test_rc_only_over_fully_scored_groups() -> None:
@@ -154,8 +214,10 @@ def test_rc_only_over_fully_scored_groups() -> None:
     d = summarize(sports_records())["domains"]["sports"]
     assert (d["rc_groups"], d["consistent_groups"]) == (2, 1)
     assert d["rc"] == pytest.approx(0.5)
-    # Wilson(0.5, n=2): denom 2.9208, center 0.5, half = 0.671049 * sqrt(0.125 + 0.2401) = 0.405471
-    assert d["rc_ci"] == [0.0945, 0.9055]
+    # Groups are independent, so 1 consistent of 2 is exactly binomial: Clopper-Pearson,
+    # [Beta^-1(0.025; 1, 2), Beta^-1(0.975; 2, 1)] = [1 - sqrt(0.975), sqrt(0.975)]
+    assert d["rc_ci"] == [round(1 - math.sqrt(0.975), 4), round(math.sqrt(0.975), 4)] == [0.0126, 0.9874]
+    assert d["rc_ci"] == [round(x, 4) for x in clopper_pearson(1, 2)]
 
 
 def test_rc_counts_a_group_without_claim_as_inconsistent() -> None:
@@ -169,10 +231,13 @@ def test_math_like_singleton_groups_have_no_rc() -> None:
     d = summarize(records)["domains"]["math"]
     assert (d["groups"], d["rc_groups"], d["consistent_groups"]) == (4, 0, 0)
     assert d["rc"] is None and d["rc_ci"] is None
-    # FCH 1/4 over 4 singleton groups: S = 9+1+1+1 = 12, V = 4/3 * 12/4^4 = 0.0625,
-    # n_eff = 0.1875/0.0625 = 3 (the G/(G-1) factor costs one observation) -> Wilson(0.25, 3)
+    # FCH 1/4 over 4 singleton groups: S = 9+1+1+1 = 12, estimated design effect
+    # 4*12/(3*4*1*3) = 4/3 (the G/(G-1) factor); k = 1, worst 4/4 = 1 (a singleton group cannot
+    # cluster): (4/3 + 1)/2 = 7/6 -> n_eff = 24/7 = 3.428571; df 3 (t = 3.182446):
+    # n* = 3.428571 * (1.959964/3.182446)^2 = 1.300431 -> Clopper-Pearson at x* = n*/4
     assert d["fch"] == 0.25
-    assert d["fch_ci"] == [0.0368, 0.7439]
+    assert _effective_size([(1, 1), (0, 1), (0, 1), (0, 1)]) == (1, 4, 4, pytest.approx(24 / 7))
+    assert d["fch_ci"] == [0.0, 0.9828]
 
 
 def test_rc_none_when_no_group_is_fully_scored() -> None:
@@ -195,7 +260,8 @@ def test_domain_with_only_errors_has_no_fch_or_pmh() -> None:
     for key in ("fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci"):
         assert d[key] is None, key
     assert d["error_rate"] == 1.0
-    assert d["error_rate_ci"] == [round(x, 4) for x in wilson_interval(1.0, 1)]
+    # One group: one observation on one degree of freedom.
+    assert d["error_rate_ci"] == [round(x, 4) for x in korn_graubard(3, 1.0, 3, 1.0)] == [0.0, 1.0]
 
 
 def test_scored_response_with_unknown_flags_counts_against_the_model() -> None:
@@ -242,18 +308,23 @@ def test_empty_input() -> None:
 
 
 def test_mean_interval_by_hand() -> None:
-    # sports: FCH 3/7, CI (0.100220, 0.834715); math: FCH 1/4, CI = Wilson(0.25, 3) = (0.036840, 0.743913).
+    # sports: FCH 3/7, CI (0.0000013, 0.9999617) on df 2 (t = 4.302653);
+    # math: FCH 1/4, CI (0.0000050, 0.9828048) on df 3 (t = 3.182446).
     # mean = (3/7 + 1/4)/2 = 0.339286
-    # Each side of a domain interval is read as 1.96 SE on that side:
-    # below: sports 3/7 - 0.100220 = 0.328351, math 0.25 - 0.036840 = 0.213160
-    #   half = sqrt(0.328351^2 + 0.213160^2) / 2 = 0.391473 / 2 = 0.195737 -> lo = 0.143549
-    # above: sports 0.834715 - 3/7 = 0.406144, math 0.743913 - 0.25 = 0.493913
-    #   half = sqrt(0.406144^2 + 0.493913^2) / 2 = 0.639455 / 2 = 0.319728 -> hi = 0.659014
+    # Each side of a domain interval is read as t(df) SE on that side:
+    # below: sports (3/7 - 0.0000013)/4.302653 = 0.099606, math (0.25 - 0.0000050)/3.182446 = 0.078554
+    #   Welch df = (0.099606^2 + 0.078554^2)^2 / (0.099606^4/2 + 0.078554^4/3) = 4.182829, t = 2.729233
+    #   half = 2.729233 * sqrt(0.099606^2 + 0.078554^2) / 2 = 0.173108 -> lo = 0.166178
+    # above: sports (0.9999617 - 3/7)/4.302653 = 0.132800, math (0.9828048 - 0.25)/3.182446 = 0.230265
+    #   Welch df = 4.569307, t = 2.645197; half = 0.351566 -> hi = 0.690852
     records = sports_records() + [rec("math", f"q{i}", 0, correct=i != 0) for i in range(4)]
     out = summarize(records)
     mean = out["overall"]["mean"]
     assert mean["fch"] == pytest.approx((3 / 7 + 1 / 4) / 2)
-    assert mean["fch_ci"] == [0.1435, 0.659]
+    assert mean["fch_ci"] == [0.1662, 0.6909]
+    assert mean["fch_ci"] == [round(x, 4) for x in mean_interval(
+        [(3 / 7, *cluster_interval([(2, 3), (0, 3), (1, 1)]), 2.0),  # type: ignore[misc]
+         (1 / 4, *cluster_interval([(1, 1), (0, 1), (0, 1), (0, 1)]), 3.0)])[1:3]]  # type: ignore[misc]
     # RC: only sports has RC groups (D = 1), so the mean is sports' figure and its interval is
     # exactly sports' interval (each side is carried over on its own).
     assert mean["rc"] == pytest.approx(0.5)

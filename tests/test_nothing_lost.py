@@ -112,7 +112,7 @@ def test_forced_and_earlier_reports_are_replaced(session: pytest.Pytester, tmp_p
     (session.path / "notes.json").write_text('{"mine": 1}', encoding="utf-8")
     result = session.runpytest(*BASE, "--defan-report=notes.json", "--defan-force-output")
     assert result.ret == 0, result.stdout.lines[-15:]
-    assert json.loads((session.path / "notes.json").read_text(encoding="utf-8"))["model"] == "counter"
+    assert json.loads((session.path / "notes.json").read_text(encoding="utf-8"))["meta"]["model"]["name"] == "counter"
     again = session.runpytest(*BASE, "--defan-report=notes.json")  # an earlier report now: replaced
     assert again.ret == 0
 

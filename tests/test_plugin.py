@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import defan_pytest
+
 # A model that answers from a table: right for even question groups, wrong for odd ones.
 CONFTEST = '''
 import json, os
@@ -95,7 +97,9 @@ def test_items_ids_markers_and_status_letters(project: pytest.Pytester) -> None:
 def test_verbose_shows_answer_claim_and_verdict(project: pytest.Pytester) -> None:
     result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0001-p00", "-v",
                                "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["*defan::nobel-q0001-p00 HALLUCINATED (claim 'Albert Einstein', gold *Hoff*)*"])
+    result.stdout.fnmatch_lines(
+        ["*defan::nobel-q0001-p00 HALLUCINATED claim 'Albert Einstein', gold *Hoff*; Q: Who was awarded the Nobel Prize*"]
+    )
 
 
 def test_gate_passes_and_fails_on_exact_thresholds(project: pytest.Pytester) -> None:
@@ -109,8 +113,8 @@ def test_gate_passes_and_fails_on_exact_thresholds(project: pytest.Pytester) -> 
     assert bad.ret == 1
     outcomes(bad, passed=30, hallucinated=30, failed=2)
     bad.stdout.fnmatch_lines([
-        "*_ gate?nobel? _*", "nobel: FCH 0.50 > max_fch 0.49 (95% CI 0.13-0.87, n=60)",
-        "*_ gate?overall? _*", "overall: FCH 0.50 > max_fch 0.49 (95% CI 0.13-0.87, n=60)",
+        "*_ gate?nobel? _*", "nobel: FCH 0.50 > max_fch 0.49 (95% CI 0.00-1.00, n=60)",
+        "*_ gate?overall? _*", "overall: FCH 0.50 > max_fch 0.49 (95% CI 0.00-1.00, n=60)",
         "FAILED defan::gate?nobel? - nobel: FCH 0.50 > max_fch 0.49*",
     ])
     assert "nobel" in bad.stdout.str() and "FAIL" in bad.stdout.str()  # the gate table
@@ -128,7 +132,7 @@ def test_too_few_samples_say_so_instead_of_passing(project: pytest.Pytester) -> 
     thresholds(project, "[defaults]\nmax_fch = 0.9\nmin_samples = 100\n")
     result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "-p", "no:cacheprovider")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*nobel: 60 scored responses < min_samples 100: not judged*"])
+    result.stdout.fnmatch_lines(["*nobel: 4 scored groups < min_samples 100: not judged*"])
 
 
 def test_strict_fails_each_hallucinated_prompt_and_lf_reruns_them(project: pytest.Pytester) -> None:
@@ -280,4 +284,201 @@ def test_header_and_report_say_which_scorer_ran(pytester: pytest.Pytester) -> No
     result = pytester.runpytest("--defan-model=echo", "--defan-dataset=toy.jsonl", "--defan-cache=off",
                                 "--defan-spacy-model=none", "--defan-report=r.json")
     result.stdout.fnmatch_lines(["defan: model echo, 3 prompts", "defan scorer: rules only (no spaCy pipeline*"])
-    assert json.loads(pytester.path.joinpath("r.json").read_text())["scorer"] == {"ner": False, "pipeline": None, "version": None}
+    scorer = json.loads(pytester.path.joinpath("r.json").read_text())["meta"]["scorer"]
+    assert scorer == {"rules": defan_pytest.RULES_VERSION, "ner": False, "pipeline": None, "version": None}
+
+
+# --------------------------------------------------------------------------------------------
+# The terminal at scale, call errors, JUnit verdicts, GitHub Actions, deciding on the interval
+# --------------------------------------------------------------------------------------------
+
+FLAKY_CONFTEST = CONFTEST + '''
+@defan_pytest.model("flaky", version="1")
+def flaky(prompt):
+    r = ROWS[prompt]
+    if r.group % 4 == 3:
+        raise RuntimeError("upstream index is down")
+    return answer(prompt)
+'''
+
+
+def _percentages(lines: list[str]) -> list[int]:
+    import re
+
+    return [int(m.group(1)) for line in lines for m in re.finditer(r"\[\s*(\d+)%\]", line)]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_a_big_run_prints_a_line_per_domain_and_monotonic_progress(project: pytest.Pytester, xdist: list[str]) -> None:
+    thresholds(project, "[defaults]\nmax_fch = 0.9\n")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel,math", "--defan-sample=1200",
+                               "-p", "no:cacheprovider", *xdist)
+    assert result.ret == 0
+    lines = result.stdout.lines
+    # No wall of letters: the DefAn prompts print no letter each, a line per domain at each quarter.
+    assert not [ln for ln in lines if ln.startswith("defan ") and ("H" * 20 in ln or "." * 20 in ln)]
+    result.stdout.fnmatch_lines(["defan nobel: */* prompts (25%): * hallucinated, * misaligned, * call errors"])
+    result.stdout.fnmatch_lines(["defan math: */* prompts (100%): *"])
+    pct = _percentages(lines)
+    assert pct and pct == sorted(pct) and pct[-1] == 100, pct
+    result.stdout.fnmatch_lines(["*passed*hallucinated*"])
+
+
+def test_progress_stays_monotonic_through_the_gate_items(project: pytest.Pytester) -> None:
+    thresholds(project, "[defaults]\nmax_fch = 0.9\n[domains.nobel]\nmax_fch = 0.1\n")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "--defan-sample=150",
+                               "-p", "no:cacheprovider")
+    pct = _percentages(result.stdout.lines)
+    assert pct == sorted(pct) and pct[-1] == 100, result.stdout.lines
+    result.stdout.fnmatch_lines(["*1 failed*"])  # gate[nobel]
+
+
+def test_call_errors_show_their_kind_everywhere(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                public_dir: Path) -> None:
+    monkeypatch.setenv("DEFAN_DATA_DIR", str(public_dir))
+    pytester.makeconftest(FLAKY_CONFTEST)
+    args = ["--defan-model=flaky", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-retries=0",
+            "-p", "no:cacheprovider"]
+    verbose = pytester.runpytest(*args, "-v", "--junitxml=out.xml")
+    verbose.stdout.fnmatch_lines(["*defan::nobel-q0003-p00 CALL-ERROR RuntimeError: upstream index is down*"])
+    verbose.stdout.fnmatch_lines(["  15 x RuntimeError: upstream index is down"])
+    # The summary line's counts are those of FCH and PMH.
+    verbose.stdout.fnmatch_lines(["45 scored: 15 hallucinated (FCH) of which 0 also misaligned; 0 misaligned (PMH)"])
+    root = ET.parse(pytester.path / "out.xml").getroot()
+    props = {
+        c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")} for c in root.iter("testcase")
+    }
+    assert props["nobel-q0003-p00"]["defan_verdict"] == "call error: RuntimeError: upstream index is down"
+    assert props["nobel-q0001-p00"]["defan_verdict"].startswith("hallucinated: claim 'Albert Einstein', gold")
+    assert props["nobel-q0000-p00"]["defan_verdict"].startswith("ok: claim ")
+    strict = pytester.runpytest(*args, "--defan-strict")
+    strict.stdout.fnmatch_lines(["*nobel-q0003-p00: call error: RuntimeError: upstream index is down*"])
+
+
+def test_github_step_summary_and_annotations(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = project.path / "step-summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    thresholds(project, "[defaults]\nmax_fch = 0.9\n\n[domains.nobel]\nmax_fch = 0.2\n")
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "--defan-sample=150",
+                               "-p", "no:cacheprovider", "-p", "no:pytest_github_actions_annotate_failures")
+    assert result.ret == 1
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n## ❌ DefAn: table")
+    assert "| nobel | 10 | 0.300 [" in text and "### Breaches" in text
+    assert [ln for ln in result.stdout.lines if ln.startswith("::error")] == [
+        "::error file=thresholds.toml,line=5,title=DefAn gate[nobel]::nobel: FCH 0.30 > max_fch 0.20 (95%25 CI "
+        + next(ln for ln in result.stdout.lines if ln.startswith("::error")).split("(95%25 CI ", 1)[1]
+    ]
+
+
+def test_interval_decision_on_a_small_sample(project: pytest.Pytester) -> None:
+    thresholds(project, "[defaults]\nmax_fch = 0.25\n")
+    args = ["--defan-model=table", "--defan-domain=nobel", "--defan-sample=150", "-p", "no:cacheprovider"]
+    assert project.runpytest(*args).ret == 1  # FCH 0.30 > 0.25 on the point estimate
+    result = project.runpytest(*args, "--defan-decide=interval")
+    assert result.ret == 0
+    bad = project.runpytest(*args, "--defan-decide=median")
+    assert bad.ret == 4
+    bad.stderr.fnmatch_lines(["*--defan-decide: 'median' is not one of: point, interval*"])
+
+
+# --------------------------------------------------------------------------------------------
+# The regression gate: --defan-baseline
+# --------------------------------------------------------------------------------------------
+
+WORSE_CONFTEST = CONFTEST + '''
+@defan_pytest.model("table-worse", version="1")
+def table_worse(prompt):
+    r = ROWS[prompt]
+    if r.group % 4 == 2:  # half of the groups it got right, now wrong
+        return "Albert Einstein" if r.type == "name" else "99999"
+    return answer(prompt)
+'''
+REG_ARGS = ["--defan-domain=nobel", "--defan-sample=600", "--defan-spacy-model=none", "-p", "no:cacheprovider"]
+
+
+@pytest.fixture
+def reg_project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, public_dir: Path) -> pytest.Pytester:
+    monkeypatch.setenv("DEFAN_DATA_DIR", str(public_dir))
+    pytester.makeconftest(WORSE_CONFTEST)
+    thresholds(pytester, "[defaults]\nmax_fch = 0.9\n\n[regression]\nmax_fch_rise = 0.02\n")
+    result = pytester.runpytest("--defan-model=table", *REG_ARGS, "--defan-report=base.json")
+    assert result.ret == 0
+    return pytester
+
+
+def _regression_outcomes(result: pytest.RunResult) -> dict[str, str]:
+    import re
+
+    out = {}
+    for line in result.stdout.lines:
+        m = re.match(r"^(?:defan::)?(regression\[\w+\]) (PASSED|FAILED|SKIPPED)", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_identical_runs_never_regress(reg_project: pytest.Pytester, xdist: list[str]) -> None:
+    result = reg_project.runpytest("--defan-model=table", *REG_ARGS, "--defan-baseline=base.json",
+                                   "--defan-report=new.json", "-v", *xdist)
+    assert result.ret == 0
+    assert _regression_outcomes(result) == {"regression[nobel]": "PASSED", "regression[overall]": "PASSED"}
+    report = json.loads((reg_project.path / "new.json").read_text())
+    assert report["regression"]["status"] == "pass"
+    change = report["regression"]["scopes"]["nobel"]["fch"]
+    assert (change["change"], change["worse_flips"], change["better_flips"], change["regressed"]) == (0, 0, 0, False)
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_a_worse_model_regresses_with_its_flipped_prompts(reg_project: pytest.Pytester, xdist: list[str]) -> None:
+    result = reg_project.runpytest("--defan-model=table-worse", *REG_ARGS, "--defan-baseline=base.json",
+                                   "--defan-report=new.json", *xdist)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        "nobel: FCH 0.400 -> 0.700 (+0.300, 99.17% CI +0.* to +0.*, groups=40, flips 180 worse / 0 better): worse beyond "
+        "the tolerance 0.02 and significant",
+        "*right before, hallucinated now: 180 prompts (first 20; all in the report)",
+        "FAILED defan::regression?nobel? - nobel: FCH 0.400 -> 0.700*",
+    ])
+    report = json.loads((reg_project.path / "new.json").read_text())
+    flipped = [f for f in report["regression"]["flipped"] if f["direction"] == "worse"]
+    assert flipped and all(f["new_response"] == "Albert Einstein" and f["old_response"] != "Albert Einstein"
+                           for f in flipped)
+    assert report["regression"]["scopes"]["nobel"]["fch"]["regressed"] is True
+
+
+def test_a_narrowed_run_skips_the_regression_gate(reg_project: pytest.Pytester) -> None:
+    group = json.loads((reg_project.path / "base.json").read_text())["rows"][0]["group"]
+    result = reg_project.runpytest("--defan-model=table-worse", *REG_ARGS, "--defan-baseline=base.json", "-k",
+                                   group, "-rs")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["SKIPPED * thresholds.toml*: the gate judges whole runs: *"])
+    assert "regression gate skipped" in result.stdout.str()
+
+
+def test_an_incomparable_baseline_is_refused_before_any_call(reg_project: pytest.Pytester) -> None:
+    base = json.loads((reg_project.path / "base.json").read_text())
+    base["meta"]["scorer"]["rules"] = "1999.1"
+    reg_project.path.joinpath("old-rules.json").write_text(json.dumps(base))
+    refused = reg_project.runpytest("--defan-model=table", *REG_ARGS, "--defan-baseline=old-rules.json")
+    assert refused.ret == 4
+    refused.stderr.fnmatch_lines(["*--defan-baseline: scored by another scorer (rules 1999.1*--defan-baseline-force*"])
+    forced = reg_project.runpytest("--defan-model=table", *REG_ARGS, "--defan-baseline=old-rules.json",
+                                   "--defan-baseline-force")
+    assert forced.ret == 0
+    other = reg_project.runpytest("--defan-model=table", "--defan-domain=math", "--defan-sample=30",
+                                  "--defan-spacy-model=none", "-p", "no:cacheprovider", "--defan-baseline=base.json")
+    assert other.ret == 4
+    other.stderr.fnmatch_lines(["*--defan-baseline: no prompt in common with this run*"])
+    same_file = reg_project.runpytest("--defan-model=table", *REG_ARGS, "--defan-baseline=base.json",
+                                      "--defan-report=base.json")
+    assert same_file.ret == 4
+    same_file.stderr.fnmatch_lines(["*--defan-report*base.json*would overwrite the baseline report*"])
+    broken = reg_project.path / "broken.json"
+    broken.write_text('{"schema": "defan-pytest-report", "schema_version": 1}')
+    bad = reg_project.runpytest("--defan-model=table", *REG_ARGS, "--defan-baseline=broken.json")
+    assert bad.ret == 4
+    bad.stderr.fnmatch_lines(["*broken.json: (top level): 'meta' is a required property*"])

@@ -13,11 +13,11 @@ from defan_pytest.outputs import OutputError
 from defan_pytest.reports import build_report, format_table, write_json
 
 DOMAIN_KEYS = {
-    "n", "scored", "errors", "groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
+    "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
     "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
 }
 MEAN_KEYS = {
-    "domains", "rc_domains", "n", "scored", "errors", "groups",
+    "domains", "rc_domains", "n", "scored", "errors", "groups", "scored_groups",
     "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
 }
 ROW_KEYS = {"id", "domain", "group", "type", "claim", "aligned", "correct", "error"}
@@ -132,7 +132,7 @@ def test_report_schema(rows: list[dict[str, Any]]) -> None:
     assert list(report["domains"]) == ["sports", "nobel", "math"]
     for figs in report["domains"].values():
         assert set(figs) == DOMAIN_KEYS
-        for key in ("n", "scored", "errors", "groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count"):
+        for key in ("n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count"):
             assert isinstance(figs[key], int)
         for rate in ("fch", "pmh", "rc", "error_rate"):
             assert figs[rate] is None or isinstance(figs[rate], float)

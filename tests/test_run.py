@@ -11,6 +11,7 @@ import pytest
 
 import defan_pytest
 from defan_pytest import models
+from defan_pytest.baseline import validate_report
 from defan_pytest.run import Run, Worker, build_report
 from defan_pytest.settings import ConfigError, Settings
 
@@ -60,8 +61,12 @@ def test_a_whole_run_without_pytest(project: Path) -> None:
     assert failed == {("toy", "fch"), ("sky", "fch"), ("overall", "fch")}
     run.write_report()
     report = json.loads((project / "out.json").read_text())
-    assert report["model"] == "run-echo" and len(report["rows"]) == 15
-    assert list(report["rows"][0]) == ["id", "domain", "group", "type", "claim", "aligned", "correct", "error", "response"]
+    assert validate_report(report) == []
+    assert report["meta"]["model"]["name"] == "run-echo" and len(report["rows"]) == 15
+    assert report["meta"]["model"]["version"] == "1" and report["meta"]["selection"]["selected"] == 15
+    assert list(report["rows"][0]) == ["id", "domain", "group", "type", "claim", "aligned", "correct", "error", "question",
+                                       "answer", "response", "error_kind", "attempts", "answered_by"]
+    assert report["gate_status"] == "fail" and report["regression"] is None
     assert {g["scope"] for g in report["gate"]} == {"toy", "sky", "overall"}
     counts = run.call_counts()
     assert counts == {"prompts": 15, "answered": 15, "cached": 0, "peer": 0, "retries": 0, "errors": 0,
@@ -94,15 +99,17 @@ def test_cache_folder_follows_the_mode(project: Path) -> None:
 
 def test_cli_and_plugin_reports_share_one_shape() -> None:
     summary = {"domains": {}, "overall": {}}
-    assert list(build_report([], summary)) == ["rows", "domains", "overall"]
-    assert list(build_report([], summary, model="m", verdicts=[])) == ["rows", "domains", "overall", "model", "gate"]
+    keys = ["schema", "schema_version", "meta", "thresholds", "gate_status", "gate", "regression", "domains", "overall",
+            "rows"]
+    assert list(build_report([], summary, {"producer": "defan score"})) == keys
+    assert list(build_report([], summary, {}, verdicts=[], usage={"tokens": 1})) == [*keys[:-1], "usage", "rows"]
 
 
 def test_the_pipeline_never_imports_pytest() -> None:
     # Only plugin.py may import pytest: everything else is plain Python, usable from 'defan'.
     modules = [
         "cache", "calls", "claims", "cli", "dataset", "dates", "equivalence", "errors", "gate",
-        "metrics", "models", "ner", "numbers", "redaction", "outputs", "progress", "prompts", "reports", "run", "scoring",
+        "metrics", "models", "ner", "baseline", "github", "regression_gate", "numbers", "redaction", "outputs", "progress", "prompts", "reports", "run", "scoring",
         "settings", "text", "thresholds", "types",
     ]
     code = (

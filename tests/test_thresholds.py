@@ -259,7 +259,7 @@ def test_limit_at_top_level_gets_a_hint() -> None:
 
 def test_unknown_top_level_table() -> None:
     assert only_problem({"defan": {}}) == (
-        "thresholds.toml: defan: unknown key; allowed: defaults, domains, overall, models"
+        "thresholds.toml: defan: unknown key; allowed: defaults, domains, overall, regression, models"
     )
 
 
@@ -316,7 +316,7 @@ max_pmh = "high"
     src = str(path)
     expected = [
         f"{src}: max_fch: unknown top-level key; put limits in a table such as [defaults]; "
-        "allowed: defaults, domains, overall, models",
+        "allowed: defaults, domains, overall, regression, models",
         f"{src}: defaults.max_fch: 1.5 is outside [0, 1]",
         f"{src}: defaults.min_samples: expected a non-negative integer, got float 2.5",
         f"{src}: domains.nobl: unknown domain; valid: {VALID_IDS}",
@@ -421,8 +421,8 @@ def test_model_param_types(key: str, value: Any, expected: str) -> None:
 
 def test_unknown_key_in_a_model_table() -> None:
     assert only_problem({"models": {"m": {"temprature": 0}}}) == (
-        "thresholds.toml: models.m.temprature: unknown key; allowed: defaults, domains, overall, "
-        "model, api_base, temperature, max_tokens, system_prompt, timeout, litellm, version"
+        "thresholds.toml: models.m.temprature: unknown key; allowed: defaults, domains, overall, regression, "
+        "model, api_base, temperature, max_tokens, system_prompt, timeout, litellm, version, price_in, price_out"
     )
 
 
@@ -569,3 +569,63 @@ def test_a_key_with_control_characters_is_named_on_one_line(tmp_path: Path) -> N
     with pytest.raises(ThresholdsError) as info:
         load_thresholds(path)
     assert info.value.problems == (f'{path}: defaults."a\\nb\\u001b": unknown key; allowed: {ALLOWED}',)
+
+
+# --------------------------------------------------------------------------------------------
+# [regression]: the regression gate's confidence and tolerances
+# --------------------------------------------------------------------------------------------
+
+
+def test_regression_defaults_without_a_table() -> None:
+    from defan_pytest.thresholds import DEFAULT_CONFIDENCE, parse_thresholds
+
+    t = parse_thresholds({"defaults": {"max_fch": 0.5}})
+    assert t.regression_confidence() == DEFAULT_CONFIDENCE == 0.95
+    assert (t.tolerance("nobel", "fch"), t.tolerance("nobel", "pmh"), t.tolerance("nobel", "rc")) == (0.02, 0.02, 0.02)
+    assert t.tolerance("nobel", "error_rate") is None  # not judged unless set
+
+
+def test_regression_precedence_per_domain_overall_and_model() -> None:
+    from defan_pytest.thresholds import parse_thresholds
+
+    data = {
+        "regression": {"confidence": 0.9, "max_fch_rise": 0.03, "max_rc_drop": 0.1,
+                       "domains": {"nobel": {"max_fch_rise": 0.01}}, "overall": {"max_pmh_rise": 0.04}},
+        "models": {"m": {"regression": {"max_pmh_rise": 0.5, "confidence": 0.99,
+                                        "domains": {"nobel": {"max_error_rate_rise": 0.0}}}}},
+    }
+    t = parse_thresholds(data)
+    assert t.regression_confidence() == 0.9
+    assert (t.tolerance("nobel", "fch"), t.tolerance("sports", "fch"), t.tolerance("overall", "pmh")) == (0.01, 0.03, 0.04)
+    assert t.tolerance("nobel", "rc") == 0.1
+    m = t.with_model("m")
+    assert m.regression_confidence() == 0.99
+    assert (m.tolerance("nobel", "pmh"), m.tolerance("overall", "pmh"), m.tolerance("nobel", "error_rate")) == (0.5, 0.5, 0.0)
+
+
+def test_regression_table_problems_all_at_once() -> None:
+    from defan_pytest.thresholds import ThresholdsError, parse_thresholds
+
+    data = {"regression": {"confidence": 1.5, "max_fch_rise": "a bit", "max_fch": 0.3,
+                           "domains": {"nobl": {"max_pmh_rise": 2}}}}
+    with pytest.raises(ThresholdsError) as info:
+        parse_thresholds(data, "t.toml")
+    problems = list(info.value.problems)
+    assert "t.toml: regression.confidence: expected a number in [0.5, 1), got float 1.5" in problems
+    assert 't.toml: regression.max_fch_rise: expected a number in [0, 1], got string "a bit"' in problems
+    assert any(p.startswith("t.toml: regression.max_fch: unknown key; allowed: confidence, domains, overall, "
+                            "max_fch_rise, max_pmh_rise, max_rc_drop, max_error_rate_rise") for p in problems)
+    assert "t.toml: regression.domains.nobl.max_pmh_rise: 2 is outside [0, 1]" in problems
+    assert any(p.startswith("t.toml: regression.domains.nobl: unknown domain; valid: ") for p in problems)
+
+
+def test_tolerance_line_points_at_the_key(tmp_path: Path) -> None:
+    from defan_pytest.thresholds import load_thresholds
+
+    path = tmp_path / "thresholds.toml"
+    path.write_text("[defaults]\nmax_fch = 0.5\n\n[regression]\nconfidence = 0.9\nmax_fch_rise = 0.03\n\n"
+                    "[regression.domains.nobel]\nmax_fch_rise = 0.01\n", encoding="utf-8")
+    t = load_thresholds(path)
+    assert t.tolerance_line("nobel", "fch") == 9
+    assert t.tolerance_line("sports", "fch") == 6
+    assert t.tolerance_line("sports", "pmh") == 5  # only the default: the [regression] table

@@ -1,0 +1,197 @@
+"""Speaking GitHub Actions' language: a Markdown step summary and ``::error`` annotations.
+
+Both are made from a report (the v1 JSON of :func:`defan_pytest.run.build_report`), so the
+plugin, ``defan gate`` and ``defan merge`` say the same thing.  With ``GITHUB_STEP_SUMMARY``
+set (GitHub sets it in every step), :func:`append_step_summary` appends the summary to that
+file; with ``GITHUB_ACTIONS=true``, :func:`annotations` gives one workflow command per breach
+and per regression, pointing at the line of ``thresholds.toml`` that set the limit.
+Nothing here imports pytest.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["error_annotations", "append_step_summary", "escape_data", "escape_property", "step_summary"]
+
+#: At most this many flipped prompts are listed in the summary (the report has them all).
+TOP_FLIPPED = 10
+
+
+def escape_data(text: str) -> str:
+    """The message of a workflow command, escaped as the runner expects (``%``, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A property value of a workflow command (``file=``, ``title=``): also ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _cell(text: Any, limit: int = 120) -> str:
+    """Model or data text as a Markdown table cell: no table breaks, no HTML, shortened."""
+    s = "" if text is None else str(text)
+    s = " ".join(s.split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    for ch, rep in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("`", "\\`"), ("*", "\\*"),
+                    ("_", "\\_"), ("[", "\\["), ("]", "\\]")):
+        s = s.replace(ch, rep)
+    return s
+
+
+def _rate(value: Any) -> str:
+    return "–" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.3f}"
+
+
+def _ci(ci: Any) -> str:
+    if isinstance(ci, Sequence) and not isinstance(ci, str) and len(ci) == 2 and None not in ci:
+        return f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return ""
+
+
+def _signed(value: Any) -> str:
+    return "–" if not isinstance(value, (int, float)) else f"{value:+.3f}"
+
+
+def step_summary(report: Mapping[str, Any]) -> str:
+    """The Markdown summary of a report: verdicts, the domain table with limits, breaches,
+    regressions with their intervals, and the top flipped prompts."""
+    meta = report.get("meta") or {}
+    model = (meta.get("model") or {}).get("name") or "responses"
+    gate_status = report.get("gate_status", "not judged")
+    reg = report.get("regression") or None
+    reg_status = reg.get("status") if reg else None
+    icon = "❌" if "fail" in (gate_status, reg_status) else "✅" if gate_status == "pass" else "⚠️"
+    lines = [f"## {icon} DefAn: {_cell(model, 80)}", ""]
+    sel = meta.get("selection") or {}
+    facts = [
+        f"level gate: **{gate_status}**",
+        f"regression gate: **{reg_status}**" if reg else "regression gate: no baseline",
+        f"{sel.get('ran', len(report.get('rows') or ()))} prompts",
+    ]
+    if sel.get("sample"):
+        facts.append(f"sample {sel['sample']} (seed {sel.get('seed')})")
+    lines += [" · ".join(facts), ""]
+
+    limits = (report.get("thresholds") or {}).get("limits") or {}
+    lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
+    scopes = list((report.get("domains") or {}).items())
+    figure = (report.get("thresholds") or {}).get("figure", "mean")
+    scopes.append((f"overall ({figure})", ((report.get("overall") or {}).get(figure)) or {}))
+    for name, figs in scopes:
+        lim = limits.get("overall" if name.startswith("overall") else name, {})
+
+        def limit(key: str) -> str:
+            v = lim.get(key)
+            return "–" if v is None else f"{v:g}"
+
+        lines.append(
+            f"| {_cell(name, 40)} | {figs.get('scored_groups', figs.get('groups', 0))} "
+            f"| {_rate(figs.get('fch'))}{_ci(figs.get('fch_ci'))} | {limit('max_fch')} "
+            f"| {_rate(figs.get('pmh'))}{_ci(figs.get('pmh_ci'))} | {limit('max_pmh')} "
+            f"| {_rate(figs.get('rc'))}{_ci(figs.get('rc_ci'))} | {limit('min_rc')} | {figs.get('errors', 0)} |"
+        )
+    lines.append("")
+    breaches = [v for v in report.get("gate") or () if v.get("status") in ("fail", "insufficient")]
+    if breaches:
+        lines += ["### Breaches", ""]
+        lines += [f"- {_cell(v.get('message'), 300)}" for v in breaches]
+        lines.append("")
+    if reg:
+        lines += _regression_lines(reg)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
+    lines = ["### Compared with the baseline", ""]
+    base = reg.get("baseline") or {}
+    pairs = reg.get("pairs") or {}
+    if reg.get("status") == "skipped":
+        return lines + [f"Skipped: {_cell(reg.get('reason'), 300)}", ""]
+    lines.append(
+        f"Baseline {_cell(base.get('model'), 60)} of {_cell(base.get('created'), 30)}: "
+        f"{pairs.get('paired', 0)} prompts in common, {pairs.get('groups', 0)} groups; "
+        f"{reg.get('judged', 1)} changes judged at {100 * float(reg.get('per_test_confidence', reg.get('confidence', 0.95))):.2f}% "
+        f"each, {round(100 * float(reg.get('confidence', 0.95)))}% for the whole gate."
+    )
+    lines += ["", "| scope | metric | before | after | change | interval | tolerance | flips worse / better | verdict |",
+              "|---|---|--:|--:|--:|---|--:|--:|---|"]
+    for scope, mets in (reg.get("scopes") or {}).items():
+        for metric, c in mets.items():
+            interval = c.get("interval")
+            iv = f"[{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else "–"
+            tol = c.get("tolerance")
+            lines.append(
+                f"| {_cell(scope, 40)} | {metric.upper()} | {_rate(c.get('old'))} | {_rate(c.get('new'))} "
+                f"| {_signed(c.get('change'))} | {iv} | {'–' if tol is None else f'{tol:g}'} "
+                f"| {c.get('worse_flips', 0)} / {c.get('better_flips', 0)} "
+                f"| {'**REGRESSED**' if c.get('regressed') else 'ok'} |"
+            )
+    flipped = [f for f in reg.get("flipped") or () if f.get("direction") == "worse"]
+    if flipped:
+        lines += ["", f"#### Right before, hallucinated now ({len(flipped)}; first {min(len(flipped), TOP_FLIPPED)})", "",
+                  "| prompt | question | gold | before | now |", "|---|---|---|---|---|"]
+        for f in flipped[:TOP_FLIPPED]:
+            lines.append(
+                f"| {_cell(f.get('id'), 40)} | {_cell(f.get('question'), 80)} | {_cell(f.get('answer'), 40)} "
+                f"| {_cell(f.get('old_response'), 60)} | {_cell(f.get('new_response'), 60)} |"
+            )
+    lines.append("")
+    return lines
+
+
+def error_annotations(report: Mapping[str, Any], lines_of: Mapping[str, int] | None = None) -> list[str]:
+    """``::error`` workflow commands: one per breached limit and one per regression.
+
+    ``lines_of`` maps ``"<scope>/<metric>"`` (``"regression/<scope>/<metric>"`` for a
+    regression) to the 1-based line of the thresholds file that set it; the file is the
+    report's ``thresholds.source`` (made relative to the working directory, as GitHub wants).
+    """
+    lines_of = lines_of or {}
+    source = (report.get("thresholds") or {}).get("source")
+    file = None
+    if source:
+        try:
+            file = os.path.relpath(source)
+        except ValueError:
+            file = source
+    out: list[str] = []
+
+    def command(title: str, message: str, key: str) -> str:
+        props = []
+        if file:
+            props.append(f"file={escape_property(file)}")
+            line = lines_of.get(key)
+            if line:
+                props.append(f"line={line}")
+        props.append(f"title={escape_property(title)}")
+        return f"::error {','.join(props)}::{escape_data(message)}"
+
+    for v in report.get("gate") or ():
+        if v.get("status") in ("fail", "insufficient"):
+            out.append(command(f"DefAn gate[{v.get('scope')}]", str(v.get("message")), f"{v.get('scope')}/{v.get('metric')}"))
+    reg = report.get("regression") or {}
+    for scope, mets in (reg.get("scopes") or {}).items():
+        for metric, c in mets.items():
+            if c.get("regressed"):
+                out.append(command(f"DefAn regression[{scope}]", str(c.get("message")), f"regression/{scope}/{metric}"))
+    return out
+
+
+def append_step_summary(text: str, path: str | os.PathLike[str] | None = None) -> Path | None:
+    """Append ``text`` to the step summary file (``GITHUB_STEP_SUMMARY``), if there is one;
+    returns its path.  A summary that cannot be written is not a failure of the run."""
+    target = path if path is not None else os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(text)
+            if not text.endswith("\n"):
+                fh.write("\n")
+    except OSError:
+        return None
+    return Path(target)

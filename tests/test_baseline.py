@@ -1,0 +1,136 @@
+"""Tests of defan_pytest.baseline: the report schema, reading a baseline, and when two runs can
+be compared."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from defan_pytest import baseline
+from defan_pytest.metrics import summarize
+from defan_pytest.run import build_report
+
+
+def rows(n_groups: int = 3, wrong: int = 0, question: str = "Who won the {g}?") -> list[dict[str, Any]]:
+    out = []
+    for g in range(n_groups):
+        for p in range(3):
+            out.append({
+                "id": f"sports-q{g:04d}-p{p:02d}", "domain": "sports", "group": f"sports-q{g:04d}", "type": "name",
+                "question": question.format(g=g), "answer": "Brazil", "response": "Brazil", "claim": "Brazil",
+                "aligned": True, "correct": g >= wrong, "error": None, "error_kind": None,
+            })
+    return out
+
+
+def meta(identity: str = "DefAn-public@3fcefd0ee774", rules: str = "2026.11.1", ner: bool = False) -> dict[str, Any]:
+    return {
+        "defan_pytest": "0.1.0", "producer": "pytest", "created": "2026-11-30T00:00:00Z",
+        "model": {"name": "my-rag", "kind": "callable", "version": "1", "source": "abc"},
+        "dataset": {"source": "public", "identity": identity, "commit": "3fcefd0e", "sha256": {}},
+        "scorer": {"rules": rules, "ner": ner, "pipeline": "en_core_web_sm" if ner else None,
+                   "version": "3.8.0" if ner else None},
+        "selection": {"domains": ["sports"], "sample": None, "seed": 0, "selected": 9, "ran": 9, "narrowed": False,
+                      "shard": None},
+        "calls": {"prompts": 9, "errors": 0, "error_kinds": {}},
+        "durations": {"total": 1.0},
+    }
+
+
+def report(**kw: Any) -> dict[str, Any]:
+    rs = kw.pop("rows", None) or rows()
+    return build_report(rs, summarize(rs), meta(**kw))
+
+
+def write(tmp_path: Path, data: Any, name: str = "base.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_built_report_validates_and_loads(tmp_path: Path) -> None:
+    r = report()
+    assert baseline.validate_report(r) == []
+    loaded = baseline.load_report(write(tmp_path, r))
+    assert loaded["schema"] == "defan-pytest-report" and loaded["schema_version"] == 1
+
+
+def test_the_schema_is_a_valid_json_schema() -> None:
+    import jsonschema
+
+    jsonschema.Draft202012Validator.check_schema(baseline.schema())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not JSON"),
+        ("[]", "not a defan-pytest report"),
+        ('{"rows": [], "domains": {}, "overall": {}}', "earlier defan-pytest without run metadata"),
+        ('{"schema": "defan-pytest-report", "schema_version": 99}', "schema version 99"),
+    ],
+)
+def test_unreadable_reports_are_one_clear_error(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(baseline.BaselineError, match=message) as info:
+        baseline.load_report(path, what="--defan-baseline")
+    assert str(path) in str(info.value)
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(baseline.BaselineError, match="no such file"):
+        baseline.load_report(tmp_path / "nope.json")
+    with pytest.raises(baseline.BaselineError, match="is a directory"):
+        baseline.load_report(tmp_path)
+
+
+def test_a_report_that_breaks_the_schema_names_the_place(tmp_path: Path) -> None:
+    r = report()
+    del r["rows"][4]["claim"]
+    r["rows"][5]["aligned"] = "yes"
+    with pytest.raises(baseline.BaselineError) as info:
+        baseline.load_report(write(tmp_path, r))
+    text = str(info.value)
+    assert "rows/4" in text and "'claim' is a required property" in text
+    assert "rows/5/aligned" in text
+
+
+def test_schema_problems_are_capped(tmp_path: Path) -> None:
+    r = report(rows=rows(n_groups=20))
+    for row in r["rows"]:
+        row["correct"] = "no"
+    problems = baseline.validate_report(r)
+    assert len(problems) == 11 and problems[-1].startswith("...")
+
+
+def test_same_data_and_scorer_compare() -> None:
+    assert baseline.comparability(report(), meta(), rows()) == []
+
+
+def test_another_data_set_is_refused() -> None:
+    problems = baseline.comparability(report(identity="file:0123"), meta(), rows())
+    assert len(problems) == 1 and "another data set" in problems[0]
+
+
+def test_the_same_id_with_another_question_is_another_data_set() -> None:
+    problems = baseline.comparability(report(), meta(), rows(question="Who lost the {g}?"))
+    assert len(problems) == 1 and "hold another question or gold" in problems[0]
+    assert "sports-q0000-p00" in problems[0]
+
+
+def test_another_scorer_is_refused() -> None:
+    problems = baseline.comparability(report(rules="2020.1"), meta(), rows())
+    assert problems == [
+        "--defan-baseline: scored by another scorer (rules 2020.1, no spaCy pipeline; this run: rules 2026.11.1, "
+        "no spaCy pipeline)"
+    ]
+    assert baseline.comparability(report(ner=True), meta(), rows())  # another pipeline too
+
+
+def test_disjoint_prompts_are_refused() -> None:
+    other = [dict(r, id=r["id"].replace("sports", "nobel")) for r in rows()]
+    problems = baseline.comparability(report(), meta(), other)
+    assert len(problems) == 1 and "no prompt in common" in problems[0]

@@ -1,0 +1,83 @@
+"""Tests of defan_pytest.github: the Markdown step summary and the ::error annotations."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from defan_pytest import github
+
+
+def report(regression: dict[str, Any] | None = None, **over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "schema": "defan-pytest-report", "schema_version": 1,
+        "meta": {"model": {"name": "my-rag", "kind": "callable"}, "selection": {"ran": 30, "sample": "30", "seed": 1}},
+        "thresholds": {"source": "thresholds.toml", "decide": "point", "figure": "mean",
+                       "limits": {"nobel": {"max_fch": 0.35}, "overall": {"max_fch": 0.9}}},
+        "gate_status": "fail",
+        "gate": [
+            {"scope": "nobel", "metric": "fch", "status": "fail", "value": 0.41, "limit": 0.35,
+             "message": "nobel: FCH 0.41 > max_fch 0.35 (95% CI 0.38-0.44, n=30)"},
+            {"scope": "overall", "metric": "fch", "status": "pass", "value": 0.41, "limit": 0.9, "message": "ok"},
+        ],
+        "regression": regression,
+        "domains": {"nobel": {"n": 30, "scored": 30, "errors": 0, "groups": 2, "scored_groups": 2, "fch": 0.41,
+                              "fch_ci": [0.38, 0.44], "pmh": 0.1, "pmh_ci": [0.05, 0.2], "rc": 0.5, "rc_ci": [0.1, 0.9]}},
+        "overall": {"mean": {"n": 30, "scored": 30, "errors": 0, "groups": 2, "fch": 0.41}, "pooled": {}},
+        "rows": [],
+    }
+    base.update(over)
+    return base
+
+
+REGRESSION = {
+    "status": "fail", "reason": None, "confidence": 0.95,
+    "baseline": {"path": "base.json", "created": "2026-11-29T00:00:00Z", "model": "my-rag"},
+    "pairs": {"paired": 30, "groups": 2},
+    "scopes": {"nobel": {"fch": {"old": 0.2, "new": 0.41, "change": 0.21, "interval": [0.1, 0.3], "tolerance": 0.02,
+                                 "worse_flips": 7, "better_flips": 1, "regressed": True,
+                                 "message": "nobel: FCH 0.200 -> 0.410 (+0.210): worse"}}},
+    "flipped": [{"id": "nobel-q0001-p00", "question": "Who won | <b>x</b>?", "answer": "Marie Curie",
+                 "direction": "worse", "old_response": "Marie Curie", "new_response": "<script>alert(1)</script>"}],
+}
+
+
+def test_summary_has_the_table_breaches_regressions_and_flips() -> None:
+    text = github.step_summary(report(REGRESSION))
+    assert text.startswith("## ❌ DefAn: my-rag")
+    assert "level gate: **fail**" in text and "regression gate: **fail**" in text
+    assert "| nobel | 2 | 0.410 [0.380, 0.440] | 0.35 |" in text
+    assert "- nobel: FCH 0.41 &gt; max\\_fch 0.35 (95% CI 0.38-0.44, n=30)" in text
+    assert "| nobel | FCH | 0.200 | 0.410 | +0.210 | [+0.100, +0.300] | 0.02 | 7 / 1 | **REGRESSED** |" in text
+    # Model text cannot break the table or inject HTML.
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    assert "Who won \\| &lt;b&gt;x&lt;/b&gt;?" in text
+
+
+def test_summary_of_a_passing_run_without_baseline() -> None:
+    r = report(gate_status="pass", gate=[])
+    text = github.step_summary(r)
+    assert text.startswith("## ✅") and "regression gate: no baseline" in text and "Breaches" not in text
+
+
+def test_annotations_point_at_the_thresholds_lines() -> None:
+    lines = github.error_annotations(report(REGRESSION), {"nobel/fch": 12, "regression/nobel/fch": 30})
+    assert lines == [
+        "::error file=thresholds.toml,line=12,title=DefAn gate[nobel]::nobel: FCH 0.41 > max_fch 0.35 (95%25 CI "
+        "0.38-0.44, n=30)",
+        "::error file=thresholds.toml,line=30,title=DefAn regression[nobel]::nobel: FCH 0.200 -> 0.410 (+0.210): worse",
+    ]
+
+
+def test_workflow_command_escaping() -> None:
+    assert github.escape_data("50%\nnext\r") == "50%25%0Anext%0D"
+    assert github.escape_property("a:b,c") == "a%3Ab%2Cc"
+
+
+def test_step_summary_file_is_appended(tmp_path: Path, monkeypatch: Any) -> None:
+    path = tmp_path / "summary.md"
+    path.write_text("# earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(path))
+    assert github.append_step_summary("## ours") == path
+    assert path.read_text(encoding="utf-8") == "# earlier step\n## ours\n"
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    assert github.append_step_summary("x") is None
