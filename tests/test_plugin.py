@@ -448,6 +448,13 @@ def test_a_worse_model_regresses_with_its_flipped_prompts(reg_project: pytest.Py
     assert flipped and all(f["new_response"] == "Albert Einstein" and f["old_response"] != "Albert Einstein"
                            for f in flipped)
     assert report["regression"]["scopes"]["nobel"]["fch"]["regressed"] is True
+    # defan gate re-judges the saved report with the run's exit code (1), and passes it against itself.
+    from defan_pytest.cli import main as defan
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(reg_project.path)
+        assert defan(["gate", "new.json", "--baseline", "base.json"]) == result.ret == 1
+        assert defan(["gate", "new.json", "--baseline", "new.json"]) == 0
 
 
 def test_a_narrowed_run_skips_the_regression_gate(reg_project: pytest.Pytester) -> None:
