@@ -52,7 +52,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Mapping, Sequence, TextIO
 
 from defan_pytest import __version__
 from defan_pytest.dataset import DatasetError, load_responses
@@ -367,10 +367,7 @@ def _load(path: Path, what: str) -> dict[str, Any]:
 
 def _gate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """``defan gate``: the level gate and, with --baseline, the regression gate, on a report."""
-    from defan_pytest import baseline, gate, github, regression_gate
-    from defan_pytest.metrics import summarize
     from defan_pytest.reports import write_json
-    from defan_pytest.run import build_report, gate_status
 
     report_path: Path = args.report
     inputs = [("the report judged", report_path)]
@@ -385,28 +382,54 @@ def _gate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             raise _UsageError(f"--json {exc}") from None
     report = _load(report_path, "report")
     meta = dict(report["meta"])
-    model = (meta.get("model") or {}).get("name")
     rows = report["rows"]
-    domains = sorted({str(r["domain"]) for r in rows})
-    limits = _thresholds_for(args.thresholds, report, model, domains)
-    old = None
-    if args.baseline is not None:
-        old = _load(args.baseline, "--baseline")
-        problems = baseline.comparability(old, meta, rows, where="--baseline")
-        if problems and not args.baseline_force:
-            raise _UsageError("; ".join(problems) + "; --baseline-force compares anyway")
+    model = (meta.get("model") or {}).get("name")
+    limits = _thresholds_for(args.thresholds, report, model, sorted({str(r["domain"]) for r in rows}))
+    old = _baseline_for(args.baseline, meta, rows, args.baseline_force)
     decide = args.decide or (report.get("thresholds") or {}).get("decide") or "point"
-    summary = summarize(rows)
-    verdicts = gate.check(summary, limits, decide=decide) if not limits.is_empty else []
     skipped = None
     if (meta.get("selection") or {}).get("narrowed"):
         skipped = "the report is of a narrowed selection (part of the selected prompts ran)"
+    meta["producer"] = "defan gate"
+    judged, failed = _judge(rows, meta, limits, decide, old, args.baseline, skipped, report.get("usage"), stdout)
+    if args.json is not None:
+        try:
+            write_json(args.json, judged, inputs=inputs, force=args.force, force_hint="--force")
+        except OutputError as exc:
+            print(f"{_PROG}: error: --json {printable(str(exc))}", file=stderr)
+            return 2
+    stdout.write(f"{_PROG}: {_verdicts_line(judged)}\n")
+    return 1 if failed else 0
+
+
+def _verdicts_line(report: Mapping[str, Any]) -> str:
+    comparison = report.get("regression")
+    return f"level gate {report['gate_status']}" + (
+        f", regression gate {comparison.get('status')}" if comparison is not None else ""
+    )
+
+
+def _judge(
+    rows: Sequence[Mapping[str, Any]], meta: dict[str, Any], limits: Any, decide: str, old: Mapping[str, Any] | None,
+    baseline_path: Path | None, skipped: str | None, usage: Any, stdout: TextIO,
+) -> tuple[dict[str, Any], bool]:
+    """Judge saved rows as the plugin does (level gate, regression gate with ``old``), print the
+    table, the failures and the comparison, tell GitHub; the judged report and whether it failed."""
+    from defan_pytest import gate, github, regression_gate
+    from defan_pytest.metrics import summarize
+    from defan_pytest.reports import format_table
+    from defan_pytest.run import build_report, gate_status
+
+    summary = summarize(rows)
+    verdicts = gate.check(summary, limits, decide=decide) if not limits.is_empty else []
     status = gate_status(verdicts, skipped=skipped is not None)
     comparison = None
     if old is not None:
-        comparison = regression_gate.judge(old, rows, limits, baseline_path=str(args.baseline), skipped=skipped)
+        comparison = regression_gate.judge(old, rows, limits, baseline_path=str(baseline_path), skipped=skipped)
     if not limits.is_empty:
         stdout.write(gate.format_gate_table(summary, limits, verdicts, width=_width()))
+    else:
+        stdout.write(format_table(summary))
     for v in verdicts:
         if v.status in (gate.FAIL, gate.INSUFFICIENT):
             stdout.write(printable(f"FAILED gate[{v.scope}]: {v.message}") + "\n")
@@ -414,30 +437,17 @@ def _gate(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(f"gates skipped: {skipped}\n")
     if comparison is not None:
         stdout.write(regression_gate.format_comparison(comparison))
-    meta["producer"] = "defan gate"
-    thresholds_meta = regression_gate.thresholds_meta(limits, summary, decide)
-    judged = build_report(
-        rows, summary, meta, thresholds=thresholds_meta, verdicts=verdicts, gate_status=status,
-        regression=comparison, usage=report.get("usage"),
+    report = build_report(
+        rows, summary, meta, thresholds=regression_gate.thresholds_meta(limits, summary, decide), verdicts=verdicts,
+        gate_status=status, regression=comparison, usage=usage,
     )
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        github.append_step_summary(github.step_summary(judged))
+        github.append_step_summary(github.step_summary(report))
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in github.error_annotations(judged, regression_gate.annotation_lines(limits, verdicts, comparison)):
+        for line in github.error_annotations(report, regression_gate.annotation_lines(limits, verdicts, comparison)):
             stdout.write(line + "\n")
-    if args.json is not None:
-        try:
-            write_json(args.json, judged, inputs=inputs, force=args.force, force_hint="--force")
-        except OutputError as exc:
-            print(f"{_PROG}: error: --json {printable(str(exc))}", file=stderr)
-            return 2
     failed = status == "fail" or (comparison is not None and comparison.get("status") == "fail")
-    stdout.write(
-        f"{_PROG}: level gate {status}"
-        + (f", regression gate {comparison.get('status')}" if comparison is not None else "")
-        + "\n"
-    )
-    return 1 if failed else 0
+    return report, failed
 
 
 def _compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -507,10 +517,8 @@ def _html(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _merge(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """``defan merge SHARD.json...``: the shards of one run combined and judged as one run."""
-    from defan_pytest import gate, github, html_report, regression_gate, shards
-    from defan_pytest.metrics import summarize
+    from defan_pytest import html_report, shards
     from defan_pytest.reports import write_json
-    from defan_pytest.run import build_report, gate_status
 
     paths: list[Path] = list(args.reports)
     inputs = [("a shard report", p) for p in paths]
@@ -537,40 +545,13 @@ def _merge(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             print(f"{_PROG}: note: the shards were compared with {', '.join(map(printable, used))}; pass --baseline "
                   "to judge the regression gate of the whole run", file=stderr)
     decide = args.decide or combined.decide
-    summary = summarize(rows)
-    verdicts = gate.check(summary, limits, decide=decide) if not limits.is_empty else []
     skipped = None
     if (meta.get("selection") or {}).get("narrowed"):
         skipped = "a shard ran part of its selection (-k, -m, --deselect, --lf, a path, or a stopped run)"
-    status = gate_status(verdicts, skipped=skipped is not None)
-    comparison = None
-    if old is not None:
-        comparison = regression_gate.judge(old, rows, limits, baseline_path=str(args.baseline), skipped=skipped)
-    if not limits.is_empty:
-        stdout.write(gate.format_gate_table(summary, limits, verdicts, width=_width()))
-    else:
-        from defan_pytest.reports import format_table
-
-        stdout.write(format_table(summary))
-    for v in verdicts:
-        if v.status in (gate.FAIL, gate.INSUFFICIENT):
-            stdout.write(printable(f"FAILED gate[{v.scope}]: {v.message}") + "\n")
-    if skipped is not None:
-        stdout.write(f"gates skipped: {skipped}\n")
-    if comparison is not None:
-        stdout.write(regression_gate.format_comparison(comparison))
     meta["producer"] = "defan merge"
     meta["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    thresholds_meta = regression_gate.thresholds_meta(limits, summary, decide)
-    merged = build_report(
-        rows, summary, meta, thresholds=thresholds_meta, verdicts=verdicts, gate_status=status,
-        regression=comparison, usage=shards.combine_usage([r for _n, r in loaded]),
-    )
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        github.append_step_summary(github.step_summary(merged))
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in github.error_annotations(merged, regression_gate.annotation_lines(limits, verdicts, comparison)):
-            stdout.write(line + "\n")
+    merged, failed = _judge(rows, meta, limits, decide, old, args.baseline, skipped,
+                            shards.combine_usage([r for _n, r in loaded]), stdout)
     try:
         if args.output is not None:
             write_json(args.output, merged, inputs=inputs, force=args.force, force_hint="--force")
@@ -582,12 +563,7 @@ def _merge(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except OutputError as exc:
         print(f"{_PROG}: error: {printable(str(exc))}", file=stderr)
         return 2
-    failed = status == "fail" or (comparison is not None and comparison.get("status") == "fail")
-    stdout.write(
-        f"{_PROG}: merged {combined.count} shards ({len(rows):,} prompts): level gate {status}"
-        + (f", regression gate {comparison.get('status')}" if comparison is not None else "")
-        + "\n"
-    )
+    stdout.write(f"{_PROG}: merged {combined.count} shards ({len(rows):,} prompts): {_verdicts_line(merged)}\n")
     return 1 if failed else 0
 
 

@@ -306,6 +306,23 @@ def format_gate_table(
     return format_compact_gate_table(summary, thresholds, verdicts)
 
 
+def _table_scopes(
+    summary: Mapping[str, Any], thresholds: Thresholds, verdicts: Sequence[Verdict]
+) -> tuple[dict[str, list[Verdict]], list[tuple[str, str, Mapping[str, Any], Limits]]]:
+    """The verdicts by scope, and the rows of a gate table: (scope, label, figures, limits) for
+    each domain of the summary, then the judged overall figure."""
+    figure = thresholds.overall_figure
+    by_scope: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        by_scope.setdefault(v.scope, []).append(v)
+    scopes: list[tuple[str, str, Mapping[str, Any], Limits]] = [
+        (name, name, figs or {}, thresholds.for_domain(name))
+        for name, figs in (summary.get("domains") or {}).items()
+    ]
+    scopes.append((OVERALL, f"overall ({figure})", _overall_figures(summary, figure), thresholds.for_overall()))
+    return by_scope, scopes
+
+
 _COMPACT_STATUS = {"INSUFFICIENT": "TOO FEW"}
 
 
@@ -317,15 +334,7 @@ def format_compact_gate_table(
     """The gate table in at most 80 columns with the built-in metrics: per scope the scored
     paraphrase groups, then each metric's figure and limit, then the status; the intervals are
     in the gate's messages and the report."""
-    figure = thresholds.overall_figure
-    by_scope: dict[str, list[Verdict]] = {}
-    for v in verdicts:
-        by_scope.setdefault(v.scope, []).append(v)
-    scopes: list[tuple[str, str, Mapping[str, Any], Limits]] = [
-        (name, name, figs or {}, thresholds.for_domain(name))
-        for name, figs in (summary.get("domains") or {}).items()
-    ]
-    scopes.append((OVERALL, f"overall ({figure})", _overall_figures(summary, figure), thresholds.for_overall()))
+    by_scope, scopes = _table_scopes(summary, thresholds, verdicts)
     metrics = tuple(METRICS.values())
     header = ["scope", "grp"]
     for metric in metrics:
@@ -378,17 +387,7 @@ def format_wide_gate_table(
     decimals. With the built-in metrics, the widest realistic row (``conference_venue`` with an
     INSUFFICIENT status) is about 110 columns.
     """
-    figure = thresholds.overall_figure
-    by_scope: dict[str, list[Verdict]] = {}
-    for v in verdicts:
-        by_scope.setdefault(v.scope, []).append(v)
-
-    scopes: list[tuple[str, str, Mapping[str, Any], Limits]] = [
-        (name, name, figs or {}, thresholds.for_domain(name))
-        for name, figs in (summary.get("domains") or {}).items()
-    ]
-    scopes.append((OVERALL, f"overall ({figure})", _overall_figures(summary, figure),
-                   thresholds.for_overall()))
+    by_scope, scopes = _table_scopes(summary, thresholds, verdicts)
 
     metrics = tuple(METRICS.values())
     header = ["scope", "n"]
