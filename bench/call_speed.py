@@ -224,7 +224,9 @@ def main() -> int:
               f"connection); a new pool's first call after it {nxt:5.1f} ms")
     print(f"pytest session, cold cache           {cold:7.1f} s   requests sent {mid - before:,}")
     print(f"pytest session, warm cache           {warm:7.1f} s   requests sent {after - mid:,}")
-    print(f"ratio warm / cold                    {warm / cold:7.2f}   (target < 0.10)")
+    # (The old target, < 0.10, dated from calls through litellm only: with the lean path the calls
+    # of a cold session run near the wire's speed, and pytest's own per-item work is most of both.)
+    print(f"ratio warm / cold                    {warm / cold:7.2f}")
     return 0
 
 

@@ -11,11 +11,14 @@ reuses the answers of the old one, and no key is ever written here.
 Every answer is committed before the pool counts it as done (:meth:`ResponseCache.save`), so a
 run stopped by Ctrl-C, ``kill -9`` or a CI timeout resumes without re-sending a completed
 prompt: at most the requests in flight at the kill are sent again.  Errors are never stored as
-answers.
+answers.  Each answer keeps what it cost -- the tokens the provider counted and the request's
+latency -- so that a cached answer is reported with its usage (and counted as cached); a
+database of an earlier version gains those columns when opened, its answers' usage unknown.
 
 Under pytest-xdist the workers also coordinate through the same file: a worker *claims* a prompt
 before calling it, and a worker that finds a prompt claimed waits for the answer instead of
-sending it again, so each selected prompt is sent exactly once per run.  Every process that
+sending it again, so each selected prompt is sent exactly once per run.  Under ``--defan-budget`` they also
+share their spending (``spending``), so that together they keep to the one budget.  Every process that
 claims registers itself (``members``); claims and progress of runs whose processes are all gone
 (a run killed before its controller could drop them) are removed when the next cache opens.
 

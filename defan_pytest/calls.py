@@ -732,13 +732,10 @@ class CallPool:
             if verdict != "wait":
                 return verdict, booked
             # No await between the decision and the wait: a settlement cannot slip between.
-            # Another process's settlements wake nobody here: look again every 50 ms.
+            # (The budget waits only for this pool's own requests: their settlements wake it.)
             waiter = asyncio.get_running_loop().create_future()
             self._budget_waiters.append(waiter)
-            if self.budget.ledger is None:
-                await waiter
-            else:
-                await asyncio.wait({waiter}, timeout=0.05)
+            await waiter
 
     def _unbook(self, booked: float) -> None:
         """A booked request failed for good, or was never sent: release its booking."""

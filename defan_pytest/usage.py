@@ -343,9 +343,9 @@ def format_summary(u: Mapping[str, Any]) -> List[str]:
 class Budget:
     """The pool's spending account (``--defan-budget``): a prompt is sent only while what was
     spent, plus the estimated cost of the requests in flight, plus its own estimate stays
-    within ``limit``.  When only the requests in flight stand in the way, the prompt waits for
-    them (what they really cost decides); when the spending alone leaves no room, it is refused,
-    and so is every prompt after it (the run stops asking).
+    within ``limit``.  When only this process's requests in flight stand in the way, the prompt
+    waits for them (what they really cost decides); when the spending alone leaves no room, it
+    is refused, and so is every prompt after it (the run stops asking).
 
     Estimates start from the prompt's length and :data:`DEFAULT_COMPLETION_TOKENS` and follow
     what the provider reports (the mean completion, the ratio of counted to estimated prompt
@@ -377,6 +377,7 @@ class Budget:
         self.inflight = 0.0
         self.stopped = False
         self.refused = 0  # prompts not sent
+        self._booked = 0  # requests in flight
         self._completion = float(completion_tokens)
         self._seen = 0
         self._completion_sum = 0
@@ -398,25 +399,34 @@ class Budget:
             return self.REFUSE, 0.0
         cost = self.estimate(prompt)
         other_spent, other_inflight = self.ledger.others() if self.ledger is not None else (0.0, 0.0)
-        spent, inflight = self.spent + other_spent, self.inflight + other_inflight
-        if spent + cost > self.limit and not self._seen and spent < self.limit:
-            # Nothing has come back yet: the estimate is a guess (a typical completion), and
-            # one request alone tells what answers cost here -- send one, and wait for it.
-            if inflight:
-                return self.WAIT, 0.0
-            return self.SEND, self._book(cost)
-        if spent + cost > self.limit:
+        # What other processes have in flight counts as spent: a prompt waits only for this
+        # process's own requests, whose settlements wake it (another process may die with
+        # requests booked, and would keep a waiter waiting for ever).
+        committed = self.spent + other_spent + other_inflight
+        if committed + cost > self.limit:
+            if not self._seen and committed < self.limit:
+                # Nothing has come back here yet: the estimate is a guess (a typical
+                # completion), and one request tells what answers cost -- send one, wait for it.
+                return (self.WAIT, 0.0) if self._booked else (self.SEND, self._book(cost))
+            if self._booked:
+                return self.WAIT, 0.0  # what comes back may lower the estimate
             self.stopped = True
             self.refused += 1
             return self.REFUSE, 0.0
-        if spent + inflight + cost > self.limit:
-            return self.WAIT, 0.0
+        if committed + self.inflight + cost > self.limit:
+            return self.WAIT, 0.0  # only this process's requests in flight stand in the way
         return self.SEND, self._book(cost)
 
     def _book(self, cost: float) -> float:
+        self._booked += 1
         self.inflight += cost
         self._publish()
         return cost
+
+    def _unbook(self, booked: float) -> None:
+        self._booked = max(0, self._booked - 1)
+        # Exactly 0 with nothing in flight: float residues would read as a request in flight.
+        self.inflight = max(0.0, self.inflight - booked) if self._booked else 0.0
 
     def _publish(self) -> None:
         if self.ledger is not None:
@@ -426,7 +436,7 @@ class Budget:
                prompt: Optional[str] = None) -> None:
         """A request came back: its booking is replaced by what the provider counted (or kept,
         when it counted nothing)."""
-        self.inflight = max(0.0, self.inflight - booked)
+        self._unbook(booked)
         if prompt_tokens is None and completion_tokens is None:
             self.spent += booked
             self._publish()
@@ -442,7 +452,7 @@ class Budget:
 
     def cancel(self, booked: float) -> None:
         """A request failed for good: its booking is released (a failed request is not billed)."""
-        self.inflight = max(0.0, self.inflight - booked)
+        self._unbook(booked)
         self._publish()
 
     def message(self) -> str:

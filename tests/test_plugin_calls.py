@@ -529,10 +529,10 @@ def test_a_budget_stops_the_run_incomplete_and_a_resume_asks_nothing_twice(toy: 
     args = ["--defan-model=priced", "--defan-report=r.json", "--defan-concurrency=4", *TOY_ARGS, *workers]
     with OpenAIServer(answers=answers, latency=0.02) as srv:
         toy.makepyprojecttoml(PRICED.format(base=srv.base_url, key=KEY))
-        first = toy.runpytest_subprocess("--defan-budget=0.3", *args)
+        first = toy.runpytest_subprocess("--defan-budget=0.3", *args, timeout=300)
         sent = srv.total
         report = json.loads((toy.path / "r.json").read_text())
-        second = toy.runpytest_subprocess("--defan-budget=5", *args)
+        second = toy.runpytest_subprocess("--defan-budget=5", *args, timeout=300)
         counts = srv.counts
     budget = report["usage"]["budget"]
     assert budget["limit"] == 0.3 and budget["complete"] is False and budget["unsent"] == 60 - sent

@@ -200,3 +200,34 @@ def test_a_budget_stops_within_one_concurrency_window_and_a_resume_asks_nothing_
         assert all(r.text == answers[p] for r, p in zip(again, prompts))
         assert srv.counts == {p: 1 for p in prompts}
         assert sum(r.via == "cache" for r in again) == len(answered)
+
+
+class Ledger:
+    """Another process of the run, as the cache shows it."""
+
+    def __init__(self, spent: float, inflight: float) -> None:
+        self.other = (spent, inflight)
+        self.published: list = []
+
+    def others(self) -> tuple:
+        return self.other
+
+    def publish(self, spent: float, inflight: float) -> None:
+        self.published.append((spent, inflight))
+
+
+def test_a_budget_shared_between_processes_never_waits_for_another_process() -> None:
+    # The other process spent nearly all of it and shows a float residue in flight (or died with
+    # a request booked): this one may probe once, waits only for its own request, then stops.
+    ledger = Ledger(0.299, 3e-18)
+    b = Budget(0.3, Price(1e-3, 2e-3, "t"), ledger=ledger)
+    verdict, booked = b.decide("x" * 40)
+    assert verdict == "send" and ledger.published[-1] == (0.0, booked)
+    assert b.decide("x" * 40)[0] == "wait"  # for its own request: its settlement wakes it
+    b.settle(booked, 7, 3)
+    assert b.inflight == 0.0 and ledger.published[-1] == (pytest.approx(0.013), 0.0)
+    assert b.decide("x" * 40)[0] == "refuse" and b.stopped
+    dead = Budget(1.0, Price(1e-3, 2e-3, "t"), ledger=Ledger(0.0, 0.99))
+    verdict, booked = dead.decide("x" * 40)  # the other's booking counts as spent
+    dead.settle(booked, 7, 3)
+    assert verdict == "send" and dead.decide("x" * 40)[0] == "refuse"
