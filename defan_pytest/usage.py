@@ -326,6 +326,7 @@ def format_summary(u: Mapping[str, Any]) -> List[str]:
     if parts:
         via = f" via {describe_path(path)}" if path else ""
         lines.append(f"usage{via}: " + "; ".join(parts))
+    lines.extend(_domain_table(u.get("domains") or {}))
     budget = u.get("budget")
     if budget is not None:
         spent = budget.get("spent")
@@ -338,6 +339,28 @@ def format_summary(u: Mapping[str, Any]) -> List[str]:
         else:
             lines.append(f"budget {format_usd(budget['limit'])}: {spent_text} spent")
     return lines
+
+
+def _domain_table(domains: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """Per domain: answers asked of the model, their tokens, latency p50/p95 and cost (within
+    80 columns); nothing when no domain had an answer from the model."""
+    rows = [(d, b) for d, b in domains.items() if b.get("answered")]
+    if not rows:
+        return []
+    table = [["domain", "answered", "tokens", "p50 ms", "p95 ms", "cost"]]
+    for d, b in rows:
+        t, lat, cost = b.get("tokens") or {}, b.get("latency") or {}, b.get("cost")
+        known = int(b.get("answered") or 0) - int(t.get("unknown", 0))
+        tokens = f"{int(t.get('prompt', 0)) + int(t.get('completion', 0)):,}" if known > 0 else "-"
+
+        def ms(v: Any) -> str:
+            return "-" if v is None else f"{float(v) * 1000:,.0f}"
+
+        table.append([d[:20], f"{int(b['answered']):,}", tokens, ms(lat.get("p50")), ms(lat.get("p95")),
+                      format_usd(cost["spent"]) if cost else "-"])
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    return ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+            for r in table]
 
 
 class Budget:

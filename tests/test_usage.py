@@ -96,7 +96,11 @@ def test_the_usage_block_of_a_run() -> None:
     lines = usage.format_summary(u)
     assert lines[0] == ("usage via the OpenAI protocol: 200 prompt + 100 completion tokens in 20 answers; latency "
                         "p50 60 ms, p95 68 ms; cost $0.0004; 4 cached answers saved $0.00008")
-    assert lines[1].startswith("budget $0.001 reached ($0.0004 spent): 1 prompts not sent, the run is incomplete")
+    # Then a line per domain with answers from the model (the per-domain usage table).
+    assert lines[1].split() == ["domain", "answered", "tokens", "p50", "ms", "p95", "ms", "cost"]
+    assert lines[2].split()[:3] == ["nobel", "20", "300"] and lines[2].endswith("$0.0004")
+    assert all(len(line) <= 80 for line in lines[1:3])
+    assert lines[3].startswith("budget $0.001 reached ($0.0004 spent): 1 prompts not sent, the run is incomplete")
     callable_run = usage.summarize([{"answered_by": "model", "latency": 0.2}], path="callable")
     assert callable_run["cost"] is None and callable_run["tokens"]["unknown"] == 1
     assert usage.format_summary(callable_run) == [
