@@ -24,8 +24,25 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 #: The synthetic fixture files (our own invented questions; never DefAn rows).
 DATA = Path(__file__).parent / "data"
-#: The synthetic public-format files, one per domain (their digests are not the pinned ones).
-SYNTHETIC_PUBLIC = DATA / "public"
+#: The synthetic public-format files, one per domain (their digests are not the pinned ones),
+#: stored as ``domain_N.csv`` so that nothing in the repository is named like a DefAn file; the
+#: tests see them under the public names in a folder made once per process (:func:`synthetic_dir`).
+SYNTHETIC_FILES = DATA / "synthetic"
+
+
+@functools.lru_cache(maxsize=1)
+def synthetic_dir() -> Path:
+    """A folder holding the synthetic files under the public split's names
+    (``QA_domain_N_public.csv``), byte for byte."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="defan-synthetic-"))
+    atexit.register(shutil.rmtree, folder, True)
+    for src in sorted(SYNTHETIC_FILES.glob("domain_*.csv")):
+        (folder / f"QA_{src.stem}_public.csv").write_bytes(src.read_bytes())
+    return folder
 #: A checkout of the real public split beside the project, used when present (no download).
 SHARED_PUBLIC = Path(__file__).resolve().parents[1].parent / "shared" / "defan-public"
 
@@ -98,7 +115,7 @@ def synthetic_digests() -> dict[str, str]:
     """File name -> sha256 of each synthetic public-format file."""
     return {
         p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(SYNTHETIC_PUBLIC.glob("QA_domain_*_public.csv"))
+        for p in sorted(synthetic_dir().glob("QA_domain_*_public.csv"))
     }
 
 
@@ -113,7 +130,7 @@ def synthetic_public(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
     monkeypatch.setattr(fetch, "PUBLIC_SHA256", types.MappingProxyType(synthetic_digests()))
     clear_caches()
-    yield SYNTHETIC_PUBLIC
+    yield synthetic_dir()
     clear_caches()
 
 

@@ -1,7 +1,7 @@
 """Tests for defan_pytest.dataset.fetch: local folders, digests, the user cache and the
 download, against a real loopback HTTP server.
 
-They run on the synthetic public-format files of tests/data/public, whose digests stand in for
+They run on the synthetic public-format files of tests/data/synthetic, whose digests stand in for
 the pinned ones (fixture ``synthetic_public``); one test checks the pinned digests themselves
 against the real files and skips without them.
 """
@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from conftest import synthetic_dir
 
 from dataset_httpserver import LoopbackFileServer, closed_port_url
 from defan_pytest import dataset
@@ -112,7 +114,7 @@ def _routes(folder: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def file_server() -> Iterator[LoopbackFileServer]:
     """Serves the synthetic files under /good, corrupted copies under /bad, a hang under /hang."""
-    routes = _routes(Path(__file__).parent / "data" / "public")
+    routes = _routes(synthetic_dir())
     hang = frozenset({f"/hang/{DOMAINS['sports'].filename}"})
     with LoopbackFileServer(routes, hang=hang) as server:
         yield server

@@ -1,6 +1,6 @@
 """Tests for defan_pytest.dataset.public: the public-format reader and load_public.
 
-The reader and the loader run on synthetic files (tests/data/public, and files written per
+The reader and the loader run on synthetic files (tests/data/synthetic, and files written per
 test); the checks of the real split's contents need the real files (fixture ``public_dir``)
 and skip without them.
 """
@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from conftest import synthetic_dir
 
 from defan_pytest.dataset import DOMAINS, DatasetError, Row, load_public, read_public_csv
 
@@ -31,7 +33,7 @@ EXPECTED = {  # domain: (rows, groups, answer types) of the real public split
     "math": (15218, 15218, {"numeric"}),
 }
 
-SYNTHETIC = {  # the same for tests/data/public
+SYNTHETIC = {  # the same for tests/data/synthetic
     "sports": (30, 2, {"name", "numeric"}),
     "census": (30, 2, {"numeric"}),
     "nobel": (30, 2, {"name"}),
@@ -142,8 +144,8 @@ def test_load_public_refuses_the_real_digest_for_a_synthetic_file(tmp_path: Path
     # Without the synthetic_public fixture the pinned digests apply, and these files are not
     # the pinned ones: load_public must refuse them, even though read_public_csv parses them.
     with pytest.raises(DatasetError, match="sha256 mismatch for QA_domain_8_public.csv"):
-        load_public("math", data_dir=Path(__file__).parent / "data" / "public")
-    assert len(read_public_csv(Path(__file__).parent / "data" / "public" / "QA_domain_8_public.csv", "math")) == 6
+        load_public("math", data_dir=synthetic_dir())
+    assert len(read_public_csv(synthetic_dir() / "QA_domain_8_public.csv", "math")) == 6
 
 
 # ------------------------------------------------------------------------------------------
