@@ -42,7 +42,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 # The callers and the shared types, re-exported: ``from defan_pytest.calls import ...`` keeps
 # working for everything that lived here before the callers had a module of their own.
@@ -59,10 +59,13 @@ from defan_pytest.calltypes import (  # noqa: F401 - re-exported
     BadAnswer,
     Caller,
     EmptyAnswer,
+    Entry,
     FatalCallError,
     Prompt,
     Reply,
     Response,
+    ResponseStore,
+    Waited,
     answer_text,
 )
 from defan_pytest.redaction import known_secrets, public_identity, redact, scrub  # noqa: F401 - re-exported
@@ -70,90 +73,6 @@ from defan_pytest.settings import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_
 
 if TYPE_CHECKING:
     from defan_pytest.usage import Budget
-
-
-class Waited(Protocol):
-    """What another process of the run made of a prompt it claimed
-    (:class:`defan_pytest.cache.Waited`)."""
-
-    @property
-    def text(self) -> Optional[str]: ...
-
-    @property
-    def error(self) -> Optional[str]: ...
-
-    @property
-    def note(self) -> Optional[str]: ...
-
-    @property
-    def answered_by(self) -> str: ...
-
-    @property
-    def attempts(self) -> int: ...
-
-    @property
-    def prompt_tokens(self) -> Optional[int]: ...
-
-    @property
-    def completion_tokens(self) -> Optional[int]: ...
-
-    @property
-    def latency(self) -> Optional[float]: ...
-
-
-class Entry(Protocol):
-    """A stored answer (:class:`defan_pytest.cache.Entry`)."""
-
-    @property
-    def answer(self) -> str: ...
-
-    @property
-    def note(self) -> Optional[str]: ...
-
-    @property
-    def prompt_tokens(self) -> Optional[int]: ...
-
-    @property
-    def completion_tokens(self) -> Optional[int]: ...
-
-    @property
-    def latency(self) -> Optional[float]: ...
-
-
-class ResponseStore(Protocol):
-    """Where a pool keeps answers (:class:`defan_pytest.cache.ResponseCache`): a cache across
-    runs, and the claims by which processes of one run split the prompts between them."""
-
-    def lookup_entry(self, prompt: str) -> Optional[Entry]:
-        """The stored answer to ``prompt`` with its note and usage, if any."""
-        ...
-
-    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
-                   prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
-                   latency: Optional[float] = None) -> None:
-        """Store an answer with its usage (and mark the prompt done for the run); returns once
-        committed."""
-        ...
-
-    def flush(self) -> None:
-        """Return once every answer stored so far is on disk."""
-        ...
-
-    def claim(self, prompt: str) -> bool:
-        """Take ``prompt`` for this process; False when another process has it."""
-        ...
-
-    def mark_done(self, prompt: str) -> None:
-        """The prompt was answered (from the cache)."""
-        ...
-
-    def release(self, prompt: str, error: str, attempts: int = 1) -> None:
-        """The prompt failed with ``error``: other processes waiting on it get the error."""
-        ...
-
-    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
-        """Wait for the process that claimed ``prompt``: its answer, or its error."""
-        ...
 
 
 # --------------------------------------------------------------------------------------------

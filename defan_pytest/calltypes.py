@@ -5,8 +5,9 @@ at import time.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Any, Dict, NamedTuple, Optional, Union
+from typing import Any, Dict, NamedTuple, Optional, Protocol, Union
 
 __all__ = [
     "BadAnswer",
@@ -114,3 +115,87 @@ class Caller:
 
     async def aclose(self) -> None:
         """Release what lives on the pool's event loop (called on that loop, at its end)."""
+
+
+class Waited(Protocol):
+    """What another process of the run made of a prompt it claimed
+    (:class:`defan_pytest.cache.Waited`)."""
+
+    @property
+    def text(self) -> Optional[str]: ...
+
+    @property
+    def error(self) -> Optional[str]: ...
+
+    @property
+    def note(self) -> Optional[str]: ...
+
+    @property
+    def answered_by(self) -> str: ...
+
+    @property
+    def attempts(self) -> int: ...
+
+    @property
+    def prompt_tokens(self) -> Optional[int]: ...
+
+    @property
+    def completion_tokens(self) -> Optional[int]: ...
+
+    @property
+    def latency(self) -> Optional[float]: ...
+
+
+class Entry(Protocol):
+    """A stored answer (:class:`defan_pytest.cache.Entry`)."""
+
+    @property
+    def answer(self) -> str: ...
+
+    @property
+    def note(self) -> Optional[str]: ...
+
+    @property
+    def prompt_tokens(self) -> Optional[int]: ...
+
+    @property
+    def completion_tokens(self) -> Optional[int]: ...
+
+    @property
+    def latency(self) -> Optional[float]: ...
+
+
+class ResponseStore(Protocol):
+    """Where a pool keeps answers (:class:`defan_pytest.cache.ResponseCache`): a cache across
+    runs, and the claims by which processes of one run split the prompts between them."""
+
+    def lookup_entry(self, prompt: str) -> Optional[Entry]:
+        """The stored answer to ``prompt`` with its note and usage, if any."""
+        ...
+
+    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
+                   prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
+                   latency: Optional[float] = None) -> None:
+        """Store an answer with its usage (and mark the prompt done for the run); returns once
+        committed."""
+        ...
+
+    def flush(self) -> None:
+        """Return once every answer stored so far is on disk."""
+        ...
+
+    def claim(self, prompt: str) -> bool:
+        """Take ``prompt`` for this process; False when another process has it."""
+        ...
+
+    def mark_done(self, prompt: str) -> None:
+        """The prompt was answered (from the cache)."""
+        ...
+
+    def release(self, prompt: str, error: str, attempts: int = 1) -> None:
+        """The prompt failed with ``error``: other processes waiting on it get the error."""
+        ...
+
+    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
+        """Wait for the process that claimed ``prompt``: its answer, or its error."""
+        ...

@@ -109,7 +109,7 @@ def test_the_pipeline_never_imports_pytest() -> None:
     # Only plugin.py may import pytest: everything else is plain Python, usable from 'defan'.
     modules = [
         "cache", "calls", "claims", "cli", "dataset", "dates", "equivalence", "errors", "gate",
-        "metrics", "models", "ner", "baseline", "github", "regression_gate", "numbers", "redaction", "outputs", "progress", "prompts", "reports", "run", "scoring",
+        "metrics", "models", "ner", "baseline", "github", "regression_gate", "cli_reports", "numbers", "redaction", "outputs", "progress", "prompts", "reports", "run", "scoring",
         "settings", "text", "thresholds", "types",
     ]
     code = (
