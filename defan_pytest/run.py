@@ -406,16 +406,16 @@ class Run:
         return self.comparison
 
     def check_cache(self) -> List[str]:
-        """Problems with the cache folder (see :func:`defan_pytest.cache.check_folder`); also
+        """Problems with the cache folder (see :func:`defan_pytest.cache_folder.check_folder`); also
         removes the scratch folders that runs killed under ``--defan-cache=off`` left behind."""
-        from defan_pytest import cache as cache_mod
+        from defan_pytest import cache_folder as folder_check
 
         if self.settings.cache == "off":
-            cache_mod.remove_dead_scratch(self.settings.root / DEFAULT_CACHE / "runs")
+            folder_check.remove_dead_scratch(self.settings.root / DEFAULT_CACHE / "runs")
             return []
         folder = self.cache_folder(shared=False)
         assert folder is not None
-        problem = cache_mod.check_folder(folder, refresh=self.settings.cache == "refresh", notes=self.notes)
+        problem = folder_check.check_folder(folder, refresh=self.settings.cache == "refresh", notes=self.notes)
         return [problem] if problem else []
 
     # -- usage: tokens, latency, cost, budget (defan_pytest.usage) ---------------------------

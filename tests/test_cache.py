@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest.cache import DB_NAME, ResponseCache, check_folder, identity_json, remove_dead_scratch
+from defan_pytest.cache import DB_NAME, ResponseCache, identity_json
+from defan_pytest.cache_folder import check_folder, remove_dead_scratch
 from defan_pytest.calls import CallableCaller, CallPool, Prompt
 from defan_pytest.models import CallableModel
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from defan_pytest import usage
-from defan_pytest.cache import DB_NAME, ResponseCache, check_folder, identity_json, uncached_in
+from defan_pytest.cache import DB_NAME, ResponseCache, identity_json, uncached_in
+from defan_pytest.cache_folder import check_folder
 from defan_pytest.calls import CallPool, Prompt, make_caller
 from defan_pytest.models import LitellmModel, price_problems, resolve
 from defan_pytest.usage import Budget, Price
