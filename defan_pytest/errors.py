@@ -28,7 +28,7 @@ class DefanError(ValueError):
 
     ``problems`` holds each problem as one line (``"file:line: what"``, ``"file: key: what"``);
     the message is the single problem, or the printed list.  A subclass per source
-    (:class:`~defan_pytest.dataset.DatasetError`, :class:`~defan_pytest.thresholds.ThresholdsError`,
+    (:class:`~defan_pytest.dataset.DatasetError`, :class:`~defan_pytest.gates.thresholds.ThresholdsError`,
     ...) lets a caller catch one kind; catching :class:`DefanError` catches them all.
     """
 
@@ -55,10 +55,10 @@ def format_problems(problems: Sequence[str], heading: str = "", limit: int = MAX
 
     At most ``limit`` problems are listed; the rest are summed up as ``... and N more``.
     Control characters in a problem (from a user's file) are shown escaped
-    (:func:`defan_pytest.text.printable`).
+    (:func:`defan_pytest.scoring.text.words.printable`).
     """
     # Imported here: this module is imported on every pytest start, text.py only when needed.
-    from defan_pytest.text import printable
+    from defan_pytest.safetext import printable
 
     count = len(problems)
     noun = "problem" if count == 1 else "problems"

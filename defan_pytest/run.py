@@ -82,7 +82,7 @@ def build_report(
     """The JSON report (schema ``defan_pytest/report.schema.json``, version 1): ``meta``
     (:meth:`Run.meta`, or ``defan score``'s), the thresholds and the gate's verdicts, the
     regression gate's comparison, the figures and the per-prompt rows."""
-    from defan_pytest import baseline, reports
+    from defan_pytest.report import schema as baseline, tables as reports
 
     body = reports.build_report(rows, summary)
     report: Dict[str, Any] = {
@@ -129,7 +129,8 @@ def error_kind(error: Optional[str]) -> Optional[str]:
 
 def scorer_meta(pipeline: Optional[str]) -> Dict[str, Any]:
     """Which scorer ran: the rules version and the spaCy pipeline (``ner.describe``)."""
-    from defan_pytest import RULES_VERSION, ner
+    from defan_pytest.version import RULES_VERSION
+    from defan_pytest.scoring import ner
 
     info = ner.describe(pipeline)
     return {"rules": RULES_VERSION, "ner": info["ner"], "pipeline": info["pipeline"], "version": info["version"]}
@@ -167,7 +168,7 @@ def _now_iso() -> str:
 
 def _pyproject_models(root: Path, extra_domains: Sequence[str], problems: List[str]) -> Dict[str, Dict[str, Any]]:
     """Model tables from ``[tool.defan.models.<name>]`` in the rootdir's pyproject.toml."""
-    from defan_pytest import thresholds
+    from defan_pytest.gates import thresholds
 
     path = root / "pyproject.toml"
     if not path.is_file():
@@ -244,7 +245,10 @@ class Run:
     def configure(cls, settings: Settings, problems: Sequence[str] = ()) -> "Run":
         """Load and validate everything the run needs; raise one :class:`ConfigError` with
         every problem found (``problems``: those the caller found already)."""
-        from defan_pytest import dataset, models, prompts, thresholds
+        from defan_pytest import dataset
+        from defan_pytest.calls import models
+        from defan_pytest.dataset import sampling as prompts
+        from defan_pytest.gates import thresholds
 
         run = cls(settings)
         found: List[str] = list(problems)
@@ -270,7 +274,7 @@ class Run:
         # whole selection's domains, so that every shard of one run says the same.
         run.selection_domains = sorted({r.domain for r in run.rows})
         if s.shard is not None and run.rows:
-            from defan_pytest import shards
+            from defan_pytest.dataset import shards
 
             run.shard = str(s.shard)
             groups = len({r.group_key for r in run.rows})
@@ -330,7 +334,7 @@ class Run:
             found.extend(run.load_baseline())
 
         if s.report:
-            from defan_pytest import outputs
+            from defan_pytest.report import writer as outputs
 
             try:
                 outputs.check_output(
@@ -340,7 +344,7 @@ class Run:
             except outputs.OutputError as exc:
                 found.append(f"--defan-report {exc}")
         if s.html:
-            from defan_pytest import outputs
+            from defan_pytest.report import writer as outputs
 
             html_out = s.resolve_output(s.html)
             if s.report and os.path.abspath(html_out) == os.path.abspath(s.resolve_output(s.report)):
@@ -367,7 +371,7 @@ class Run:
         """Read ``--defan-baseline`` and check that this run can be compared with it; the
         problems (none when it can, or when ``--defan-baseline-force`` is given and the report
         itself is readable)."""
-        from defan_pytest import baseline
+        from defan_pytest.report import schema as baseline
 
         s = self.settings
         assert s.baseline is not None
@@ -397,7 +401,7 @@ class Run:
         :meth:`finish`); the JSON of the comparison, also kept in :attr:`comparison`."""
         if self.baseline is None:
             return None
-        from defan_pytest import regression_gate
+        from defan_pytest.gates import regression as regression_gate
 
         self.comparison = regression_gate.judge(
             self.baseline, self.records, self.thresholds, baseline_path=str(getattr(self, "baseline_path", "")),
@@ -406,9 +410,9 @@ class Run:
         return self.comparison
 
     def check_cache(self) -> List[str]:
-        """Problems with the cache folder (see :func:`defan_pytest.cache_folder.check_folder`); also
+        """Problems with the cache folder (see :func:`defan_pytest.cache.folder.check_folder`); also
         removes the scratch folders that runs killed under ``--defan-cache=off`` left behind."""
-        from defan_pytest import cache_folder as folder_check
+        from defan_pytest.cache import folder as folder_check
 
         if self.settings.cache == "off":
             folder_check.remove_dead_scratch(self.settings.root / DEFAULT_CACHE / "runs")
@@ -418,12 +422,12 @@ class Run:
         problem = folder_check.check_folder(folder, refresh=self.settings.cache == "refresh", notes=self.notes)
         return [problem] if problem else []
 
-    # -- usage: tokens, latency, cost, budget (defan_pytest.usage) ---------------------------
+    # -- usage: tokens, latency, cost, budget (defan_pytest.calls.usage) ---------------------------
 
     def check_calls(self, tables: Mapping[str, Mapping[str, Any]]) -> List[str]:
         """Problems with ``--defan-call-path``, ``--defan-budget`` and the model's prices (and
         :attr:`call_path` set): before any call."""
-        from defan_pytest import callers, models, usage
+        from defan_pytest.calls import callers, models, usage
 
         s = self.settings
         problems = models.price_problems(s.model, tables, s.model_args)
@@ -441,9 +445,9 @@ class Run:
         return problems
 
     def price(self) -> Any:
-        """The model's :class:`defan_pytest.usage.Price` (its table's ``price_in``/``price_out``,
+        """The model's :class:`defan_pytest.calls.usage.Price` (its table's ``price_in``/``price_out``,
         else litellm's price table), or ``None``."""
-        from defan_pytest import models, usage
+        from defan_pytest.calls import models, usage
 
         m = self.model
         if not isinstance(m, models.LitellmModel):
@@ -453,10 +457,10 @@ class Run:
         return self._price
 
     def budget(self, store: Any) -> Any:
-        """The pool's :class:`defan_pytest.usage.Budget`, or ``None``; under xdist the workers
+        """The pool's :class:`defan_pytest.calls.usage.Budget`, or ``None``; under xdist the workers
         share their spending through the cache (``store``), so that together they stay within
         the one ``--defan-budget``."""
-        from defan_pytest import usage
+        from defan_pytest.calls import usage
 
         s = self.settings
         price = self.price()
@@ -472,9 +476,9 @@ class Run:
 
     def estimate(self, rows: Sequence[Any]) -> Any:
         """What asking ``rows`` will send (the prompts already in the cache excluded) and
-        cost: a :class:`defan_pytest.usage.Estimate`, before any call."""
-        from defan_pytest import cache as cache_mod
-        from defan_pytest import callers, models, usage
+        cost: a :class:`defan_pytest.calls.usage.Estimate`, before any call."""
+        from defan_pytest.cache import store as cache_mod
+        from defan_pytest.calls import callers, models, usage
 
         s = self.settings
         texts = list(dict.fromkeys(r.question for r in rows))
@@ -493,21 +497,21 @@ class Run:
         )
 
     def estimate_line(self, rows: Sequence[Any]) -> str:
-        """The line printed before the first call (:func:`defan_pytest.usage.format_estimate`)."""
-        from defan_pytest import usage
+        """The line printed before the first call (:func:`defan_pytest.calls.usage.format_estimate`)."""
+        from defan_pytest.calls import usage
 
         return usage.format_estimate(self.estimate(rows), model_table=usage.model_table(self.settings.model))
 
     def usage(self) -> Dict[str, Any]:
-        """The run's usage block (plain JSON, :func:`defan_pytest.usage.summarize`): tokens,
+        """The run's usage block (plain JSON, :func:`defan_pytest.calls.usage.summarize`): tokens,
         latency percentiles, cost and the budget, from the records (after the calls)."""
-        from defan_pytest import usage
+        from defan_pytest.calls import usage
 
         return usage.summarize(self.records, price=self.price(), path=self.call_path, budget=self.settings.budget)
 
     def usage_lines(self) -> List[str]:
         """The usage lines of the terminal summary."""
-        from defan_pytest import usage
+        from defan_pytest.calls import usage
 
         return usage.format_summary(self.usage())
 
@@ -527,8 +531,8 @@ class Run:
 
     def start_pool(self, rows: Sequence[Any], worker: Worker) -> None:
         """Start asking the model every prompt of ``rows`` through one pool (returns at once)."""
-        from defan_pytest import cache as cache_mod
-        from defan_pytest import calls, redaction
+        from defan_pytest.cache import store as cache_mod
+        from defan_pytest.calls import pool as calls, redaction
 
         s = self.settings
         caller = calls.make_caller(self.model, timeout=s.timeout, threads=s.concurrency, path=s.call_path)
@@ -583,7 +587,7 @@ class Run:
     def watch_progress(self) -> Callable[[], Any]:
         """On an xdist controller: a source of the workers' combined progress that also notes
         a fatal failure a worker published (in :attr:`fatal`)."""
-        from defan_pytest import cache as cache_mod
+        from defan_pytest.cache import store as cache_mod
 
         folder = self.cache_folder(shared=True)
         assert folder is not None
@@ -608,14 +612,14 @@ class Run:
     def get_scorer(self) -> Any:
         """The scorer (built on first use: spaCy loads only if a response needs it)."""
         if self.scorer is None:
-            from defan_pytest.scoring import Scorer
+            from defan_pytest.scoring.scorer import Scorer
 
             self.scorer = Scorer(nlp=self.settings.spacy_model, answers=self.answers)
         return self.scorer
 
     def score_all(self, rows: Sequence[Any]) -> None:
         """Score every row's answer in one batch (NER once through ``nlp.pipe``)."""
-        from defan_pytest.scoring import ScoreInput
+        from defan_pytest.scoring.scorer import ScoreInput
 
         answers = [self.pool.result(r.id) for r in rows]
         inputs = [ScoreInput(r.question, r.answer, r.type, a.text, a.error, r.domain) for r, a in zip(rows, answers)]
@@ -643,7 +647,8 @@ class Run:
 
     def finish(self) -> None:
         """Controller: figures from every record, then the gate (not after a fatal stop)."""
-        from defan_pytest import gate, metrics
+        from defan_pytest.gates import level as gate
+        from defan_pytest.metrics import summary as metrics
 
         records = sorted(self.records, key=lambda r: r["index"])
         self.records = records
@@ -657,7 +662,8 @@ class Run:
     def thresholds_line(self, scope: str, verdicts: Sequence[Any]) -> int:
         """The 0-based line of the thresholds file a scope's verdict points at: the key that
         failed (or, when all passed, the first key judged), 0 when it cannot be told."""
-        from defan_pytest import gate, metrics
+        from defan_pytest.gates import level as gate
+        from defan_pytest.metrics import summary as metrics
 
         if self.thresholds is None or not verdicts:
             return 0
@@ -675,7 +681,7 @@ class Run:
     def model_meta(self) -> Optional[Dict[str, Any]]:
         """The model's identity, without a secret: a callable's name, version and source
         digest; a litellm model's string, system prompt and call parameters."""
-        from defan_pytest import models, redaction
+        from defan_pytest.calls import models, redaction
 
         m = self.model
         if isinstance(m, models.CallableModel):
@@ -725,7 +731,7 @@ class Run:
 
     def thresholds_meta(self) -> Optional[Dict[str, Any]]:
         """The limits and regression tolerances that judged each scope of the run."""
-        from defan_pytest import regression_gate
+        from defan_pytest.gates import regression as regression_gate
 
         meta = regression_gate.thresholds_meta(self.thresholds, self.summary, self.settings.decide)
         if meta is not None:
@@ -743,8 +749,8 @@ class Run:
 
     def annotation_lines(self) -> Dict[str, int]:
         """1-based lines of the thresholds file for GitHub annotations (see
-        :func:`defan_pytest.regression_gate.annotation_lines`)."""
-        from defan_pytest import regression_gate
+        :func:`defan_pytest.gates.regression.annotation_lines`)."""
+        from defan_pytest.gates import regression as regression_gate
 
         return regression_gate.annotation_lines(self.thresholds, self.verdicts, self.comparison)
 
@@ -779,7 +785,7 @@ class Run:
         path) is not raised: its message is kept in :attr:`report_error` for the front end to
         show, since the run's results are in by then.
         """
-        from defan_pytest import outputs, reports
+        from defan_pytest.report import writer as outputs, tables as reports
 
         s = self.settings
         if not s.report and not s.html:
@@ -796,7 +802,7 @@ class Run:
             else:
                 self.report_path = out
         if s.html:
-            from defan_pytest import html_report
+            from defan_pytest.report import html as html_report
 
             out = s.resolve_output(s.html)
             try:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Literal, Mapping, Optional, Tuple
 
+from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from defan_pytest.errors import DefanError
 
 __all__ = [
@@ -41,16 +42,6 @@ __all__ = [
 
 #: Folder of the response cache, relative to the rootdir.
 DEFAULT_CACHE = ".defan_cache"
-#: Seconds one model call may take.
-DEFAULT_TIMEOUT = 60.0
-#: Requests in flight at once.
-DEFAULT_CONCURRENCY = 16
-#: Retries of a call after 429, 5xx, a timeout or a dropped connection.
-DEFAULT_RETRIES = 4
-
-#: How calls reach a litellm model (``--defan-call-path``): ``auto`` takes the lean
-#: OpenAI-protocol client where the provider speaks that protocol, litellm elsewhere.
-CALL_PATHS: Tuple[str, ...] = ("auto", "litellm", "openai")
 
 #: How the level gate decides (``--defan-decide``): on the point estimate, or only when the
 #: whole interval lies beyond the limit.
@@ -297,7 +288,9 @@ class Settings:
     ) -> Tuple["Settings", List[str]]:
         """Like :meth:`from_values`, but return the problems (so that a caller can add the
         problems of the dataset, the thresholds and the model and report them all at once)."""
-        from defan_pytest import models, ner, prompts
+        from defan_pytest.calls import models
+        from defan_pytest.scoring import ner
+        from defan_pytest.dataset import sampling as prompts
 
         unknown = sorted(set(values) - set(_BY_NOUN))
         if unknown:
@@ -337,7 +330,7 @@ class Settings:
         shard = None
         raw_shard = _value(values, "shard")
         if raw_shard is not None and str(raw_shard).strip():
-            from defan_pytest import shards
+            from defan_pytest.dataset import shards
 
             try:
                 shard = shards.parse_shard(str(raw_shard))

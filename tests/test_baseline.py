@@ -1,4 +1,4 @@
-"""Tests of defan_pytest.baseline: the report schema, reading a baseline, and when two runs can
+"""Tests of defan_pytest.report.schema: the report schema, reading a baseline, and when two runs can
 be compared."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from defan_pytest import baseline
-from defan_pytest.metrics import summarize
+from defan_pytest.report import schema as baseline
+from defan_pytest.metrics.summary import summarize
 from defan_pytest.run import build_report
 
 

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from defan_pytest import html_report
+from defan_pytest.report import html as html_report
 
 from test_html_report import INJECTIONS, make_report, make_rows
 
@@ -191,7 +191,8 @@ def embedded_index(page: Any, domain: str) -> int:
 
 
 def test_pages_of_a_bigger_report_and_a_shard(browser: Any, tmp_path: Path) -> None:
-    from defan_pytest import metrics, run
+    from defan_pytest.metrics import summary as metrics
+    from defan_pytest import run
 
     rows = []
     for k in range(9):  # 450 prompts: three pages of 200

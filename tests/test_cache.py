@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest.cache import DB_NAME, ResponseCache, identity_json
-from defan_pytest.cache_folder import check_folder, remove_dead_scratch
-from defan_pytest.calls import CallableCaller, CallPool, Prompt
-from defan_pytest.models import CallableModel
+from defan_pytest.cache.store import DB_NAME, ResponseCache, identity_json
+from defan_pytest.cache.folder import check_folder, remove_dead_scratch
+from defan_pytest.calls.pool import CallableCaller, CallPool, Prompt
+from defan_pytest.calls.models import CallableModel
 
 BASE = {"kind": "litellm", "model": "openai/gpt-x", "system_prompt": None, "params": {"temperature": 0}}
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest.cache import ResponseCache
-from defan_pytest.callers import (
+from defan_pytest.cache.store import ResponseCache
+from defan_pytest.calls.callers import (
     CallableCaller,
     LitellmCaller,
     OpenAICaller,
@@ -19,8 +19,8 @@ from defan_pytest.callers import (
     lean_route,
     make_caller,
 )
-from defan_pytest.calls import CallPool, Prompt
-from defan_pytest.models import CallableModel, LitellmModel
+from defan_pytest.calls.pool import CallPool, Prompt
+from defan_pytest.calls.models import CallableModel, LitellmModel
 from openai_server import OpenAIServer
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -125,9 +125,9 @@ def test_answers_cached_by_one_path_are_reused_by_the_other_with_their_usage(tmp
 PROBE = """
 import json, sys, time
 sys.path.insert(0, {tests!r})
-from defan_pytest.calls import CallPool, Prompt, make_caller
-from defan_pytest.cache import ResponseCache
-from defan_pytest.models import LitellmModel
+from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+from defan_pytest.cache.store import ResponseCache
+from defan_pytest.calls.models import LitellmModel
 model = LitellmModel("t", "openai/test-model", {{"api_base": {base!r}, "api_key": "sk-x", "temperature": 0}})
 caller = make_caller(model, timeout=10, path={path!r})
 store = ResponseCache({cache!r}, caller.identity, background=True)

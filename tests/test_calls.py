@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.cache import DB_NAME, ResponseCache
-from defan_pytest.calls import (
+from defan_pytest.cache.store import DB_NAME, ResponseCache
+from defan_pytest.calls.pool import (
     CallableCaller,
     CallPool,
     FatalCallError,
@@ -30,8 +30,8 @@ from defan_pytest.calls import (
     describe,
     make_caller,
 )
-from defan_pytest.models import CallableModel, LitellmModel
-from defan_pytest.redaction import known_secrets, redact
+from defan_pytest.calls.models import CallableModel, LitellmModel
+from defan_pytest.calls.redaction import known_secrets, redact
 from openai_server import OpenAIServer
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -372,8 +372,8 @@ def test_a_process_whose_sync_callable_never_returns_still_exits(tmp_path: Path)
     script = tmp_path / "hang.py"
     script.write_text(
         "import threading\n"
-        "from defan_pytest.calls import CallableCaller, CallPool, Prompt\n"
-        "from defan_pytest.models import CallableModel\n"
+        "from defan_pytest.calls.pool import CallableCaller, CallPool, Prompt\n"
+        "from defan_pytest.calls.models import CallableModel\n"
         "def never(prompt):\n"
         "    threading.Event().wait()\n"
         "pool = CallPool(CallableCaller(CallableModel('never', never, False)), timeout=0.2, retries=0)\n"

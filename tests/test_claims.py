@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from defan_pytest.claims import clean, extract, latex_plain, make_context
-from defan_pytest.text import Gazetteer
+from defan_pytest.scoring.claims import clean, extract, latex_plain, make_context
+from defan_pytest.scoring.text.words import Gazetteer
 
 KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
 CENSUS = "What was the population count of Australia's 0-4 age group in 2011?"
@@ -267,8 +267,8 @@ def test_a_boxed_latex_answer_is_a_bare_value() -> None:
 def test_marks_are_read_from_the_last_and_at_most_a_bounded_number(monkeypatch: pytest.MonkeyPatch) -> None:
     # A runaway answer with 60,000 bold numbers: the claim is still the last mark, and only a
     # bounded number of marks is read (each reading can cost a date parse).
-    from defan_pytest import claims as claims_mod
-    from defan_pytest.scoring import Scorer
+    from defan_pytest.scoring import claims as claims_mod
+    from defan_pytest.scoring.scorer import Scorer
 
     read: list[str] = []
     original = claims_mod._mark_value

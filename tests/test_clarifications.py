@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from defan_pytest.claims import clean, extract, make_context, mask_citations
-from defan_pytest.dates import find_dates, parse_date_text
-from defan_pytest.numbers import number_words_in_text, parse_number, read_digits, words_value
-from defan_pytest.scoring import Score, Scorer
-from defan_pytest.text import Gazetteer, language, names_match
-from defan_pytest.types.city import places_match
-from defan_pytest.types.rank import parse_rank
+from defan_pytest.scoring.claims import clean, extract, make_context, mask_citations
+from defan_pytest.scoring.text.dates import find_dates, parse_date_text
+from defan_pytest.scoring.text.numbers import number_words_in_text, parse_number, read_digits, words_value
+from defan_pytest.scoring.scorer import Score, Scorer
+from defan_pytest.scoring.text.words import Gazetteer, language, names_match
+from defan_pytest.scoring.types.city import places_match
+from defan_pytest.scoring.types.rank import parse_rank
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -1,6 +1,6 @@
 """Tests of the ``defan score`` command line (defan_pytest.cli).
 
-Validation and plumbing are tested against a fake ``defan_pytest.scoring`` module, so they pin
+Validation and plumbing are tested against a fake ``defan_pytest.scoring.scorer`` module, so they pin
 what the CLI does, not what the scorer decides. The end-to-end tests use the real scorer
 (without a spaCy pipeline, which numeric answers do not need), in-process and through the
 installed ``defan`` console script.
@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from defan_pytest.baseline import validate_report
+from defan_pytest.report.schema import validate_report
 from defan_pytest.cli import main
 
 DEFAN = Path(sys.executable).with_name("defan")
@@ -93,10 +93,10 @@ class FakeScorer:
 
 @pytest.fixture
 def fake_scoring(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[FakeScorer]]:
-    module = types.ModuleType("defan_pytest.scoring")
+    module = types.ModuleType("defan_pytest.scoring.scorer")
     module.Scorer = FakeScorer  # type: ignore[attr-defined]
     module.ScoreInput = FakeInput  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "defan_pytest.scoring", module)
+    monkeypatch.setitem(sys.modules, "defan_pytest.scoring.scorer", module)
     FakeScorer.made = []
     yield FakeScorer
 
@@ -109,10 +109,10 @@ def scoring_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             raise AssertionError("the scorer was constructed despite bad input")
 
-    module = types.ModuleType("defan_pytest.scoring")
+    module = types.ModuleType("defan_pytest.scoring.scorer")
     module.Scorer = Forbidden  # type: ignore[attr-defined]
     module.ScoreInput = FakeInput  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "defan_pytest.scoring", module)
+    monkeypatch.setitem(sys.modules, "defan_pytest.scoring.scorer", module)
 
 
 # --- usage ------------------------------------------------------------------------------------
@@ -645,7 +645,7 @@ def test_defan_score_says_which_scorer_ran(tmp_path: Path, capsys: pytest.Captur
 def _report_file(tmp_path: Path, name: str, wrong_groups: int, n_groups: int = 40, **meta: Any) -> Path:
     """A saved report as the plugin writes it: 5 paraphrases a group, the first ``wrong_groups``
     groups answered wrong."""
-    from defan_pytest.metrics import summarize
+    from defan_pytest.metrics.summary import summarize
     from defan_pytest.run import build_report, scorer_meta
 
     rows = []

@@ -22,7 +22,7 @@ def _write(path: Path, text: str) -> Path:
 
 
 def test_public_api_is_re_exported() -> None:
-    from defan_pytest.dataset import (  # noqa: F401
+    from defan_pytest.dataset import (
         ANSWER_TYPES,
         DEFAULT_BASE_URL,
         DOMAINS,

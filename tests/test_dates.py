@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from defan_pytest.dates import find_dates, parse_date_text
+from defan_pytest.scoring.text.dates import find_dates, parse_date_text
 
 
 @pytest.mark.parametrize(

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import defan_pytest
-from defan_pytest import models
+from defan_pytest.calls import models
 from defan_pytest.cli import main
 from defan_pytest.run import Run
 from defan_pytest.settings import OPTIONS, ConfigError, Settings
-from defan_pytest.thresholds import ThresholdsError, load_thresholds
+from defan_pytest.gates.thresholds import ThresholdsError, load_thresholds
 
 pytestmark = pytest.mark.usefixtures("dataset_env")
 

@@ -1,4 +1,4 @@
-"""Tests of defan_pytest.gate on hand-built summaries (the shape metrics.summarize returns)."""
+"""Tests of defan_pytest.gates.level on hand-built summaries (the shape metrics.summarize returns)."""
 from __future__ import annotations
 
 import math
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.gate import FAIL, Verdict, check, format_gate_table
-from defan_pytest.metrics import summarize
-from defan_pytest.thresholds import Thresholds, parse_thresholds
+from defan_pytest.gates.level import FAIL, Verdict, check, format_gate_table
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.gates.thresholds import Thresholds, parse_thresholds
 
 
 def figs(

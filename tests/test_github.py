@@ -1,10 +1,10 @@
-"""Tests of defan_pytest.github: the Markdown step summary and the ::error annotations."""
+"""Tests of defan_pytest.report.github: the Markdown step summary and the ::error annotations."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from defan_pytest import github
+from defan_pytest.report import github
 
 
 def report(regression: dict[str, Any] | None = None, **over: Any) -> dict[str, Any]:

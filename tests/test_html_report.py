@@ -1,4 +1,4 @@
-"""The HTML report (defan_pytest.html_report): what it embeds, how it escapes, and its writers
+"""The HTML report (defan_pytest.report.html): what it embeds, how it escapes, and its writers
 (``defan html``, ``--defan-html``).  tests/test_browser.py opens it in a real browser."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from defan_pytest import html_report, outputs
+from defan_pytest.report import html as html_report, writer as outputs
 from defan_pytest.cli import main
 
 #: Text that would run if it were ever put into the page as markup.  Each sets window.__pwned.
@@ -63,7 +63,9 @@ def make_rows(shift: int = 0) -> List[Dict[str, Any]]:
 def make_report(shift: int = 0, baseline: Optional[Dict[str, Any]] = None, model: str = "my-rag") -> Dict[str, Any]:
     """A v1 report of :func:`make_rows`, judged by :data:`THRESHOLDS` (and against ``baseline``
     by the regression gate, when given)."""
-    from defan_pytest import gate, metrics, regression_gate, run, thresholds
+    from defan_pytest.gates import level as gate, regression as regression_gate, thresholds
+    from defan_pytest.metrics import summary as metrics
+    from defan_pytest import run
 
     rows = make_rows(shift)
     summary = metrics.summarize(rows)
@@ -152,7 +154,7 @@ def test_verdict_codes_flips_and_consistency() -> None:
 
 
 def test_without_a_baseline_file_the_reports_own_regression_is_shown() -> None:
-    pytest.importorskip("defan_pytest.regression", reason="the regression gate's statistics are not there yet")
+    pytest.importorskip("defan_pytest.gates.paired", reason="the regression gate's statistics are not there yet")
     report = make_report(baseline=make_report(shift=1))
     got = html_report.payload(report)
     cols = got["cols"]

@@ -1,4 +1,4 @@
-"""Tests of the metric registry (defan_pytest.metrics.METRICS): the built-in declarations give
+"""Tests of the metric registry (defan_pytest.metrics.summary.METRICS): the built-in declarations give
 exactly what used to be hard-coded in four modules, and a metric registered from outside the
 package is validated, counted, judged and shown like a built-in one."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from defan_pytest import thresholds as thresholds_mod
+from defan_pytest.gates import thresholds as thresholds_mod
 from defan_pytest.errors import DefanError
-from defan_pytest.gate import FAIL, Verdict, check, format_gate_table
-from defan_pytest.metrics import (
+from defan_pytest.gates.level import FAIL, Verdict, check, format_gate_table
+from defan_pytest.metrics.summary import (
     ASKED,
     METRICS,
     SCOPE_COUNTS,
@@ -29,8 +29,8 @@ from defan_pytest.metrics import (
     summarize,
     unregister_metric,
 )
-from defan_pytest.reports import format_table
-from defan_pytest.thresholds import (
+from defan_pytest.report.tables import format_table
+from defan_pytest.gates.thresholds import (
     Limits,
     Thresholds,
     ThresholdsError,

@@ -1,4 +1,4 @@
-"""Unit tests of defan_pytest.metrics, with figures computed by hand in the comments.
+"""Unit tests of defan_pytest.metrics.summary, with figures computed by hand in the comments.
 
 Claims are numeric strings ("386", "334") so that group consistency only depends on the most
 basic numeric equivalence: "386" == "386", "386" != "334".
@@ -12,8 +12,14 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.metrics import DOMAIN_ORDER, _effective_size, cluster_interval, summarize, wilson_interval
-from defan_pytest.stats import clopper_pearson, korn_graubard, mean_interval
+from defan_pytest.metrics.summary import (
+    DOMAIN_ORDER,
+    _effective_size,
+    cluster_interval,
+    summarize,
+    wilson_interval,
+)
+from defan_pytest.stats.intervals import clopper_pearson, korn_graubard, mean_interval
 
 DOMAIN_KEYS = {
     "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
@@ -248,7 +254,7 @@ def test_rc_none_when_no_group_is_fully_scored() -> None:
 
 def test_singletons_never_need_the_equivalence_module(monkeypatch: pytest.MonkeyPatch) -> None:
     # None in sys.modules makes any import of it fail: summarize must not import it for math.
-    monkeypatch.setitem(sys.modules, "defan_pytest.equivalence", None)
+    monkeypatch.setitem(sys.modules, "defan_pytest.scoring.equivalence", None)
     out = summarize([rec("math", f"q{i}", 0) for i in range(3)])
     assert out["domains"]["math"]["rc"] is None
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest import ner
-from defan_pytest.scoring import Scorer
+from defan_pytest.scoring import ner
+from defan_pytest.scoring.scorer import Scorer
 
 needs_pipeline = pytest.mark.skipif(not ner.installed_pipelines(), reason="no spaCy pipeline installed")
 

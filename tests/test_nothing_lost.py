@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import defan_pytest
-from defan_pytest import models
+from defan_pytest.calls import models
 from defan_pytest.run import Run
 from defan_pytest.settings import ConfigError, Settings
 

@@ -1,4 +1,4 @@
-"""The one writer of every output (defan_pytest.outputs): nothing lost, nothing half-written,
+"""The one writer of every output (defan_pytest.report.writer): nothing lost, nothing half-written,
 nothing hangs.  Each rule is tested through reports.write_json, the way both front ends write."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest import outputs
-from defan_pytest.outputs import OutputError, check_output, is_report, write_output
-from defan_pytest.reports import write_json
+from defan_pytest.report import writer as outputs
+from defan_pytest.report.writer import OutputError, check_output, is_report, write_output
+from defan_pytest.report.tables import write_json
 
 REPORT = {"rows": [{"id": "a"}], "domains": {}, "overall": {}}
 
@@ -148,7 +148,7 @@ def test_a_descriptor_path_appends_to_a_redirected_file(tmp_path: Path, path: st
 
     log = tmp_path / "log.txt"
     code = (
-        "import sys; from defan_pytest.reports import write_json\n"
+        "import sys; from defan_pytest.report.tables import write_json\n"
         "print('table', flush=True)\n"
         f"write_json({path!r}, {{'rows': [], 'domains': {{}}, 'overall': {{}}}})\n"
     )

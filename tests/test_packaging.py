@@ -77,7 +77,7 @@ def test_wheel_holds_the_package_only(dist: Path) -> None:
     tops = {n.split("/", 1)[0] for n in names}
     assert tops == {"defan_pytest", wheel.name.split("-py3")[0] + ".dist-info"}, tops
     assert not [n for n in names if n.endswith((".csv", ".jsonl", ".md", ".toml")) or "/tests/" in n or "examples" in n]
-    assert {"defan_pytest/plugin.py", "defan_pytest/py.typed", "defan_pytest/dataset/public.py"} <= set(names)
+    assert {"defan_pytest/plugin/__init__.py", "defan_pytest/py.typed", "defan_pytest/dataset/public.py", "defan_pytest/report/report.schema.json"} <= set(names)
     info = wheel.name.split("-py3")[0] + ".dist-info"
     entry_points = zipfile.ZipFile(wheel).read(f"{info}/entry_points.txt").decode()
     assert "[pytest11]\ndefan = defan_pytest.plugin" in entry_points

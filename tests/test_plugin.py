@@ -61,7 +61,7 @@ def test_inactive_without_a_model_and_imports_nothing_heavy(pytester: pytest.Pyt
         import sys
         def test_light():
             heavy = [m for m in ("litellm", "spacy", "dateparser", "defan_pytest.dataset",
-                                 "defan_pytest.scoring") if m in sys.modules]
+                                 "defan_pytest.scoring.scorer") if m in sys.modules]
             assert heavy == []
         """
     )

@@ -137,7 +137,7 @@ def busy_core() -> Iterator[None]:
 # they are written, which is when answers waiting for the writer used to be lost to a kill.
 SLOW_WRITER = """
 import time
-from defan_pytest import cache
+from defan_pytest.cache import store as cache
 
 _write = cache.ResponseCache._write
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from defan_pytest.progress import ProgressPrinter, format_progress
+from defan_pytest.report.progress import ProgressPrinter, format_progress
 
 
 def test_format_progress_has_every_figure() -> None:

@@ -1,4 +1,4 @@
-"""Tests of defan_pytest.regression (the paired test of the regression gate), and the coverage
+"""Tests of defan_pytest.gates.paired (the paired test of the regression gate), and the coverage
 simulations of both the level intervals (metrics.cluster_interval) and the paired interval.
 
 Claims are numeric strings, so that group consistency (RC) only depends on "386" == "386".
@@ -14,13 +14,8 @@ import numpy as np
 import pytest
 from numpy.polynomial.hermite_e import hermegauss
 
-from defan_pytest.metrics import cluster_interval
-from defan_pytest.regression import (
-    OVERALL,
-    Comparison,
-    compare,
-    paired_interval,
-)
+from defan_pytest.metrics.summary import cluster_interval
+from defan_pytest.gates.paired import OVERALL, Comparison, compare, paired_interval
 
 K = 15  # responses per paraphrase group, as in DefAn
 

@@ -1,4 +1,4 @@
-"""Tests of defan_pytest.reports: the fixed-width table and the JSON report."""
+"""Tests of defan_pytest.report.tables: the fixed-width table and the JSON report."""
 from __future__ import annotations
 
 import json
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.metrics import summarize
-from defan_pytest.outputs import OutputError
-from defan_pytest.reports import build_report, format_table, write_json
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.report.writer import OutputError
+from defan_pytest.report.tables import build_report, format_table, write_json
 
 DOMAIN_KEYS = {
     "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from defan_pytest.equivalence import claims_equivalent, group_consistent
-from defan_pytest.ner import installed_pipelines
-from defan_pytest.scoring import Score, Scorer, ScoreInput
+from defan_pytest.scoring.equivalence import claims_equivalent, group_consistent
+from defan_pytest.scoring.ner import installed_pipelines
+from defan_pytest.scoring.scorer import Score, Scorer, ScoreInput
 
 import labelled
 
@@ -253,7 +253,7 @@ def test_reasoning_blocks_never_leak_into_the_claim(rules: Scorer, response: str
 
 
 def test_a_runaway_response_is_scored_on_a_window_with_a_note() -> None:
-    from defan_pytest.scoring import MAX_WHOLE, WINDOW
+    from defan_pytest.scoring.scorer import MAX_WHOLE, WINDOW
 
     filler = "and then the model kept thinking about many unrelated things " * (MAX_WHOLE // 60 + 10)
     s = Scorer(nlp=None).score("Who won the 1903 Nobel Prize in Physics?", "Pierre Curie", "name",
@@ -265,7 +265,7 @@ def test_a_runaway_response_is_scored_on_a_window_with_a_note() -> None:
 
 
 def test_the_middle_of_a_runaway_response_is_not_read() -> None:
-    from defan_pytest.scoring import MAX_WHOLE
+    from defan_pytest.scoring.scorer import MAX_WHOLE
 
     half = "x " * (MAX_WHOLE // 2)
     s = Scorer(nlp=None).score("How many?", "42", "numeric", half + " The answer is 41. " + half)
@@ -303,7 +303,7 @@ class _RecordingNER:
 
 
 def test_ner_reads_a_bounded_window_and_its_offsets_map_back() -> None:
-    from defan_pytest.scoring import NER_WINDOW
+    from defan_pytest.scoring.scorer import NER_WINDOW
 
     ner = _RecordingNER()
     response = "the model wrote lowercase prose for a long time. " * 2000 + "Then Zorbo Quux won it. " + "more prose. " * 5000

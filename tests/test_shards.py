@@ -13,7 +13,9 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import pytest
 
-from defan_pytest import github, html_report, metrics, outputs, shards
+from defan_pytest.report import github, html as html_report, writer as outputs
+from defan_pytest.metrics import summary as metrics
+from defan_pytest.dataset import shards
 
 try:  # Imported once here: hypothesis's pytest plugin imports it at the end of every session, and
     # pytester's in-process sessions would otherwise import it anew each time (seconds each).
@@ -62,7 +64,8 @@ def test_shares_depend_on_the_selection_only() -> None:
 
 
 def test_shares_of_a_public_sample(synthetic_public: Path) -> None:
-    from defan_pytest import dataset, prompts
+    from defan_pytest import dataset
+    from defan_pytest.dataset import sampling as prompts
 
     rows = prompts.select(dataset.load_dataset(str(synthetic_public)), prompts.parse_sample("50%"), 7)
     parts = [shards.select(rows, shards.Shard(i, 3)) for i in (1, 2, 3)]
@@ -205,7 +208,7 @@ def test_merging_1_3_and_7_shards_gives_the_unsharded_run(project: pytest.Pytest
 def test_a_merged_run_against_a_baseline_gives_the_unsharded_regression(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    pytest.importorskip("defan_pytest.regression", reason="the regression gate's statistics are not there yet")
+    pytest.importorskip("defan_pytest.gates.paired", reason="the regression gate's statistics are not there yet")
     monkeypatch.setenv("MODEL_CUT", "6")
     _rc, base = _run(project)
     baseline = project.path / "baseline.json"
@@ -313,7 +316,7 @@ def test_split_reports_merge_back(split: Tuple[Path, List[Path]], capsys: pytest
         _same(merged[key], original[key])
     assert [r["id"] for r in merged["rows"]] == [r["id"] for r in original["rows"]]
     assert github.step_summary(merged) == github.step_summary(original)
-    from defan_pytest.baseline import load_report
+    from defan_pytest.report.schema import load_report
 
     assert load_report("merged.json")["meta"]["merged"]["files"] == [str(f) for f in files]  # valid: a baseline too
     assert html_report.MARK in Path("merged.html").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Unit tests of defan_pytest.stats: the t and Beta quantiles the intervals rest on.
+"""Unit tests of defan_pytest.stats.intervals: the t and Beta quantiles the intervals rest on.
 
 Reference values are from printed tables (Student t to 7 decimals) or closed forms; a few were
 checked against scipy.stats when the tests were written (scipy is not a dependency, and these
@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from defan_pytest.stats import (
+from defan_pytest.stats.intervals import (
     beta_quantile,
     betainc,
     clopper_pearson,

@@ -1,4 +1,4 @@
-"""Tests of defan_pytest.thresholds: parsing, validation (every problem in one error) and the
+"""Tests of defan_pytest.gates.thresholds: parsing, validation (every problem in one error) and the
 per-key merge order."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from defan_pytest.dataset import DOMAINS
 from defan_pytest.errors import DefanError
-from defan_pytest.thresholds import (
+from defan_pytest.gates.thresholds import (
     LIMIT_KEYS,
     Limits,
     Thresholds,
@@ -534,7 +534,7 @@ def test_a_litellm_table_nested_without_limit_is_refused(tmp_path: Path) -> None
 
 def _typos(model: str, tables: dict[str, dict[str, Any]], registered: tuple[str, ...] = (),
            litellm: tuple[str, ...] = ()) -> list[str]:
-    from defan_pytest.thresholds import model_table_typos
+    from defan_pytest.gates.thresholds import model_table_typos
 
     return model_table_typos(model, tables, {n: "t.toml" for n in tables}, registered, lambda n: n in litellm)
 
@@ -577,7 +577,7 @@ def test_a_key_with_control_characters_is_named_on_one_line(tmp_path: Path) -> N
 
 
 def test_regression_defaults_without_a_table() -> None:
-    from defan_pytest.thresholds import DEFAULT_CONFIDENCE, parse_thresholds
+    from defan_pytest.gates.thresholds import DEFAULT_CONFIDENCE, parse_thresholds
 
     t = parse_thresholds({"defaults": {"max_fch": 0.5}})
     assert t.regression_confidence() == DEFAULT_CONFIDENCE == 0.95
@@ -586,7 +586,7 @@ def test_regression_defaults_without_a_table() -> None:
 
 
 def test_regression_precedence_per_domain_overall_and_model() -> None:
-    from defan_pytest.thresholds import parse_thresholds
+    from defan_pytest.gates.thresholds import parse_thresholds
 
     data = {
         "regression": {"confidence": 0.9, "max_fch_rise": 0.03, "max_rc_drop": 0.1,
@@ -604,7 +604,7 @@ def test_regression_precedence_per_domain_overall_and_model() -> None:
 
 
 def test_regression_table_problems_all_at_once() -> None:
-    from defan_pytest.thresholds import ThresholdsError, parse_thresholds
+    from defan_pytest.gates.thresholds import ThresholdsError, parse_thresholds
 
     data = {"regression": {"confidence": 1.5, "max_fch_rise": "a bit", "max_fch": 0.3,
                            "domains": {"nobl": {"max_pmh_rise": 2}}}}
@@ -620,7 +620,7 @@ def test_regression_table_problems_all_at_once() -> None:
 
 
 def test_tolerance_line_points_at_the_key(tmp_path: Path) -> None:
-    from defan_pytest.thresholds import load_thresholds
+    from defan_pytest.gates.thresholds import load_thresholds
 
     path = tmp_path / "thresholds.toml"
     path.write_text("[defaults]\nmax_fch = 0.5\n\n[regression]\nconfidence = 0.9\nmax_fch_rise = 0.03\n\n"

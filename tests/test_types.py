@@ -9,11 +9,11 @@ from typing import Iterator
 import pytest
 from toy_yesno import YesNo
 
-from defan_pytest import types
-from defan_pytest.equivalence import claim_correct, group_consistent, parse_gold
+from defan_pytest.scoring import types
+from defan_pytest.scoring.equivalence import claim_correct, group_consistent, parse_gold
 from defan_pytest.errors import DefanError
-from defan_pytest.metrics import summarize
-from defan_pytest.scoring import Score, Scorer, ScoreInput
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.scoring.scorer import Score, Scorer, ScoreInput
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_a_toy_type_runs_in_a_pytest_session(pytester: pytest.Pytester) -> None:
     # A conftest.py registers the type and a model, as a user's project would; serial and -n 2.
     pytester.makeconftest(
         "import defan_pytest\n"
-        "from defan_pytest import types\n"
+        "from defan_pytest.scoring import types\n"
         f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from toy_yesno import YesNo\n"
         "if 'yesno' not in types.names():\n"

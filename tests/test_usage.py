@@ -1,4 +1,4 @@
-"""Tokens, latency and cost: the pure arithmetic of ``defan_pytest.usage``, the usage the cache
+"""Tokens, latency and cost: the pure arithmetic of ``defan_pytest.calls.usage``, the usage the cache
 keeps with each answer, and ``--defan-budget`` in the pool against the loopback server."""
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest import usage
-from defan_pytest.cache import DB_NAME, ResponseCache, identity_json, uncached_in
-from defan_pytest.cache_folder import check_folder
-from defan_pytest.calls import CallPool, Prompt, make_caller
-from defan_pytest.models import LitellmModel, price_problems, resolve
-from defan_pytest.usage import Budget, Price
+from defan_pytest.calls import usage
+from defan_pytest.cache.store import DB_NAME, ResponseCache, identity_json, uncached_in
+from defan_pytest.cache.folder import check_folder
+from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+from defan_pytest.calls.models import LitellmModel, price_problems, resolve
+from defan_pytest.calls.usage import Budget, Price
 from openai_server import OpenAIServer
 
 KEY = "sk-test-SECRET-0123456789abcdef"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from defan_pytest.types import BaseAnswerType, Context, Entity, Extraction
+from defan_pytest.scoring.types import BaseAnswerType, Context, Entity, Extraction
 
 _WORDS = {"yes": "yes", "true": "yes", "y": "yes", "no": "no", "false": "no", "n": "no"}
 _WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)

@@ -34,13 +34,13 @@ GROUP_SIZE = 15
 
 def answer_types() -> tuple[str, ...]:
     """The answer types a row may carry: the names in the answer-type registry
-    (:mod:`defan_pytest.types`), ``("name", "numeric", "date", "rank", "city")`` and any a
+    (:mod:`defan_pytest.scoring.types`), ``("name", "numeric", "date", "rank", "city")`` and any a
     plugin registered.
 
     Every reader and validator asks this function, each time it reads a file, and never keeps
     the answer across files: the registry may grow after this module is imported.
     """
-    from defan_pytest import types  # the scorer's registry; imported late, only when data is read
+    from defan_pytest.scoring import types  # the scorer's registry; imported late, only when data is read
 
     return types.names()
 
@@ -66,7 +66,7 @@ def _reads_gold_values(type_: str) -> bool:
     """Does the answer type compare golds as typed values (numeric, date, rank, a plugin's own
     value type)?  Told by the type overriding ``gold_value``; a name-like type (``name``,
     ``city``) keeps the default and matches the gold's text, which needs no parsing."""
-    from defan_pytest import types
+    from defan_pytest.scoring import types
 
     try:
         kind = types.get(type_)
@@ -90,7 +90,7 @@ def gold_problem(type_: str, raw: str) -> str | None:
     """
     if not _reads_gold_values(type_):
         return None
-    from defan_pytest.equivalence import parse_gold  # cached per (type, text)
+    from defan_pytest.scoring.equivalence import parse_gold  # cached per (type, text)
 
     gold = parse_gold(type_, raw)
     if gold.empty or gold.virtual or gold.values:

@@ -13,7 +13,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from defan_pytest import __version__
+from defan_pytest.version import __version__
 from defan_pytest.dataset.domains import DatasetError, Domain, StrPath, parse_domains
 
 __all__ = [

@@ -9,13 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from defan_pytest.dataset import fetch
-from defan_pytest.dataset._text import (
-    _csv_records,
-    _CsvReadError,
-    _decode,
-    _header_index,
-    _required_columns,
-)
+from defan_pytest.dataset._text import _csv_records, _CsvReadError, _decode, _header_index, _required_columns
 from defan_pytest.dataset.domains import (
     GROUP_SIZE,
     DatasetError,

@@ -36,7 +36,7 @@ from defan_pytest.dataset.domains import (
 )
 from defan_pytest.dataset.public import _check_blocks
 from defan_pytest.errors import type_name
-from defan_pytest.text import printable, sanitize
+from defan_pytest.safetext import printable, sanitize
 
 __all__ = ["Response", "load_responses", "load_user_set"]
 

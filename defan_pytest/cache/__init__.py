@@ -1,0 +1,1 @@
+"""The answer cache (SQLite) and the coordination of xdist workers through it."""

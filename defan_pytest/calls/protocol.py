@@ -1,0 +1,212 @@
+"""What the call pool (:mod:`defan_pytest.calls.pool`) and the callers (:mod:`defan_pytest.calls.callers`)
+share: a prompt, a response, a caller's reply, the caller interface and the failures every
+layer knows.  Plain Python, nothing imported: both modules import this one, neither the other
+at import time.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Dict, NamedTuple, Optional, Protocol, Tuple, Union
+
+#: Seconds one model call may take.
+DEFAULT_TIMEOUT = 60.0
+#: Requests in flight at once.
+DEFAULT_CONCURRENCY = 16
+#: Retries of a call after 429, 5xx, a timeout or a dropped connection.
+DEFAULT_RETRIES = 4
+
+#: How calls reach a litellm model (``--defan-call-path``): ``auto`` takes the lean
+#: OpenAI-protocol client where the provider speaks that protocol, litellm elsewhere.
+CALL_PATHS: Tuple[str, ...] = ("auto", "litellm", "openai")
+
+__all__ = [
+    "BadAnswer",
+    "Caller",
+    "EmptyAnswer",
+    "FatalCallError",
+    "Prompt",
+    "Reply",
+    "Response",
+    "answer_text",
+]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One prompt of the run: ``key`` identifies it (the row id), ``text`` is sent."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Response:
+    """What came back for one prompt: ``text``, or ``error`` when the call failed for good."""
+
+    text: Optional[str]
+    error: Optional[str] = None
+    cached: bool = False
+    attempts: int = 1
+    seconds: float = 0.0
+    #: ``"call"`` (this process asked the model), ``"cache"`` (a stored answer) or ``"peer"``
+    #: (another process of the same run had it).
+    via: str = "call"
+    #: Where the answer came from, whichever process fetched it: ``"model"`` or ``"cache"``.
+    answered_by: str = "model"
+    #: What was changed in the answer on its way in (invalid code points, a credential).
+    note: Optional[str] = None
+    #: Tokens the provider counted for the request that answered (``None``: not reported, as
+    #: for a registered callable), kept with a cached answer.
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    #: Seconds the request that answered took (the last attempt; kept with a cached answer).
+    latency: Optional[float] = None
+
+
+class Reply(NamedTuple):
+    """A caller's answer with the tokens the provider counted (``None`` when it did not say)."""
+
+    text: str
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+
+
+class FatalCallError(RuntimeError):
+    """A failure no retry can fix (bad or missing credentials, unknown model): the run stops."""
+
+
+class BadAnswer(TypeError):
+    """A model returned something other than text: an errored response, never scored."""
+
+
+class EmptyAnswer(RuntimeError):
+    """A 200 response without content."""
+
+
+def answer_text(out: Any, name: str) -> str:
+    """A model's return value as the answer text, or :class:`BadAnswer`: ``bytes``, a dict or a
+    number scored as its ``str()`` (and cached) would be a silent wrong result."""
+    if isinstance(out, str):
+        return str(out)  # a str subclass becomes a plain str
+    if out is None:
+        raise BadAnswer(f"model {name!r} returned None, not the answer text")
+    raise BadAnswer(f"model {name!r} returned {type(out).__name__}, not str: return the answer text")
+
+
+class Caller:
+    """Sends one prompt and returns the answer text, or a :class:`Reply` with its token counts
+    (raises on failure)."""
+
+    #: Parameters that make up the cache key (besides the prompt).
+    identity: Dict[str, Any] = {}
+    #: True when the caller applies the per-call timeout itself (the pool then adds no timer).
+    enforces_timeout: bool = False
+    #: True when each call must run in a task of its own (litellm keeps per-call state in
+    #: context variables, which pile up in a long-lived worker's context).
+    task_per_call: bool = False
+    #: The model's name in messages.
+    name: str = "model"
+    #: How calls are made: ``"callable"``, ``"litellm"`` or ``"openai"`` (the lean path).
+    path: str = "callable"
+
+    async def __call__(self, prompt: str) -> Union[str, Reply]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Get ready for the first real call (in a thread of its own, once; a run answered
+        from the cache never calls it): raise :class:`FatalCallError` when no call can work."""
+
+    def stuck(self) -> int:
+        """Calls abandoned at their timeout that are still running."""
+        return 0
+
+    def close(self) -> None:
+        """Release resources."""
+
+    async def aclose(self) -> None:
+        """Release what lives on the pool's event loop (called on that loop, at its end)."""
+
+
+class Waited(Protocol):
+    """What another process of the run made of a prompt it claimed
+    (:class:`defan_pytest.cache.store.Waited`)."""
+
+    @property
+    def text(self) -> Optional[str]: ...
+
+    @property
+    def error(self) -> Optional[str]: ...
+
+    @property
+    def note(self) -> Optional[str]: ...
+
+    @property
+    def answered_by(self) -> str: ...
+
+    @property
+    def attempts(self) -> int: ...
+
+    @property
+    def prompt_tokens(self) -> Optional[int]: ...
+
+    @property
+    def completion_tokens(self) -> Optional[int]: ...
+
+    @property
+    def latency(self) -> Optional[float]: ...
+
+
+class Entry(Protocol):
+    """A stored answer (:class:`defan_pytest.cache.store.Entry`)."""
+
+    @property
+    def answer(self) -> str: ...
+
+    @property
+    def note(self) -> Optional[str]: ...
+
+    @property
+    def prompt_tokens(self) -> Optional[int]: ...
+
+    @property
+    def completion_tokens(self) -> Optional[int]: ...
+
+    @property
+    def latency(self) -> Optional[float]: ...
+
+
+class ResponseStore(Protocol):
+    """Where a pool keeps answers (:class:`defan_pytest.cache.store.ResponseCache`): a cache across
+    runs, and the claims by which processes of one run split the prompts between them."""
+
+    def lookup_entry(self, prompt: str) -> Optional[Entry]:
+        """The stored answer to ``prompt`` with its note and usage, if any."""
+        ...
+
+    async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
+                   prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
+                   latency: Optional[float] = None) -> None:
+        """Store an answer with its usage (and mark the prompt done for the run); returns once
+        committed."""
+        ...
+
+    def flush(self) -> None:
+        """Return once every answer stored so far is on disk."""
+        ...
+
+    def claim(self, prompt: str) -> bool:
+        """Take ``prompt`` for this process; False when another process has it."""
+        ...
+
+    def mark_done(self, prompt: str) -> None:
+        """The prompt was answered (from the cache)."""
+        ...
+
+    def release(self, prompt: str, error: str, attempts: int = 1) -> None:
+        """The prompt failed with ``error``: other processes waiting on it get the error."""
+        ...
+
+    async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
+        """Wait for the process that claimed ``prompt``: its answer, or its error."""
+        ...

@@ -1,0 +1,1 @@
+"""Thresholds, the level gate, the regression gate and baseline comparability."""

@@ -1,0 +1,217 @@
+"""The regression gate: this run against a baseline report, judged scope by scope.
+
+:func:`judge` pairs this run's per-prompt records with a baseline report's rows, has
+:mod:`defan_pytest.gates.paired` compute each scope's change of every metric with its interval (a
+paired test over paraphrase groups), applies the tolerances and confidence of the thresholds
+file (``[regression]``), and returns the plain JSON that goes into the report, the terminal, the
+GitHub step summary and the ``defan::regression[<scope>]`` tests::
+
+    {"status": "pass" | "fail" | "skipped", "reason": ..., "baseline": {...}, "confidence": 0.95,
+     "judged": K, "per_test_confidence": 1 - 0.05 / K,
+     "pairs": {"paired": ..., "only_baseline": ..., "only_current": ..., "groups": ...},
+     "scopes": {scope: {metric: {"old", "new", "change", "interval", "tolerance", "groups",
+                                 "worse_flips", "better_flips", "significant", "regressed",
+                                 "message"}}},
+     "flipped": [{"id", "domain", "group", "question", "answer", "metric", "direction",
+                  "old_response", "old_claim", "new_response", "new_claim"}, ...]}
+
+The plugin, ``defan gate`` and ``defan compare`` all use it.  Nothing here imports pytest.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["annotation_lines", "format_comparison", "judge", "thresholds_meta"]
+
+
+def _fmt(x: Any) -> str:
+    return "-" if not isinstance(x, (int, float)) or isinstance(x, bool) else f"{x:.3f}"
+
+
+def _percent(confidence: float) -> str:
+    """``95%``, ``99.4%``: a confidence as people write it."""
+    text = f"{100 * confidence:.2f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def _message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -> str:
+    from defan_pytest.metrics.summary import METRICS
+
+    label = METRICS[metric].label if metric in METRICS else metric
+    iv = c.get("interval")
+    interval = f"{_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}" if iv else "no interval"
+    tol = c.get("tolerance")
+    tail = []
+    if c.get("regressed"):
+        tail.append(f"worse beyond the tolerance {tol:g} and significant")
+    elif tol is None:
+        tail.append("not judged (no tolerance)")
+    elif c.get("significant_worse"):
+        tail.append(f"significantly worse but within the tolerance {tol:g}")
+    else:
+        tail.append("no significant worsening" if c.get("worse") else "not worse")
+    return (
+        f"{scope}: {label} {_fmt(c.get('old'))} -> {_fmt(c.get('new'))} ({c.get('change', 0):+.3f}, {interval}, "
+        f"groups={c.get('groups', 0)}, flips {c.get('worse_flips', 0)} worse / {c.get('better_flips', 0)} better): "
+        + "; ".join(tail)
+    )
+
+
+def judge(
+    baseline: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    thresholds: Any,
+    *,
+    baseline_path: str = "",
+    skipped: str | None = None,
+    forced: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Compare ``records`` (this run's per-prompt records) with ``baseline`` (a loaded report)
+    under ``thresholds`` (:class:`~defan_pytest.gates.thresholds.Thresholds`: tolerances, confidence,
+    the overall figure).  ``skipped``: why the gate is not judged (a narrowed selection); the
+    comparison is still computed and shown, and the status is ``skipped``."""
+    from defan_pytest.gates import paired as regression
+
+    meta = baseline.get("meta") or {}
+    info = {
+        "path": baseline_path,
+        "created": meta.get("created"),
+        "model": (meta.get("model") or {}).get("name"),
+        "defan_pytest": meta.get("defan_pytest"),
+        "forced": list(forced or ()),
+    }
+    confidence = float(thresholds.regression_confidence())
+    old_rows = list(baseline.get("rows") or ())
+    new_rows = list(records)
+
+    def run(level: float) -> Any:
+        return regression.compare(
+            old_rows, new_rows, confidence=level, tolerances=thresholds.tolerance, overall=thresholds.overall_figure,
+        )
+
+    # The configured confidence is the whole gate's: with K scope-metric changes judged, each is
+    # tested at 1 - (1 - confidence) / K (Bonferroni), so that a model compared with itself fails
+    # the gate at most 1 - confidence of the time, however many domains and metrics it has.
+    first = run(confidence)
+    judged = sum(1 for changes in first.scopes.values() for c in changes.values() if c.tolerance is not None)
+    per_test = 1.0 - (1.0 - confidence) / max(1, judged)
+    data = (run(per_test) if judged > 1 else first).to_json()
+    by_id_old = {str(r.get("id")): r for r in old_rows}
+    by_id_new = {str(r.get("id")): r for r in records}
+    scopes: dict[str, dict[str, Any]] = {}
+    for scope, mets in data["scopes"].items():
+        out: dict[str, Any] = {}
+        for metric, c in mets.items():
+            change = _change_of(c)
+            change["message"] = _message(scope, metric, change, per_test)
+            out[metric] = change
+        scopes[scope] = out
+    flipped = []
+    for f in data.get("flipped") or ():
+        pid = str(f.get("id"))
+        old, new = by_id_old.get(pid, {}), by_id_new.get(pid, {})
+        flipped.append({
+            "id": pid, "domain": f.get("domain", new.get("domain")), "group": f.get("group", new.get("group")),
+            "question": new.get("question", old.get("question")), "answer": new.get("answer", old.get("answer")),
+            "metric": f.get("metric", "fch"), "direction": f.get("direction", "worse"),
+            "old_response": old.get("response"), "old_claim": old.get("claim"),
+            "new_response": new.get("response"), "new_claim": new.get("claim"),
+        })
+    regressed = any(c.get("regressed") for mets in scopes.values() for c in mets.values())
+    status = "skipped" if skipped else ("fail" if regressed else "pass")
+    return {
+        "status": status,
+        "reason": skipped,
+        "baseline": info,
+        "confidence": confidence,
+        "judged": judged,
+        "per_test_confidence": per_test,
+        "pairs": dict(data.get("pairs") or {}),
+        "scopes": scopes,
+        "flipped": flipped,
+    }
+
+
+def _change_of(c: Mapping[str, Any]) -> dict[str, Any]:
+    """One scope's metric change in the report's shape (from :mod:`defan_pytest.gates.paired`)."""
+    keys = ("old", "new", "change", "interval", "tolerance", "groups", "worse_flips", "better_flips",
+            "significant", "regressed")
+    out = {k: c.get(k) for k in keys}
+    out["worse"] = bool(c.get("worse", (c.get("change") or 0) != 0))
+    out["significant_worse"] = bool(c.get("significant_worse", c.get("significant")))
+    if out["interval"] is not None:
+        out["interval"] = [round(float(out["interval"][0]), 4), round(float(out["interval"][1]), 4)]
+    return out
+
+
+def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
+    """The comparison as terminal text: each scope's changes, then the prompts that went from
+    right to hallucinated (at most ``flipped`` of them) with both answers."""
+    from defan_pytest.safetext import printable
+
+    lines = []
+    base = comparison.get("baseline") or {}
+    pairs = comparison.get("pairs") or {}
+    lines.append(
+        f"compared with {base.get('path')} ({base.get('model')}, {base.get('created')}): "
+        f"{pairs.get('paired', 0)} prompts in common in {pairs.get('groups', 0)} groups"
+    )
+    if comparison.get("status") == "skipped":
+        lines.append(f"regression gate skipped: {comparison.get('reason')}")
+    for _scope, mets in (comparison.get("scopes") or {}).items():
+        for _metric, c in mets.items():
+            lines.append(("REGRESSED " if c.get("regressed") else "  ") + str(c.get("message")))
+    worse = [f for f in comparison.get("flipped") or () if f.get("direction") == "worse"]
+    if worse:
+        lines.append(f"right before, hallucinated now: {len(worse)} prompts" + (f" (first {flipped})" if len(worse) > flipped else ""))
+        for f in worse[:flipped]:
+            lines.append(
+                f"  {f.get('id')}: gold {str(f.get('answer', '')).strip()[:30]!r}; "
+                f"before {str(f.get('old_response') or '')[:40]!r} -> now {str(f.get('new_response') or '')[:40]!r}"
+            )
+    return printable("\n".join(lines)) + "\n"
+
+
+def thresholds_meta(thresholds: Any, summary: Mapping[str, Any] | None, decide: str) -> dict[str, Any] | None:
+    """The limits and regression tolerances that judged each scope, for the report."""
+    from defan_pytest.metrics import summary as metrics
+
+    if thresholds is None:
+        return None
+    scopes = [*(summary or {}).get("domains", {}), "overall"]
+    limits = {
+        scope: (thresholds.for_overall() if scope == "overall" else thresholds.for_domain(scope)).as_dict()
+        for scope in scopes
+    }
+    tolerances = {
+        scope: {m: tol for m in metrics.METRICS if (tol := thresholds.tolerance(scope, m)) is not None}
+        for scope in scopes
+    }
+    return {
+        "source": thresholds.source, "decide": decide, "figure": thresholds.overall_figure, "limits": limits,
+        "regression": {"confidence": thresholds.regression_confidence(), "tolerances": tolerances},
+    }
+
+
+def annotation_lines(thresholds: Any, verdicts: Sequence[Any], comparison: Mapping[str, Any] | None) -> dict[str, int]:
+    """1-based lines of the thresholds file for GitHub annotations: ``scope/metric`` of each
+    gate verdict, ``regression/scope/metric`` of each regression."""
+    from defan_pytest.metrics import summary as metrics
+
+    out: dict[str, int] = {}
+    if thresholds is None:
+        return out
+    for v in verdicts:
+        key = "min_samples" if v.metric == "samples" else (
+            metrics.METRICS[v.metric].threshold_key if v.metric in metrics.METRICS else None
+        )
+        line = thresholds.line_of(v.scope, key) if key else None
+        if line:
+            out[f"{v.scope}/{v.metric}"] = line
+    for scope, mets in ((comparison or {}).get("scopes") or {}).items():
+        for metric in mets:
+            line = thresholds.tolerance_line(scope, metric)
+            if line:
+                out[f"regression/{scope}/{metric}"] = line
+    return out

@@ -1,0 +1,1 @@
+"""The metric registry and the per-domain and overall figures."""

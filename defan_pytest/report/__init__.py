@@ -1,0 +1,1 @@
+"""The report: its schema, its builder, and every output written from it."""

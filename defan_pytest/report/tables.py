@@ -1,0 +1,148 @@
+"""The terminal table and the JSON report for a DefAn run.
+
+The table is for a human reading a terminal or CI log: one fixed-width row per domain, then the
+two overall rows (the paper's mean of domains, and the pooled figure), with one column per
+metric of :data:`defan_pytest.metrics.summary.METRICS`. The JSON report is for machines and later
+comparison: ``{"rows": [...], "domains": {...}, "overall": {...}}`` where ``rows`` are the
+per-response records and the rest is :func:`defan_pytest.metrics.summary.summarize`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from defan_pytest.metrics.summary import METRICS, Metric
+from defan_pytest.report.writer import Input, write_output
+from defan_pytest.safetext import printable, sanitize
+
+__all__ = ["build_report", "format_table", "write_json"]
+
+_MEAN_LABEL = "overall (mean of domains)"
+_POOLED_LABEL = "overall (pooled)"
+_BREACH = "!"
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _rate_ci(value: float | None, ci: Sequence[float] | None) -> str:
+    if value is None:
+        return "-"
+    if ci is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _breached(metric: Metric, value: float | None, limits: Mapping[str, Any] | None) -> bool:
+    if value is None or not limits or limits.get(metric.name) is None:
+        return False
+    return not metric.passes(value, float(limits[metric.name]))
+
+
+def _row(
+    label: str, figs: Mapping[str, Any], limits: Mapping[str, Any] | None, metrics: Sequence[Metric]
+) -> list[str]:
+    row = [label, str(figs.get("n", 0)), str(figs.get("errors", 0))]
+    for metric in metrics:
+        value = figs.get(metric.name)
+        if metric.show_interval:
+            text = _rate_ci(value, figs.get(metric.ci_key))
+        else:
+            text = _rate(value)
+        # The marker goes after the text so the numbers stay aligned in their column.
+        row.append(text + (_BREACH if _breached(metric, value, limits) else ""))
+    return row
+
+
+def _title(metric: Metric) -> str:
+    return f"{metric.label} [95% CI]" if metric.show_interval else metric.label
+
+
+def format_table(
+    summary: Mapping[str, Any],
+    thresholds: Mapping[str, Mapping[str, float]] | None = None,
+) -> str:
+    """Render a summary from :func:`~defan_pytest.metrics.summary.summarize` as a fixed-width table.
+
+    Columns: domain, n, errors, then one per registered metric - FCH, PMH and RC (each with its
+    95% interval) and the error rate for the built-ins; then an "overall (mean of domains)" and
+    an "overall (pooled)" row. Rates print with three decimals; a figure that cannot be
+    computed prints as ``-``.
+
+    ``thresholds`` optionally maps a domain name (or ``"overall"``, which applies to the mean
+    row, the figure the paper reports) to limits keyed by metric name, ``{"fch": max, "pmh": max,
+    "error_rate": max, "rc": min}`` (a maximum or a minimum as the metric's
+    ``higher_is_better`` says; :meth:`~defan_pytest.gates.thresholds.Limits.figure_limits` gives this
+    shape); a figure outside its limit is marked with ``!`` and a legend line is added.
+    The table only marks figures; deciding pass/fail is the gate's job.
+    """
+    thresholds = thresholds or {}
+    domains: Mapping[str, Any] = summary.get("domains") or {}
+    overall: Mapping[str, Any] = summary.get("overall") or {}
+
+    # The registry is read now, not at import, so a metric registered later gets its column.
+    metrics = tuple(METRICS.values())
+    header = ["domain", "n", "errors", *(_title(metric) for metric in metrics)]
+    # A user's domain name is printed safely: escape codes in a data file stay inert.
+    body = [_row(printable(name), figs, thresholds.get(name), metrics) for name, figs in domains.items()]
+    tail = [
+        _row(_MEAN_LABEL, overall.get("mean") or {}, thresholds.get("overall"), metrics),
+        _row(_POOLED_LABEL, overall.get("pooled") or {}, None, metrics),
+    ]
+    rows = [header, *body, *tail]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    # Text columns (a figure with its interval) left-aligned, numbers right-aligned so digits
+    # line up.
+    left = {0, *(3 + i for i, metric in enumerate(metrics) if metric.show_interval)}
+
+    def fmt(r: list[str]) -> str:
+        cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        return "  ".join(cells).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    lines = [fmt(header), rule, *(fmt(r) for r in body)]
+    if body:
+        lines.append(rule)
+    lines.extend(fmt(r) for r in tail)
+    if any(_BREACH in c for r in body + tail for c in r[3:]):
+        lines.append(f"{_BREACH} outside its threshold")
+    return "\n".join(lines) + "\n"
+
+
+def build_report(rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) -> dict[str, Any]:
+    """Assemble the JSON report ``{"rows": [...], "domains": {...}, "overall": {...}}``.
+
+    ``rows`` are the per-response records (in the order they were asked), copied into plain
+    dicts so the report does not alias the caller's objects.
+    """
+    return {
+        "rows": [dict(r) for r in rows],
+        "domains": dict(summary.get("domains") or {}),
+        "overall": dict(summary.get("overall") or {}),
+    }
+
+
+def write_json(
+    path: str | os.PathLike[str],
+    report: Mapping[str, Any],
+    *,
+    inputs: Iterable[Input] = (),
+    force: bool = False,
+    force_hint: str = "",
+) -> Path:
+    """Write ``report`` to ``path`` as UTF-8 JSON through :func:`defan_pytest.report.writer.write_output`
+    (atomic for a file, in place for a FIFO or a device; never over an input of the run, nor over
+    a file that is not a report unless ``force``); return where it went.
+
+    Non-ASCII text (names such as ``Röntgen``) is kept as is rather than ``\\u``-escaped.  Raises
+    :class:`~defan_pytest.report.writer.OutputError` naming the path when the file may not or cannot
+    be written, before or while writing; nothing half-written is left behind.
+    """
+    text = json.dumps(report, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+    # Text is sanitised where it enters; this is the last line of defence, so that one lone
+    # surrogate that slipped through cannot cost the whole report (UTF-8 cannot encode it).
+    text, _ = sanitize(text)
+    return write_output(path, text, inputs=inputs, force=force, force_hint=force_hint)

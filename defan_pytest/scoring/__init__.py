@@ -1,0 +1,1 @@
+"""Scoring: a response becomes a claim, an alignment and a correctness verdict (SCORING.md)."""

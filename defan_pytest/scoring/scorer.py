@@ -1,0 +1,214 @@
+"""Scoring a response: claim, alignment (PMH) and correctness (FCH), per SCORING.md.
+
+>>> scorer = Scorer(nlp=None)
+>>> scorer.score("What was Kobe University's QS rank in 2022?", "386", "rank", "386th")
+Score(claim='386', aligned=True, correct=True, error=None, note=None)
+
+:meth:`Scorer.score_many` is the fast path: rules settle most responses; the few names and
+places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+
+from defan_pytest.scoring import ner as ner_mod
+from defan_pytest.scoring import types
+from defan_pytest.scoring.claims import Context, Extraction, clean, extract, make_context
+from defan_pytest.scoring.equivalence import claim_correct, parse_gold
+from defan_pytest.scoring.text.words import Gazetteer
+
+#: Domains whose responses are worked solutions (SCORING.md: math claims its last number).
+MATH_DOMAINS = frozenset({"math"})
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """One response to score, with the row it answers."""
+
+    question: str
+    answer: str
+    type: str
+    response: Optional[str] = None
+    error: Optional[str] = None
+    domain: Optional[str] = None
+
+
+#: Responses up to this many characters are read whole; a longer one (a runaway generation)
+#: is scored on a window: its first and last :data:`WINDOW` characters, where a model states
+#: its answer (the start of a direct answer, the end of a reasoning), and the row says so.
+MAX_WHOLE = 1 << 20
+WINDOW = 1 << 16
+#: NER reads at most this much text per response: on a longer one, a window from just before
+#: the first name the rules left open (the claim is the first candidate in reading order).
+NER_WINDOW = 20_000
+_NER_BEFORE = 200
+
+
+@dataclass(frozen=True)
+class Score:
+    """The verdicts on one response.  For an errored call, all but ``error`` are ``None``.
+
+    ``note`` says when the response was not read whole (a window of a very long one) or when
+    NER could not run on it; ``None`` otherwise.
+    """
+
+    claim: Optional[str]
+    aligned: Optional[bool]
+    correct: Optional[bool]
+    error: Optional[str] = None
+    note: Optional[str] = None
+
+
+def _window(response: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+    """The text to score of a response, and the note when it is a window of it."""
+    if response is None or len(response) <= MAX_WHOLE:
+        return response, None
+    note = (
+        f"scored on a window: the first and the last {WINDOW:,} of its {len(response):,} characters "
+        f"(responses over {MAX_WHOLE:,} characters are not read whole)"
+    )
+    return response[:WINDOW] + "\n\n" + response[-WINDOW:], note
+
+
+class Scorer:
+    """Scores responses deterministically.
+
+    ``nlp``: ``"auto"`` (first installed English spaCy pipeline, else rules only), ``None`` or
+    ``"none"`` (rules only), or a pipeline name or path.  ``answers``: each domain's full
+    answer list, the gazetteer that finds known names and places without NER.  Pass the whole
+    domain, not a sample, so that a prompt scores the same whichever others ran with it.
+    """
+
+    def __init__(
+        self,
+        nlp: Union[str, None, Any] = "auto",
+        answers: Optional[Mapping[str, Iterable[str]]] = None,
+    ) -> None:
+        # The pipeline loads on first need: most runs settle every response with rules and the
+        # answer list, and loading spaCy is slow (bench/score_speed.py).
+        self._ner: Optional[ner_mod.NER] = None
+        self._ner_spec: Optional[str] = None
+        if nlp is None or isinstance(nlp, str) or hasattr(nlp, "__fspath__"):
+            self._ner_spec = ner_mod.resolve_spec(nlp)
+            if self._ner_spec is not None:
+                ner_mod.check(self._ner_spec)
+        else:
+            self._ner = nlp  # an already-loaded ner.NER (shared between scorers)
+        self._gazetteers: Dict[str, Gazetteer] = {}
+        self._known: Dict[str, Set[str]] = {}
+        for domain, names in (answers or {}).items():
+            self.add_answers(domain, names)
+
+    @property
+    def ner(self) -> Optional[ner_mod.NER]:
+        """The spaCy pipeline (loaded now if not yet), or ``None`` for rules only."""
+        if self._ner is None and self._ner_spec is not None:
+            self._ner = ner_mod.load(self._ner_spec)
+        return self._ner
+
+    @property
+    def pipeline(self) -> Optional[str]:
+        """Name of the spaCy pipeline in use, or ``None`` for rules only (does not load it)."""
+        if self._ner is not None:
+            return self._ner.name
+        return self._ner_spec
+
+    def add_answers(self, domain: Optional[str], answers: Iterable[str]) -> None:
+        """Add gold answers (raw, ``;``-joined alternatives allowed) to a domain's gazetteer."""
+        gaz = self._gazetteers.setdefault(domain or "", Gazetteer())
+        seen = self._known.setdefault(domain or "", set())
+        for raw in answers:
+            # The plugin scores one item at a time with the whole domain already known: a gold
+            # seen before costs a set lookup, not a parse.
+            if raw in seen:
+                continue
+            seen.add(raw)
+            for alt in parse_gold("name", raw).alternatives:
+                gaz.add(alt)
+                if "," in alt:  # "Seattle, Washington": the city alone is a known place too
+                    gaz.add(alt.split(",")[0])
+
+    def _context(self, item: ScoreInput) -> Context:
+        kind = types.get(item.type)  # an unknown type: UnknownAnswerType lists the valid ones
+        gold = parse_gold(item.type, item.answer)
+        gaz = self._gazetteers.get(item.domain or "") if kind.uses_gazetteer else None
+        # Whether the gold is a whole number decides "326.121" (SCORING.md clarification 4);
+        # a type outside the package need not say.
+        integer_gold = getattr(kind, "integer_gold", None)
+        return make_context(
+            item.question,
+            item.type,
+            empty_gold=gold.empty,
+            gazetteer=gaz,
+            is_math=(item.domain in MATH_DOMAINS),
+            integer_gold=integer_gold(gold) if integer_gold is not None else None,
+        )
+
+    def score(
+        self,
+        question: str,
+        answer: str,
+        type: str,
+        response: Optional[str],
+        error: Optional[str] = None,
+        domain: Optional[str] = None,
+    ) -> Score:
+        """Score one response (see :meth:`score_many` for many)."""
+        return self.score_many([ScoreInput(question, answer, type, response, error, domain)])[0]
+
+    def score_many(self, items: Sequence[ScoreInput], batch_size: int = 256) -> List[Score]:
+        """Score many responses; NER, where needed at all, runs once over the batch."""
+        # Every gold of the batch is a known answer of its domain before anything is scored,
+        # so the result for one item does not depend on the order of the others.
+        by_domain: Dict[str, List[str]] = {}
+        gazetteer_types = {n for n in types.names() if types.get(n).uses_gazetteer}
+        for it in items:
+            if it.type in gazetteer_types:
+                by_domain.setdefault(it.domain or "", []).append(it.answer)
+        for domain, answers in by_domain.items():
+            self.add_answers(domain, answers)
+
+        results: List[Optional[Score]] = [None] * len(items)
+        pending: List[Tuple[int, int, str]] = []  # (item, offset of the NER window, its text)
+        contexts: List[Optional[Context]] = [None] * len(items)
+        responses: List[Optional[str]] = [None] * len(items)
+        notes: List[Optional[str]] = [None] * len(items)
+        has_ner = self._ner is not None or self._ner_spec is not None
+        for i, it in enumerate(items):
+            if it.error is not None:
+                results[i] = Score(None, None, None, str(it.error))
+                continue
+            ctx = self._context(it)
+            contexts[i] = ctx
+            responses[i], notes[i] = _window(it.response)
+            ext = extract(responses[i], ctx, ner_available=has_ner)
+            if ext.needs_ner:
+                text = clean(responses[i])
+                start = 0
+                if len(text) > NER_WINDOW:  # NER's cost grows with the text: read a window only
+                    start = max(0, (ext.at or 0) - _NER_BEFORE)
+                    text = text[start:start + NER_WINDOW]
+                pending.append((i, start, text))
+            else:
+                results[i] = self._verdict(it, ext, notes[i])
+        if pending:
+            try:
+                ents = self.ner.entities([t for _, _, t in pending], batch_size=batch_size)  # type: ignore[union-attr]
+            except Exception as exc:  # noqa: BLE001 - a pipeline that fails must not lose the run
+                # Rules only for these responses, and the rows say why.
+                reason = f"NER failed ({type(exc).__name__}: {str(exc)[:200]}); scored by the rules alone"
+                for i, _, _ in pending:
+                    ext = extract(responses[i], contexts[i], ner_available=False)  # type: ignore[arg-type]
+                    results[i] = self._verdict(items[i], ext, "; ".join(filter(None, (notes[i], reason))))
+                return results  # type: ignore[return-value]
+            for (i, start, _), e in zip(pending, ents):
+                shifted = [(s + start, end + start, label) for s, end, label in e] if start else e
+                ext = extract(responses[i], contexts[i], entities=shifted)  # type: ignore[arg-type]
+                results[i] = self._verdict(items[i], ext, notes[i])
+        return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _verdict(item: ScoreInput, ext: Extraction, note: Optional[str] = None) -> Score:
+        gold = parse_gold(item.type, item.answer)
+        return Score(ext.claim, ext.aligned, claim_correct(item.type, ext.claim, gold), None, note)

@@ -1,0 +1,1 @@
+"""Text, number and date primitives every answer type shares."""

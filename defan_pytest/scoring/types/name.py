@@ -1,0 +1,148 @@
+"""The ``name`` answer type: people, teams, films, countries, organisations.
+
+A name matches by folded tokens (SCORING.md, names and places); a response that says no prize
+was awarded, in English or in French, German, Spanish, Portuguese or Italian, claims ``none``,
+which only an empty gold accepts (clarification 7).  A comma inside a title or name does not
+make two names; a descriptive clause after a name (``X, founder of Y``) makes the response
+misaligned, and X is its claim (clarification 9).
+"""
+from __future__ import annotations
+
+import re
+from typing import FrozenSet, List, Optional
+
+from defan_pytest.scoring.text.words import fold, looks_like_sentence, name_tokens, names_match
+from defan_pytest.scoring.types._entity import Candidate, EntityAnswerType
+from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
+
+#: Named-entity labels that can be a name answer.
+NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "NORP", "WORK_OF_ART", "FAC", "LOC", "EVENT", "PRODUCT"})
+
+_NONE_STATEMENT = re.compile(
+    r"\b(?:no\s+(?:[\w’'-]+\s+){0,3}?(?:prize|award|winner|laureate|recipient)s?\b|no\s+one\b"
+    r"|not\s+(?:been\s+)?(?:awarded|given|presented|conferred)\b"
+    r"|(?:wasn't|weren't|was\s+not|were\s+not)\s+(?:awarded|given|presented)\b"
+    r"|withheld\b|nobody\b|none\b|n/a\b|no\s+award\b"
+    # French
+    r"|aucun(?:e)?\s+(?:[\w’'-]+\s+){0,2}?(?:prix|lauréat|laureat|gagnant|vainqueur|récipiendaire)\b"
+    r"|pas\s+(?:été\s+|ete\s+)?(?:de\s+prix|décerné|decerne|attribué|attribue|remis)"
+    r"|non\s+(?:décerné|decerne|attribué|attribue)|personne\s+n['’]"
+    # German
+    # ("kein Literaturnobelpreis": German writes the prize as one compound word)
+    r"|kein(?:e|en)?\s+(?:[\w-]+\s+){0,2}?\w{0,30}?(?:preis|preisträger|preistrager|gewinner|vergabe|verleihung)\w{0,3}\b"
+    r"|nicht\s+(?:\w+\s+)?(?:vergeben|verliehen)\b|niemand\b"
+    # Spanish
+    r"|ningún\s+(?:premio|ganador|galardonado)|ningun\s+(?:premio|ganador|galardonado)"
+    r"|no\s+se\s+(?:otorgó|otorgo|concedió|concedio|entregó|entrego|otorga|concede)\b"
+    r"|no\s+(?:fue|hubo)\s+(?:otorgado|concedido|entregado|premio|ganador)\b|desierto\b|nadie\b"
+    # Portuguese
+    r"|nenhum\s+(?:prêmio|prémio|premio|vencedor|laureado)|ninguém\b"
+    r"|não\s+(?:foi|houve)\s+(?:atribuído|atribuido|concedido|entregue|prêmio|prémio|vencedor)"
+    # Italian
+    r"|nessun\s+(?:premio|vincitore)\b|nessuno\b"
+    r"|non\s+(?:è\s+stato|e\s+stato|fu|venne)\s+(?:assegnato|conferito|attribuito)\b)",
+    re.I,
+)
+_REFUSAL = re.compile(
+    r"\b(?:i\s+(?:don't|do\s+not|cannot|can't|am\s+unable|'m\s+unable|am\s+not\s+able)|"
+    r"as\s+an\s+ai|i'm\s+sorry|i\s+apologi[sz]e|unable\s+to\s+(?:find|provide|determine))",
+    re.I,
+)
+# Asks for a person: two comma-separated person-shaped names then make two answers.
+_ASKS_PERSON = re.compile(r"\bwho(?:m)?\b|first\s+name|\bperson\b|\blaureate\b", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+_TWO_NAMES = re.compile(r"\s+(?:and|&|or)\s+|\s*[;/]\s*")
+_SUFFIX_PARTS = frozenset({"jr", "sr", "ii", "iii", "iv"})
+# Words that may stand lower-case inside a title or name ("Good Night, and Good Luck",
+# "Ebbing, Missouri", "Santiago Ramón y Cajal"); any other lower-case word after a comma opens
+# a description ("X, founder of Y", "X, German physicist").
+_TITLE_WORDS = frozenset(
+    "and or of the a an in on at to for with from by de del della di da du la le y von van der den dos das e et und".split()
+)
+
+
+def _descriptive(part: str) -> bool:
+    """Is this comma-separated part a description of the name before it?"""
+    words = [w.strip(".,;:!?()\"'") for w in part.split()]
+    return looks_like_sentence(part) or any(
+        w and w[0].islower() and w.lower() not in _TITLE_WORDS for w in words
+    )
+
+
+def _person_shaped(part: str) -> bool:
+    words = part.split()
+    return 2 <= len(words) <= 4 and all(w[:1].isupper() or w.lower() in _TITLE_WORDS for w in words) and not any(
+        c.isdigit() for c in part
+    )
+
+
+_WORDLIKE = re.compile(r"[^\W_]+")
+
+
+def _words(t: str) -> int:
+    """Words of a short text (a dash or other punctuation standing alone is no word)."""
+    return sum(1 for w in t.split() if _WORDLIKE.search(w))
+
+
+def _bare_name(t: str, ctx: Context) -> Optional[str]:
+    if len(t) > 90:
+        return None
+    if _NONE_STATEMENT.fullmatch(t) or (
+        ctx.empty_gold and _words(t) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
+    ):
+        return NONE_CLAIM
+    gaz = ctx.gazetteer
+    if gaz is not None and t in gaz:
+        return t  # a known answer, even one that reads like a sentence ("It Happened One Night")
+    if len(t.split()) > 10 or looks_like_sentence(t):
+        return None
+    if _LIST_ITEM.search(t) or "(" in t:
+        return None  # a list item, or a name with a comment in brackets
+    # Two names where one is asked ("Pierre Curie and Marie Curie", "Curie; Becquerel").
+    parts = [p for p in _TWO_NAMES.split(t) if p.strip()]
+    real = [p for p in parts if fold(p).strip(" .") not in _SUFFIX_PARTS]
+    if len(real) >= 2 and sum(1 for p in real if p[:1].isupper()) >= 2:
+        return None
+    # A comma is part of a title or name ("Three Billboards Outside Ebbing, Missouri",
+    # "Robert Cecil, 1st Viscount Cecil of Chelwood"), unless what follows it describes the
+    # name ("X, founder of Y") or the parts are two names: two known answers, or two
+    # person-shaped names where the question asks for a person ("Pierre Curie, Marie Curie").
+    commas = [p.strip() for p in t.split(",")]
+    if len(commas) >= 2:
+        rest = [p for p in commas[1:] if fold(p).strip(" .") not in _SUFFIX_PARTS]
+        if any(_descriptive(p) for p in rest):
+            return None
+        if gaz is not None and sum(1 for p in commas if p and p in gaz) >= 2:
+            return None
+        if _ASKS_PERSON.search(ctx.question) and len(rest) >= 1 and _person_shaped(commas[0]) and all(
+            _person_shaped(p) for p in rest
+        ):
+            return None
+    if not name_tokens(t):
+        return None
+    return t
+
+
+class NameType(EntityAnswerType):
+    """Names, matched token by token with initials, short forms and transliterations allowed."""
+
+    name = "name"
+    ner_labels = NAME_LABELS
+    labels: FrozenSet[str] = frozenset(
+        """answer final result laureate laureates winner winners recipient recipients name
+        champion champions team nation country film movie title picture actor actress director
+        person awardee laureat gagnant vainqueur gewinner preistrager sieger ganador vencedor
+        vincitore nome nombre""".split()
+    )
+
+    def bare(self, text: str, ctx: Context) -> Optional[str]:
+        return _bare_name(text, ctx)
+
+    def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:
+        return [(m.start(), m.end(), NONE_CLAIM, "none") for m in _NONE_STATEMENT.finditer(text)]
+
+    def correct(self, claim: str, gold: Gold) -> bool:
+        return any(names_match(claim, g) for g in gold.alternatives)
+
+    def equivalent(self, a: str, b: str) -> bool:
+        return names_match(a, b) or names_match(b, a)

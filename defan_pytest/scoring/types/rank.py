@@ -1,0 +1,172 @@
+"""The ``rank`` answer type: a position (``334th``, ``#334``, ``=47``) or a band (``601-650``).
+
+Ordinals and rank words of German, French, Spanish, Portuguese and Italian are read as in
+English (``26e``, ``26.``, ``26º``, ``Platz 26``, ``puesto 26``, ``326º posto``), and so are
+ordinal words (``fourth``, ``vingt-sixième``): SCORING.md clarifications 4 and 5.
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any, FrozenSet, List, Optional, Tuple, Union
+
+from defan_pytest.scoring.text.numbers import (
+    canonical_number,
+    number_words_in_text,
+    numbers_in_text,
+    parse_number,
+    question_numbers,
+    words_value,
+)
+from defan_pytest.scoring.text.words import SpanIndex
+from defan_pytest.scoring.types._value import Candidate, ValueAnswerType, contains_number, response_lang
+from defan_pytest.scoring.types.base import Context, Gold
+
+RankValue = Union[int, Tuple[int, int]]
+
+# Words that say "rank" or "place", in English and the five languages.
+_RANK_WORDS = (
+    r"rank(?:ed|ing)?|position(?:ed)?|placed|place|spot|platz|rang|stelle|platzierung|"
+    r"puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione|classement|clasificaci[oó]n|classifica"
+)
+# The nouns alone: a bare rank may carry one ("Platz 26", "26th place", "326º posto").
+_RANK_NOUNS = (
+    r"rank|position|place|spot|platz|rang|stelle|puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione"
+)
+# Ordinal suffixes: English, French (e, er, re, ème), the masculine/feminine ordinal indicators
+# (º, ª, and the degree sign models type for them); the German dot is handled apart.
+_ORD_SUFFIX = r"(?:st|nd|rd|th|e|er|re|ère|ème|eme|è|\.?[º°ª])"  # Spanish writes "2.º" too
+_NUMERO = r"(?:#|no\.?|nr\.?|n\.?\s?[º°]\.?|número|numero)"
+_RANK_ONE = re.compile(
+    rf"^\s*(?:{_NUMERO}\s*|(?:joint|tied|t-)\s*|(?:{_RANK_NOUNS})\s*(?:{_NUMERO}\s*)?)?=?\s*(\d+)"
+    rf"(?:{_ORD_SUFFIX}(?!\w)|\.(?=\s*(?:(?:{_RANK_NOUNS})\b|$)))?\s*=?\s*(?:(?:{_RANK_NOUNS})\b)?\s*$",
+    re.I,
+)
+_RANK_BAND = re.compile(r"^\s*=?(\d+)\s*(?:-|–|—|to)\s*(\d+)\s*$", re.I)
+_RANK_WORD_ONLY = re.compile(rf"^\s*(?:(?:{_RANK_NOUNS})\s+)?(?P<w>.+?)(?:\s+(?:{_RANK_NOUNS}))?\s*$", re.I)
+
+
+# Python refuses to read an int of more digits than this (sys.get_int_max_str_digits()); no rank
+# has that many, and a response that writes one must not stop the run.
+_MAX_DIGITS = 4300
+
+
+def _whole(digits: str) -> Optional[int]:
+    return int(digits) if len(digits) <= _MAX_DIGITS else None
+
+
+def parse_rank(text: str) -> Optional[RankValue]:
+    """A rank (``334``, ``334th``, ``#334``, ``=47``, ``47=``, ``26e``, ``Platz 26``,
+    ``326º posto``, ``fourth``) or a band (``601-650``)."""
+    m = _RANK_ONE.match(text)
+    if m:
+        return _whole(m.group(1))
+    m = _RANK_BAND.match(text)
+    if m:
+        lo, hi = _whole(m.group(1)), _whole(m.group(2))
+        if lo is not None and hi is not None and lo < hi:
+            return (lo, hi)
+        return None
+    if any(c.isdigit() for c in text) or len(text) > 60:
+        return None
+    m = _RANK_WORD_ONLY.match(text)
+    w = words_value(m.group("w")) if m else None  # "fourth", "Platz sechsundzwanzig"
+    return w[0] if w is not None and w[0] >= 1 else None
+
+
+def canonical_rank(value: RankValue) -> str:
+    """``386`` or ``601-650``."""
+    if isinstance(value, tuple):
+        return f"{value[0]}-{value[1]}"
+    return str(value)
+
+
+_RANK_MARKED = re.compile(
+    rf"(?:(?P<ord>\b\d+){_ORD_SUFFIX}(?!\w)"
+    rf"|(?P<dot>\b\d+)\.\s*(?:{_RANK_WORDS})\b"
+    r"|#\s*(?P<hash>\d+)\b"
+    r"|(?<![\w=])=\s*(?P<eq1>\d+)\b"
+    r"|\b(?P<eq2>\d+)=(?!\d)"
+    rf"|\b(?:{_RANK_WORDS}|number|no\.)\s*"
+    rf"(?:of|at|as|is|was|in|de|en|el|al|auf|am|der|au|na|no|n[º°]|nr\.?|número|numero)?\s*"
+    r"(?:#|no\.?\s*)?=?\s*(?P<kw>\d+)\b(?!\s*[-–—]\s*\d|[.,]\d))",
+    re.I,
+)
+_RANK_BAND_IN_TEXT = re.compile(r"(?<![\w.,])=?(\d{1,4})\s*[-–—]\s*(\d{1,4})(?![\w.,]|[-–—]\d)")
+# A word of rank just before or after an ordinal word: "ranked fourth", "fourth place".
+_RANK_WORD_BEFORE = re.compile(rf"(?:{_RANK_WORDS}|came|finished|stood|sits|sat)\s+(?:at\s+|in\s+|as\s+|the\s+|au\s+|en\s+el\s+|al\s+|auf\s+dem\s+|na\s+)?$", re.I)
+_RANK_WORD_AFTER = re.compile(rf"^(?:\s+|-)(?:{_RANK_WORDS})\b", re.I)
+
+
+class RankType(ValueAnswerType):
+    """QS-style positions and bands; a year is never a position."""
+
+    name = "rank"
+    labels: FrozenSet[str] = frozenset(
+        """answer final result rank ranking position place qs rang platz puesto posto posicion
+        posicao posizione lugar classement clasificacion classifica""".split()
+    )
+
+    def gold_value(self, alternative: str) -> Optional[RankValue]:
+        return parse_rank(alternative)
+
+    def integer_gold(self, gold: Gold) -> Optional[bool]:
+        return True  # positions are whole numbers: "1.200" is the 1,200th place
+
+    def bare(self, text: str, ctx: Context) -> Optional[str]:
+        r = parse_rank(text)
+        return canonical_rank(r) if r is not None else None
+
+    def contained(self, claim: str, ctx: Context) -> bool:
+        return contains_number(claim, ctx)
+
+    def unit_value(self, value: Decimal) -> str:
+        # A whole value is its canonical rank (str(int)); canonical_number writes it the same
+        # way, and any length of it.
+        return canonical_number(value)
+
+    def parse_claim(self, claim: str) -> Any:
+        return parse_rank(claim)
+
+    def typed_candidates(self, text: str, ctx: Context) -> List[Candidate]:
+        qnums = question_numbers(ctx.question)
+        strong: List[Tuple[int, str]] = []
+        taken: List[Tuple[int, int]] = []
+        for m in _RANK_BAND_IN_TEXT.finditer(text):
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if lo < hi and lo not in qnums and hi not in qnums and hi < 1900:
+                strong.append((m.start(), canonical_rank((lo, hi))))
+                taken.append(m.span())
+        bands = SpanIndex(taken)
+        for m in _RANK_MARKED.finditer(text):
+            # Marked ranks never start inside one another (finditer), so only bands can hold one.
+            if m.start() in bands:
+                continue
+            n = next(g for g in ("ord", "dot", "hash", "eq1", "eq2", "kw") if m.group(g) is not None)
+            val = _whole(m.group(n))
+            if val is None or val in qnums:
+                continue
+            strong.append((m.start(), str(val)))
+            taken.append(m.span())
+        if not strong:
+            # Ordinal words stated as ranks: "ranked fourth", "the twenty-sixth place".
+            for s, e, word_value, ordinal in number_words_in_text(text, response_lang(text, ctx)):
+                if not ordinal or word_value < 1 or word_value in qnums:
+                    continue
+                if _RANK_WORD_BEFORE.search(text, max(0, s - 30), s) or _RANK_WORD_AFTER.match(text[e: e + 30]):
+                    strong.append((s, str(word_value)))
+        if strong:
+            return sorted(strong)
+        out = []
+        spans = SpanIndex(taken)
+        lang = ctx.lang or "en"
+        for s, e, num, _ in numbers_in_text(text, False, lang, True):
+            if s in spans:
+                continue
+            v = parse_number(num, lang, True)
+            if v is None or v in qnums or v != v.to_integral_value() or v < 1:
+                continue
+            if 1900 <= v <= 2100 and re.fullmatch(r"\d{4}", num):
+                continue  # a year, not a QS position
+            out.append((s, canonical_number(v)))  # whole here: str(int(v)), at any length
+        return out

@@ -1,0 +1,1 @@
+"""Interval estimates and paired tests (no scipy)."""
