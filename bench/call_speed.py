@@ -86,8 +86,8 @@ def one_mode(mode: str, base: str, n: int, conc: int) -> dict:
         # A fresh process's first answer: defan_pytest imported (as the plugin has it), then the
         # caller, the pool, the client's import and set-up, the first connection and request.
         t0, c0 = time.perf_counter(), _cpu()
-        from defan_pytest.calls import CallPool, Prompt, make_caller
-        from defan_pytest.models import LitellmModel
+        from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+        from defan_pytest.calls.models import LitellmModel
 
         caller = make_caller(LitellmModel("bench", "openai/test-model", {"api_base": base, "api_key": "sk-bench",
                                                                          "temperature": 0}), timeout=60,
@@ -104,9 +104,9 @@ def one_mode(mode: str, base: str, n: int, conc: int) -> dict:
         return {"rate": 0.0, "cpu_ms": first_cpu * 1000, "rss": _rss(), "first_ms": first * 1000,
                 "next_ms": (time.perf_counter() - t1) * 1000}
     else:
-        from defan_pytest.cache import ResponseCache
-        from defan_pytest.calls import CallPool, Prompt, make_caller
-        from defan_pytest.models import LitellmModel
+        from defan_pytest.cache.store import ResponseCache
+        from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+        from defan_pytest.calls.models import LitellmModel
 
         caller = make_caller(LitellmModel("bench", "openai/test-model", {"api_base": base, "api_key": "sk-bench",
                                                                          "temperature": 0}), timeout=60,

@@ -113,7 +113,7 @@ def main() -> int:
                     help="run only these (repeatable; default: all four)")
     a = ap.parse_args()
     from defan_pytest.dataset import load_public, resolve_public_dir
-    from defan_pytest.prompts import parse_sample, select
+    from defan_pytest.dataset.sampling import parse_sample, select
 
     data = Path(a.data) if a.data else resolve_public_dir()
     rows = select(load_public(domains=["qs_ranking"], data_dir=data), parse_sample(str(a.prompts)), 0)

@@ -69,7 +69,9 @@ def _synthetic_rows(n: int) -> List[Dict[str, Any]]:
 
 def build(n: int, shift: int = 0) -> Dict[str, Any]:
     """A v1 report of ``n`` prompts with synthetic responses and verdicts (``shift`` changes them)."""
-    from defan_pytest import gate, metrics, regression_gate, run, thresholds
+    from defan_pytest.gates import level as gate, regression as regression_gate, thresholds
+    from defan_pytest.metrics import summary as metrics
+    from defan_pytest import run
 
     rows_in = _public_rows()
     source = "the public split's questions"
@@ -141,7 +143,7 @@ def main() -> int:
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     ap.add_argument("--keep", type=Path, default=None, help="keep the HTML files in this folder")
     args = ap.parse_args()
-    from defan_pytest import html_report
+    from defan_pytest.report import html as html_report
 
     folder = args.keep or Path(tempfile.mkdtemp(prefix="defan-html-bench-"))
     folder.mkdir(parents=True, exist_ok=True)

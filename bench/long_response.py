@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 CHILD = r'''
 import json, random, resource, sys, time
 sys.path.insert(0, sys.argv[3])
-from defan_pytest.scoring import Scorer
+from defan_pytest.scoring.scorer import Scorer
 size, nlp = int(float(sys.argv[1])), (None if sys.argv[2] == "none" else sys.argv[2])
 words = ("the model weighed options and Marie Curie was named with Lorem Ipsum and Dolor Sit amet "
          "in 1903 then 42.5 million on July 4, 1950 ranked 3rd").split()

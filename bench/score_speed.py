@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 from synthetic import respond  # noqa: E402
 
 from defan_pytest.dataset import load_public  # noqa: E402
-from defan_pytest.scoring import Scorer, ScoreInput  # noqa: E402
+from defan_pytest.scoring.scorer import Scorer, ScoreInput  # noqa: E402
 
 
 def _peak_rss_mb() -> float:

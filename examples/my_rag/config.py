@@ -29,7 +29,7 @@ ENV_TOP_K = "MY_RAG_TOP_K"
 ENV_KNOWLEDGE = "MY_RAG_KNOWLEDGE"
 ENV_SPACY = "MY_RAG_SPACY"
 
-#: English pipelines ``auto`` looks for, best first (as defan_pytest.ner does).
+#: English pipelines ``auto`` looks for, best first (as defan_pytest.scoring.ner does).
 ENGLISH_PIPELINES = (
     "en_core_web_trf",
     "en_core_web_lg",
