@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from defan_pytest.scoring.claims import clean, extract, latex_plain, make_context
-from defan_pytest.scoring.text.words import Gazetteer
+from defan_pytest.scoring.text.tokens import Gazetteer
 
 KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
 CENSUS = "What was the population count of Australia's 0-4 age group in 2011?"

@@ -22,7 +22,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring import structured, types
 from defan_pytest.scoring.text.dates import MONTH_NAME
-from defan_pytest.scoring.text.words import SpanIndex, language
+from defan_pytest.scoring.text.language import language
+from defan_pytest.scoring.text.search import SpanIndex
 from defan_pytest.scoring.types import (
     NONE_CLAIM,
     ONLINE_CLAIM,

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Optional, Sequence
 
 from defan_pytest.scoring import types
-from defan_pytest.scoring.text.words import strip_footnotes
+from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.types import NONE_CLAIM, ONLINE_CLAIM, Gold
 
 __all__ = ["Gold", "claim_correct", "claims_equivalent", "group_consistent", "parse_gold"]

@@ -16,7 +16,7 @@ from defan_pytest.scoring import ner as ner_mod
 from defan_pytest.scoring import types
 from defan_pytest.scoring.claims import Context, Extraction, clean, extract, make_context
 from defan_pytest.scoring.equivalence import claim_correct, parse_gold
-from defan_pytest.scoring.text.words import Gazetteer
+from defan_pytest.scoring.text.tokens import Gazetteer
 
 #: Domains whose responses are worked solutions (SCORING.md: math claims its last number).
 MATH_DOMAINS = frozenset({"math"})

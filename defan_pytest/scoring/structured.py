@@ -15,7 +15,8 @@ from functools import lru_cache
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring import claims
-from defan_pytest.scoring.text.words import SpanIndex, folded_tokens, is_generic, question_tokens
+from defan_pytest.scoring.text.search import SpanIndex
+from defan_pytest.scoring.text.tokens import folded_tokens, is_generic, question_tokens
 from defan_pytest.scoring.types import NONE_CLAIM, ONLINE_CLAIM, AnswerType, Context
 
 __all__ = ["Structured", "labelled", "structured_claims"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
-from defan_pytest.scoring.text.words import DisjointSpans, word_alternation
+from defan_pytest.scoring.text.search import DisjointSpans, word_alternation
 
 DateValue = Tuple[int, Optional[int], Optional[int]]
 

@@ -5,14 +5,8 @@ from __future__ import annotations
 import re
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring.text.words import (
-    capitalized_spans,
-    folded_tokens,
-    in_question,
-    is_generic,
-    name_tokens,
-    question_tokens,
-)
+from defan_pytest.scoring.text.names import name_tokens
+from defan_pytest.scoring.text.tokens import capitalized_spans, folded_tokens, in_question, is_generic, question_tokens
 from defan_pytest.scoring.types.base import BaseAnswerType, Context, Entity, Extraction
 
 #: A candidate: ``(start, end, text, source)``; source is ``gazetteer``, ``ner``, ``rule`` or

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.numbers import canonical_number, parse_number, question_numbers
-from defan_pytest.scoring.text.words import language
+from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.types.base import BaseAnswerType, Context, Entity, Extraction
 
 #: A candidate claim: ``(position in the text, canonical claim)``.

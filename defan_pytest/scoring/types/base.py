@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, FrozenSet, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
-from defan_pytest.scoring.text.words import Gazetteer
+from defan_pytest.scoring.text.tokens import Gazetteer
 
 __all__ = [
     "NONE_CLAIM",
@@ -81,7 +81,7 @@ class Context:
 
     ``integer_gold``: whether every accepted answer is a whole number (``None``: not a number
     type, or unknown); it decides ``326.121`` (thousands for an integer gold, SCORING.md
-    clarification 4).  ``lang``: the response's language (:func:`defan_pytest.scoring.text.words.language`),
+    clarification 4).  ``lang``: the response's language (:func:`defan_pytest.scoring.text.language.language`),
     filled in per response by :func:`defan_pytest.scoring.claims.extract` where a number's separators
     need it; ``None`` when nobody asked.
     """

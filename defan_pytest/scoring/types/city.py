@@ -14,7 +14,8 @@ import re
 from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
 
-from defan_pytest.scoring.text.words import looks_like_sentence, name_tokens, names_match, strip_footnotes
+from defan_pytest.scoring.text.names import name_tokens, names_match, strip_footnotes
+from defan_pytest.scoring.text.tokens import looks_like_sentence
 from defan_pytest.scoring.types._entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import ONLINE_CLAIM, Context, Gold
 

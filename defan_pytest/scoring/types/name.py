@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import FrozenSet, List, Optional
 
-from defan_pytest.scoring.text.words import fold, looks_like_sentence, name_tokens, names_match
+from defan_pytest.scoring.text.names import fold, name_tokens, names_match
+from defan_pytest.scoring.text.tokens import looks_like_sentence
 from defan_pytest.scoring.types._entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
 

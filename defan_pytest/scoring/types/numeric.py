@@ -12,15 +12,15 @@ from decimal import Decimal
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.dates import find_dates
+from defan_pytest.scoring.text.number_words import number_words_in_text
 from defan_pytest.scoring.text.numbers import (
     canonical_number,
     decimals_of,
-    number_words_in_text,
     numbers_in_text,
     parse_number,
     question_numbers,
 )
-from defan_pytest.scoring.text.words import SpanIndex
+from defan_pytest.scoring.text.search import SpanIndex
 from defan_pytest.scoring.types._value import Candidate, ValueAnswerType, contains_number, response_lang
 from defan_pytest.scoring.types.base import Context, Entity, Extraction, Gold
 
