@@ -6,8 +6,8 @@ import hashlib
 import re
 from typing import List
 
-from defan_pytest.scoring.equivalence import parse_gold
 from defan_pytest.scoring.text.numbers import parse_number
+from defan_pytest.scoring.types import parse_gold
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December"]

@@ -48,7 +48,10 @@ class Registry(Generic[T]):
 
     ``kind`` names the entries in messages (``"answer type"``); ``check`` validates a new
     entry; ``key`` gives an entry's name (by default its ``name`` attribute).  ``on_change``
-    is called after every registration or removal (a cache to drop).
+    is called after every registration or removal (a cache to drop).  ``entry_point_prefix``
+    (``"type"``) names the entry points of :data:`ENTRY_POINT_GROUP` that add entries; without
+    one, none are loaded.  ``unknown`` is the error :meth:`get` raises (a subclass of
+    :class:`UnknownEntry` that callers of one registry catch).
     """
 
     def __init__(
@@ -59,11 +62,13 @@ class Registry(Generic[T]):
         key: Callable[[T], str] = lambda entry: getattr(entry, "name"),
         on_change: Optional[Callable[[], None]] = None,
         entry_point_prefix: Optional[str] = None,
+        unknown: type[UnknownEntry] = UnknownEntry,
     ) -> None:
         self.kind = kind
         self._check = check
         self._key = key
         self._on_change = on_change
+        self._unknown = unknown
         self._entries: Dict[str, T] = {}
         self._built_in: Tuple[str, ...] = ()
         self._lock = threading.RLock()
@@ -104,12 +109,13 @@ class Registry(Generic[T]):
     # -- reading ---------------------------------------------------------------------------
 
     def get(self, name: str) -> T:
-        """The entry called ``name``; :class:`UnknownEntry` lists the valid names."""
+        """The entry called ``name``; an :class:`UnknownEntry` (the registry's ``unknown``) lists
+        the valid names."""
         self._load_plugins()
         try:
             return self._entries[name]
         except KeyError:
-            raise UnknownEntry(f"unknown {self.kind} {name!r}; allowed: {', '.join(self._entries)}") from None
+            raise self._unknown(f"unknown {self.kind} {name!r}; allowed: {', '.join(self._entries)}") from None
 
     def names(self) -> Tuple[str, ...]:
         """The registered names, built-in ones first, in registration order."""

@@ -10,10 +10,11 @@ import pytest
 from toy_yesno import YesNo
 
 from defan_pytest.scoring import types
-from defan_pytest.scoring.equivalence import claim_correct, group_consistent, parse_gold
+from defan_pytest.scoring.equivalence import claim_correct, group_consistent
 from defan_pytest.errors import DefanError
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.scoring.scorer import Score, Scorer, ScoreInput
+from defan_pytest.scoring.types import parse_gold
 
 
 @pytest.fixture
@@ -36,13 +37,19 @@ def test_unknown_type_lists_the_valid_ones() -> None:
         types.get("colour")
 
 
-@pytest.mark.parametrize("bad", ["", "Yes-No", "YESNO", "2x", None])
-def test_register_rejects_bad_names(bad: object) -> None:
+@pytest.mark.parametrize(
+    "bad, why",
+    [("", "its name must be a non-empty string"), (None, "its name must be a non-empty string"),
+     ("Yes-No", "expected a lower-case identifier"), ("YESNO", "expected a lower-case identifier"),
+     ("2x", "expected a lower-case identifier")],
+)
+def test_register_rejects_bad_names(bad: object, why: str) -> None:
     class Bad(YesNo):
         name = bad  # type: ignore[assignment]
 
-    with pytest.raises(DefanError, match="expected a lower-case identifier"):
+    with pytest.raises(DefanError, match=why):
         types.register(Bad())
+    assert types.names() == ("name", "numeric", "date", "rank", "city")
 
 
 def test_register_rejects_duplicates_and_non_types(yesno: types.AnswerType) -> None:

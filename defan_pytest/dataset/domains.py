@@ -90,9 +90,9 @@ def gold_problem(type_: str, raw: str) -> str | None:
     """
     if not _reads_gold_values(type_):
         return None
-    from defan_pytest.scoring.equivalence import parse_gold  # cached per (type, text)
+    from defan_pytest.scoring import types
 
-    gold = parse_gold(type_, raw)
+    gold = types.parse_gold(type_, raw)  # cached per (type, text)
     if gold.empty or gold.virtual or gold.values:
         return None
     return f"answer {raw!r} holds no {type_} value (a {type_} gold is compared as one; fix the answer or the type)"

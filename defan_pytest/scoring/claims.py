@@ -186,7 +186,7 @@ _ONE_GROUP = re.compile(r"(?<![\d.,])\d{1,3}[.,]\d{3}(?!\d|[.,]\d)")
 
 def _with_language(text: str, ctx: Context) -> Context:
     """The context with the response's language, where a number in it needs one.  Elsewhere
-    it is left for the types to ask (:func:`defan_pytest.scoring.types._value.response_lang`), which
+    it is left for the types to ask (:func:`defan_pytest.scoring.types.value.response_lang`), which
     only number words do: most responses never pay for the language."""
     if ctx.lang is None and not ctx.integer_gold and _ONE_GROUP.search(text):
         return dataclasses.replace(ctx, lang=language(text))

@@ -1,42 +1,23 @@
-"""Gold parsing and the equivalence rules of SCORING.md ("Correct", step 4), for any type.
+"""The equivalence rules of SCORING.md ("Correct", step 4), for any type.
 
-The shared rules live here: footnotes, ``None`` golds and ``;``/`` & `` alternatives; the
-``none`` and ``online`` claims; a group is consistent when every response has a claim and
-all claims are equivalent.  What equality means for one type is the type's own
-(:mod:`defan_pytest.scoring.types`).
+The shared rules live here: the ``none`` and ``online`` claims; a group is consistent when
+every response has a claim and all claims are equivalent.  What equality means for one type is
+the type's own (:mod:`defan_pytest.scoring.types`), and so is reading a gold
+(:func:`defan_pytest.scoring.types.parse_gold`).
 
->>> claim_correct("numeric", "42.86", parse_gold("numeric", "42.85"))
+>>> claim_correct("numeric", "42.86", types.parse_gold("numeric", "42.85"))
 True
 >>> group_consistent("rank", ["386", "386"]), group_consistent("rank", ["386", None])
 (True, False)
 """
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Optional, Sequence
 
 from defan_pytest.scoring import types
-from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.types import NONE_CLAIM, ONLINE_CLAIM, Gold
 
-__all__ = ["Gold", "claim_correct", "claims_equivalent", "group_consistent", "parse_gold"]
-
-_SPLIT_ALTERNATIVES = re.compile(r"\s*;\s*|\s+&\s+")
-
-
-@lru_cache(maxsize=16384)
-def parse_gold(type_: str, raw: str) -> Gold:
-    """Parse a raw gold string: footnotes dropped, ``None`` empty, ``;``/`` & `` split, each
-    alternative read by the type (:meth:`~defan_pytest.scoring.types.AnswerType.gold_value`)."""
-    kind = types.get(type_)
-    text, virtual = kind.gold_text(strip_footnotes(raw).strip())
-    if text.casefold() == "none":
-        text = ""
-    alts = tuple(a.strip() for a in _SPLIT_ALTERNATIVES.split(text) if a.strip())
-    empty = not alts and not virtual
-    values = tuple(v for v in (kind.gold_value(a) for a in alts) if v is not None)
-    return Gold(type_, raw, alts, empty, virtual, values)
+__all__ = ["claim_correct", "claims_equivalent", "group_consistent"]
 
 
 def claim_correct(type_: str, claim: Optional[str], gold: Gold) -> bool:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from defan_pytest.scoring import ner as ner_mod
-from defan_pytest.scoring import types
-from defan_pytest.scoring.claims import Context, Extraction, clean, extract, make_context
-from defan_pytest.scoring.equivalence import claim_correct, parse_gold
+from defan_pytest.scoring import ner, types
+from defan_pytest.scoring.claims import clean, extract
+from defan_pytest.scoring.equivalence import claim_correct
+from defan_pytest.scoring.ner import NER
 from defan_pytest.scoring.text.tokens import Gazetteer
+from defan_pytest.scoring.types import Context, Extraction, make_context, parse_gold
 
 #: Domains whose responses are worked solutions (SCORING.md: math claims its last number).
 MATH_DOMAINS = frozenset({"math"})
@@ -87,12 +88,12 @@ class Scorer:
     ) -> None:
         # The pipeline loads on first need: most runs settle every response with rules and the
         # answer list, and loading spaCy is slow (bench/score_speed.py).
-        self._ner: Optional[ner_mod.NER] = None
+        self._ner: Optional[NER] = None
         self._ner_spec: Optional[str] = None
         if nlp is None or isinstance(nlp, str) or hasattr(nlp, "__fspath__"):
-            self._ner_spec = ner_mod.resolve_spec(nlp)
+            self._ner_spec = ner.resolve_spec(nlp)
             if self._ner_spec is not None:
-                ner_mod.check(self._ner_spec)
+                ner.check(self._ner_spec)
         else:
             self._ner = nlp  # an already-loaded ner.NER (shared between scorers)
         self._gazetteers: Dict[str, Gazetteer] = {}
@@ -101,10 +102,10 @@ class Scorer:
             self.add_answers(domain, names)
 
     @property
-    def ner(self) -> Optional[ner_mod.NER]:
+    def ner(self) -> Optional[NER]:
         """The spaCy pipeline (loaded now if not yet), or ``None`` for rules only."""
         if self._ner is None and self._ner_spec is not None:
-            self._ner = ner_mod.load(self._ner_spec)
+            self._ner = ner.load(self._ner_spec)
         return self._ner
 
     @property

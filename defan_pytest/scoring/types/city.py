@@ -16,7 +16,7 @@ from typing import FrozenSet, List, Optional, Tuple
 
 from defan_pytest.scoring.text.names import name_tokens, names_match, strip_footnotes
 from defan_pytest.scoring.text.tokens import looks_like_sentence
-from defan_pytest.scoring.types._entity import Candidate, EntityAnswerType
+from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import ONLINE_CLAIM, Context, Gold
 
 #: Named-entity labels that can be a place answer.

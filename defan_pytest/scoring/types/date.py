@@ -11,7 +11,7 @@ import re
 from typing import Any, FrozenSet, List, Optional
 
 from defan_pytest.scoring.text.dates import DateValue, find_dates, parse_date_text
-from defan_pytest.scoring.types._value import Candidate, ValueAnswerType
+from defan_pytest.scoring.types.value import Candidate, ValueAnswerType
 from defan_pytest.scoring.types.base import Context, Gold
 
 

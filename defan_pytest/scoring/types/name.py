@@ -13,7 +13,7 @@ from typing import FrozenSet, List, Optional
 
 from defan_pytest.scoring.text.names import fold, name_tokens, names_match
 from defan_pytest.scoring.text.tokens import looks_like_sentence
-from defan_pytest.scoring.types._entity import Candidate, EntityAnswerType
+from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
 
 #: Named-entity labels that can be a name answer.

@@ -21,7 +21,7 @@ from defan_pytest.scoring.text.numbers import (
     question_numbers,
 )
 from defan_pytest.scoring.text.search import SpanIndex
-from defan_pytest.scoring.types._value import Candidate, ValueAnswerType, contains_number, response_lang
+from defan_pytest.scoring.types.value import Candidate, ValueAnswerType, contains_number, response_lang
 from defan_pytest.scoring.types.base import Context, Entity, Extraction, Gold
 
 _ANSWER_LABELS = frozenset({"answer", "final", "result", "total", "value", "solution", "reponse", "antwort", "respuesta", "resposta", "risposta"})

@@ -13,7 +13,7 @@ from typing import Any, FrozenSet, List, Optional, Tuple, Union
 from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
 from defan_pytest.scoring.text.numbers import canonical_number, numbers_in_text, parse_number, question_numbers
 from defan_pytest.scoring.text.search import SpanIndex
-from defan_pytest.scoring.types._value import Candidate, ValueAnswerType, contains_number, response_lang
+from defan_pytest.scoring.types.value import Candidate, ValueAnswerType, contains_number, response_lang
 from defan_pytest.scoring.types.base import Context, Gold
 
 RankValue = Union[int, Tuple[int, int]]

@@ -69,45 +69,8 @@ class EntityAnswerType(BaseAnswerType):
         self, text: str, ctx: Context, entities: Optional[Sequence[Entity]], ner_available: bool
     ) -> Extraction:
         qtoks = question_tokens(ctx.question)
-        toks = folded_tokens(text)
-        cands: List[Candidate] = []
-        spans = capitalized_spans(text, toks)
-        gaz = ctx.gazetteer
-        if gaz is not None:
-            for s, e, t in gaz.find(text, toks):
-                if _inside_generic_phrase(text, s, e, spans):
-                    continue  # "Memorial" (a laureate) inside "Nobel Memorial Prize"
-                cands.append((s, e, t, "gazetteer"))
-        cands.extend(self.statements(text, ctx))
-        if entities is not None:
-            for s, e, label in entities:
-                if label in self.ner_labels:
-                    cands.append((s, e, text[s:e], "ner"))
-        else:
-            for s, e in spans:
-                cands.append((s, e, text[s:e], "rule"))
-        # Reading order; where spans overlap, a known answer beats NER, NER beats the rule.
-        rank = _SOURCE_RANK
-        cands.sort(key=lambda c: (c[0], rank.get(c[3], 0), -(c[1] - c[0])))
-        kept: List[Candidate] = []
-        for c in cands:
-            # Kept spans are disjoint and in order of start, so their ends increase too: the
-            # ones that overlap c are a tail of the list (linear, where a scan of all was not).
-            clash = []
-            for k in reversed(kept):
-                if k[1] <= c[0]:
-                    break
-                clash.append(k)
-            clash.reverse()
-            if not clash:
-                kept.append(c)
-            elif all(rank.get(c[3], 0) < rank.get(k[3], 0) for k in clash):
-                for k in clash:
-                    kept.remove(k)
-                kept.append(c)
-        kept.sort(key=lambda c: c[0])
-        for s, e, t, source in kept:
-            if source not in rank:  # the type's own statement
+        for s, e, t, source in _disjoint(self._found(text, ctx, entities)):
+            if source not in _SOURCE_RANK:  # the type's own statement
                 return Extraction(t, False, how=source)
             name_toks = name_tokens(t)
             if not name_toks or in_question(name_toks, qtoks):
@@ -126,3 +89,50 @@ class EntityAnswerType(BaseAnswerType):
                 t = text[s:end]
             return Extraction(t.strip(" .,;:"), False, how=source)
         return Extraction(None, False, how="none")
+
+    def _found(self, text: str, ctx: Context, entities: Optional[Sequence[Entity]]) -> List[Candidate]:
+        """Every candidate of ``text``: known answers, the type's own statements, and NER's
+        entities of the type's labels (when NER ran) or else the capitalized spans."""
+        toks = folded_tokens(text)
+        cands: List[Candidate] = []
+        spans = capitalized_spans(text, toks)
+        gaz = ctx.gazetteer
+        if gaz is not None:
+            for s, e, t in gaz.find(text, toks):
+                if _inside_generic_phrase(text, s, e, spans):
+                    continue  # "Memorial" (a laureate) inside "Nobel Memorial Prize"
+                cands.append((s, e, t, "gazetteer"))
+        cands.extend(self.statements(text, ctx))
+        if entities is not None:
+            for s, e, label in entities:
+                if label in self.ner_labels:
+                    cands.append((s, e, text[s:e], "ner"))
+        else:
+            for s, e in spans:
+                cands.append((s, e, text[s:e], "rule"))
+        return cands
+
+
+def _disjoint(cands: List[Candidate]) -> List[Candidate]:
+    """The candidates in reading order, overlaps settled: where spans overlap, a known answer
+    (or a type's own statement) beats NER, NER beats the rule."""
+    rank = _SOURCE_RANK
+    cands.sort(key=lambda c: (c[0], rank.get(c[3], 0), -(c[1] - c[0])))
+    kept: List[Candidate] = []
+    for c in cands:
+        # Kept spans are disjoint and in order of start, so their ends increase too: the
+        # ones that overlap c are a tail of the list (linear, where a scan of all was not).
+        clash = []
+        for k in reversed(kept):
+            if k[1] <= c[0]:
+                break
+            clash.append(k)
+        clash.reverse()
+        if not clash:
+            kept.append(c)
+        elif all(rank.get(c[3], 0) < rank.get(k[3], 0) for k in clash):
+            for k in clash:
+                kept.remove(k)
+            kept.append(c)
+    kept.sort(key=lambda c: c[0])
+    return kept
