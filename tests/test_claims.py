@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from defan_pytest.scoring.claims import clean, extract, latex_plain, make_context
+from defan_pytest.scoring.claims import extract
+from defan_pytest.scoring.cleaning import clean, latex_plain
 from defan_pytest.scoring.text.tokens import Gazetteer
+from defan_pytest.scoring.types import make_context
 
 KOBE = "What was the position of Kobe University in the QS rankings for 2022?"
 CENSUS = "What was the population count of Australia's 0-4 age group in 2011?"
@@ -267,22 +269,22 @@ def test_a_boxed_latex_answer_is_a_bare_value() -> None:
 def test_marks_are_read_from_the_last_and_at_most_a_bounded_number(monkeypatch: pytest.MonkeyPatch) -> None:
     # A runaway answer with 60,000 bold numbers: the claim is still the last mark, and only a
     # bounded number of marks is read (each reading can cost a date parse).
-    from defan_pytest.scoring import claims as claims_mod
+    from defan_pytest.scoring import claims
     from defan_pytest.scoring.scorer import Scorer
 
     read: list[str] = []
-    original = claims_mod._mark_value
+    original = claims.mark_value
 
     def counting(kind: object, x: str, ctx: object) -> object:
         read.append(x)
         return original(kind, x, ctx)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(claims_mod, "_mark_value", counting)
+    monkeypatch.setattr(claims, "mark_value", counting)
     response = " ".join(f"**{i}**" for i in range(60000))
     score = Scorer(nlp=None).score("How many people lived in Kobe in 2010?", "1,351,921", "numeric", response)
     assert score.claim == "59999"
-    assert read[0] == "59999" and len(read) <= claims_mod.MAX_MARKS_READ * len(claims_mod._MARK_PATTERNS)
+    assert read[0] == "59999" and len(read) <= claims.MAX_MARKS_READ * len(claims._MARK_PATTERNS)
     read.clear()
     words = " ".join(f"**Word{i} x**" for i in range(60000))
     Scorer(nlp=None).score("How many people lived in Kobe in 2010?", "1,351,921", "numeric", words)
-    assert 0 < len(read) <= claims_mod.MAX_MARKS_READ * len(claims_mod._MARK_PATTERNS)
+    assert 0 < len(read) <= claims.MAX_MARKS_READ * len(claims._MARK_PATTERNS)

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from defan_pytest.scoring.claims import clean, extract, make_context, mask_citations
+from defan_pytest.scoring.claims import extract
+from defan_pytest.scoring.cleaning import clean, mask_citations
 from defan_pytest.scoring.text.dates import find_dates, parse_date_text
 from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
 from defan_pytest.scoring.text.numbers import parse_number, read_digits
@@ -17,6 +18,7 @@ from defan_pytest.scoring.scorer import Score, Scorer
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.names import names_match
 from defan_pytest.scoring.text.tokens import Gazetteer
+from defan_pytest.scoring.types import make_context
 from defan_pytest.scoring.types.city import places_match
 from defan_pytest.scoring.types.rank import parse_rank
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from defan_pytest.scoring import ner, types
-from defan_pytest.scoring.claims import clean, extract
+from defan_pytest.scoring.claims import extract
+from defan_pytest.scoring.cleaning import clean
 from defan_pytest.scoring.equivalence import claim_correct
 from defan_pytest.scoring.ner import NER
 from defan_pytest.scoring.text.tokens import Gazetteer

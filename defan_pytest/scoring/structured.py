@@ -1,122 +1,25 @@
 """Structured answers (SCORING.md clarification 2): the cell of a markdown table, the item of a
 ``Key: value`` list or the key of a JSON object that answers the question.
 
-A key (a table header, a list key, a JSON key) is ranked by what the question asks
-(:func:`_key_rank`): ``Answer``-like keys first, then keys whose words are the question's (or
-synonyms of them, :data:`_KEY_CONCEPTS`), then the words of the answer type.  The value found
-is read as a mark's value is (:func:`defan_pytest.scoring.claims._mark_value`).  Used by
-:mod:`defan_pytest.scoring.claims` (step 3); the two modules refer to each other only at call time.
+The key that answers is the best ranked (:func:`defan_pytest.scoring.keys.key_rank`: what the
+question asks first); the value found is read as a mark's value is
+(:func:`defan_pytest.scoring.reading.mark_value`).  Used by :mod:`defan_pytest.scoring.claims`
+(step 3).
 """
 from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring import claims
+from defan_pytest.scoring.cleaning import clean
+from defan_pytest.scoring.keys import KV_LINE, key_rank
+from defan_pytest.scoring.reading import mark_value, repeats_question
 from defan_pytest.scoring.text.search import SpanIndex
-from defan_pytest.scoring.text.tokens import folded_tokens, is_generic, question_tokens
+from defan_pytest.scoring.text.tokens import folded_tokens, question_tokens
 from defan_pytest.scoring.types import NONE_CLAIM, ONLINE_CLAIM, AnswerType, Context
 
-__all__ = ["Structured", "labelled", "structured_claims"]
-
-
-# One "Key: value" line (a table row and a bold key allowed for).
-_KV_LINE = re.compile(
-    r"^[ \t]*(?:[-*•+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?(?P<k>[^\n:*_|{}\[\]]{1,60}?)(?:\*\*|__)?[ \t]*[:：]"
-    r"(?:\*\*|__)?[ \t]*(?P<v>[^\n]*?\S)(?:\*\*|__)?[ \t]*$",
-    re.M,
-)
-# Keys that say "this is the answer", for any type (the only ones a math response's list has).
-_ANSWER_KEYS = frozenset(
-    "answer final result response reponse antwort respuesta resposta risposta solution the short correct".split()
-)
-
-
-# Words of a key that say nothing about what it holds ("Runner-up", "Date of birth").
-_KEY_STOP = frozenset("the a an of in on at to for by and or up per de du des la le les el il der die das s".split())
-# Words that make a "key" a sentence ("The answer is", "I think it was"), not a label.
-_KEY_SENTENCE = frozenset(
-    """is was were are am be been being has have had did does do i im it its this that these
-    there which who whom whose what when why how believe think would could should might may can
-    cannot please let me my we you your est ist sind wurde fue foi fu""".split()
-)
-# What a key and a question can both say in other words: a "Runner-up" column answers "Which
-# nation came second?" and "Who lost the final?"; "Winner" answers "Who won?".
-_KEY_CONCEPTS = (
-    """runner runnerup runners second lost lose loses loser losers losing finalist finalists beaten
-    defeated zweiter zweite finaliste subcampeon vice""",
-    """winner winners won win wins winning champion champions victor victors victorious triumphed
-    lifted crowned clinched sieger gewinner gagnant vainqueur ganador campeon vencedor campeao
-    vincitore""",
-    "stadium venue ground arena stade stadion estadio stadio",
-    "attendance spectators crowd attended audience",
-    "born birth birthday birthdate dob",
-    "admission admitted joined join joining membership member entry",
-    "population residents inhabitants counted",
-    "city venue location host hosted held town",
-)
-_CONCEPT_OF: Dict[str, FrozenSet[int]] = {}
-for _i, _group in enumerate(_KEY_CONCEPTS):
-    for _w in _group.split():
-        _CONCEPT_OF[_w] = _CONCEPT_OF.get(_w, frozenset()) | {_i}
-del _i, _group, _w
-
-
-@lru_cache(maxsize=4096)
-def _question_concepts(question: str) -> FrozenSet[int]:
-    out: set = set()
-    for t in question_tokens(question):
-        out |= _CONCEPT_OF.get(t, frozenset())
-    return frozenset(out)
-
-
-#: How well a key says it holds the answer; lower sorts first (see :func:`_key_rank`).
-KeyRank = Tuple[int, int, int, int]
-
-
-def _key_rank(kind: AnswerType, key: str, ctx: Context) -> Optional[KeyRank]:
-    """How well a table header, list key or JSON key says it holds the answer (lower is
-    better), or ``None`` when it says nothing of the kind:
-
-    * ``Answer``, ``Final answer``, ``Result`` (in the six languages) first;
-    * then a key whose every word is the question's, or says what the question asks in other
-      words (``Runner-up`` for "Which nation came second?", ``Median weekly household
-      income``, ``2022``): more such words first, and one made only of the benchmark's own
-      words (``Final`` for a question about a final) after one that is not;
-    * then a word of the type (``Laureate``, ``Winner``, ``Rank``, ``City``).
-
-    A math response's keys count only as ``Answer`` (its lists are steps:
-    ``Total age before: 40x``)."""
-    toks = [t[2] for t in folded_tokens(key)]
-    if not toks or len(toks) > 5:
-        return None  # a key is a short label, not "The answer is The Lord of the Rings"
-    q = question_tokens(ctx.question)
-    words = [t for t in toks if t not in _KEY_STOP] or toks
-    if all(t in _ANSWER_KEYS for t in toks) and any(t != "the" for t in toks):
-        # "Final" alone labels the answer, unless the question is about a final ("Final: West
-        # Germany 1-0 Argentina" for "Where was the 1990 final played?").
-        if not (all(t == "final" for t in words) and "final" in q):
-            return (0, 0, 0, 0)
-    if ctx.is_math or any(t in _KEY_SENTENCE for t in toks):
-        return None
-    labels: FrozenSet[str] = getattr(kind, "labels", frozenset())
-    labelled = any(t in labels for t in toks)
-    concepts = _question_concepts(ctx.question)
-    asked = [t for t in words if t in q or (_CONCEPT_OF.get(t, frozenset()) & concepts)]
-    if len(asked) == len(words):
-        return (1, -len(asked), int(is_generic(asked)), int(not labelled))
-    if labelled:
-        return (2, 0, 0, 0)
-    return None
-
-
-def labelled(kind: AnswerType, t: str, ctx: Context) -> bool:
-    """Is ``t`` one labelled line, ``Winner: Argentina``?  Then it is a structured answer, not a
-    bare value (a label around a value, as a unit word is)."""
-    m = _KV_LINE.match(t)
-    return m is not None and _key_rank(kind, m.group("k"), ctx) is not None
+__all__ = ["Structured", "structured_claims"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,26 +62,26 @@ def structured_claims(kind: AnswerType, text: str, ctx: Context) -> List[Structu
 
 def _cell_value(kind: AnswerType, cell: str, ctx: Context) -> Optional[str]:
     """The claim a table cell, list item or JSON value holds (its value, as a mark's)."""
-    claim = claims._mark_value(kind, cell, ctx)
+    claim = mark_value(kind, cell, ctx)
     if claim is not None or not kind.uses_gazetteer:
         return claim
-    inner = claims.clean(cell)
+    inner = clean(cell)
     if not inner or len(inner.split()) > 8:
         return None
     # "Wilhelm Röntgen (Germany)": the first name in the cell, as in running text.
     found = kind.candidates(inner, ctx, None, False).claim
-    if found is None or found in (NONE_CLAIM, ONLINE_CLAIM) or kind.is_emphasis(found, ctx) or claims._contained(kind, found, ctx):
+    if found is None or found in (NONE_CLAIM, ONLINE_CLAIM) or kind.is_emphasis(found, ctx) or repeats_question(kind, found, ctx):
         return found if found in (NONE_CLAIM, ONLINE_CLAIM) else None
     return found
 
 
 def _kv_claim(kind: AnswerType, items: Sequence[Tuple[str, str]], ctx: Context) -> Optional[str]:
     """The value of the key that answers: ``Answer`` first, then a key that says what the
-    question asks, then a word of the type (:func:`_key_rank`); the first such key whose value
-    is a value of the type."""
+    question asks, then a word of the type (:func:`~defan_pytest.scoring.keys.key_rank`); the
+    first such key whose value is a value of the type."""
     tiers = []
     for i, (key, _) in enumerate(items):
-        tier = _key_rank(kind, key, ctx)
+        tier = key_rank(kind, key, ctx)
         if tier is not None:
             tiers.append((tier, i))
     for _, i in sorted(tiers):
@@ -192,7 +95,7 @@ def _kv_blocks(text: str) -> Iterator[Tuple[int, int, List[Tuple[str, str]]]]:
     """Runs of ``Key: value`` lines (blank lines allowed between them)."""
     items: List[Tuple[str, str]] = []
     start = end = 0
-    for m in _KV_LINE.finditer(text):
+    for m in KV_LINE.finditer(text):
         if items and text[end: m.start()].strip():
             yield start, end, items
             items = []
@@ -245,9 +148,10 @@ def _in_question(cell: str, q: FrozenSet[str]) -> bool:
 def _table_claim(kind: AnswerType, header: List[str], rows: List[List[str]], ctx: Context) -> Optional[str]:
     """The cell that answers: in the row that matches the question (most cells made of the
     question's words: its year, its subject), else the first row; in the column whose header
-    names the answer best (:func:`_key_rank`: ``Runner-up`` for "Which nation came second?",
-    ``Laureate``, ``Rank``, the asked year), else the first cell with a value
-    of the type.  A two-column table of keys and values is read as a ``Key: value`` list."""
+    names the answer best (:func:`~defan_pytest.scoring.keys.key_rank`: ``Runner-up`` for
+    "Which nation came second?", ``Laureate``, ``Rank``, the asked year), else the first cell
+    with a value of the type.  A two-column table of keys and values is read as a ``Key:
+    value`` list."""
     q = question_tokens(ctx.question)
     best, best_score = 0, 0
     for i, row in enumerate(rows):
@@ -258,7 +162,7 @@ def _table_claim(kind: AnswerType, header: List[str], rows: List[List[str]], ctx
     keys = {j for j, c in enumerate(row) if _in_question(c, q)} if best_score else set()
     tiered = []
     for j in range(len(row)):
-        tier = _key_rank(kind, header[j], ctx) if j < len(header) else None
+        tier = key_rank(kind, header[j], ctx) if j < len(header) else None
         if tier is not None and j not in keys:
             tiered.append((tier, j))
     for _, j in sorted(tiered):

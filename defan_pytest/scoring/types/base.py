@@ -138,7 +138,7 @@ class AnswerType(Protocol):
     :func:`defan_pytest.scoring.types.register`; the dataset loaders, ``defan score`` and the scorer
     then accept its name in a row's ``type``.
 
-    Every method gets text that :func:`defan_pytest.scoring.claims.clean` already cleaned.  None of
+    Every method gets text that :func:`defan_pytest.scoring.cleaning.clean` already cleaned.  None of
     them sees ``"none"`` or ``"online"`` claims: the shared flow settles those first.
     """
 
