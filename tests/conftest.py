@@ -126,9 +126,9 @@ def synthetic_public(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     Every digest check (local folder, cache, download) then accepts these files and refuses the
     real ones, so the whole public path runs without the real data.
     """
-    from defan_pytest.dataset import clear_caches, fetch
+    from defan_pytest.dataset import clear_caches, domains
 
-    monkeypatch.setattr(fetch, "PUBLIC_SHA256", types.MappingProxyType(synthetic_digests()))
+    monkeypatch.setattr(domains, "PUBLIC_SHA256", types.MappingProxyType(synthetic_digests()))
     clear_caches()
     yield synthetic_dir()
     clear_caches()

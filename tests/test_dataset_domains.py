@@ -1,14 +1,12 @@
-"""Tests for defan_pytest.dataset.domains: registry, Row, answer types, DatasetError."""
+"""Tests for defan_pytest.dataset.domains: registry, the pinned digests, Row, DatasetError."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from defan_pytest import dataset
 from defan_pytest.dataset import DOMAINS, DatasetError, Row, get_domain, parse_domains
-from defan_pytest.dataset import domains as domains_module
 from defan_pytest.errors import DefanError
 
 ALL_IDS = [
@@ -84,41 +82,6 @@ def test_row_contract() -> None:
     assert [f.name for f in dataclasses.fields(Row)] == [
         "domain", "group", "para", "question", "answer", "type", "source", "line",
     ]
-
-
-# ------------------------------------------------------------------------------------------
-# Answer types: one function, asked per file
-# ------------------------------------------------------------------------------------------
-
-
-def test_answer_types_and_the_constant_follow_the_function(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert dataset.answer_types() == ("name", "numeric", "date", "rank", "city")
-    assert dataset.ANSWER_TYPES == dataset.answer_types()
-    monkeypatch.setattr(domains_module, "answer_types", lambda: ("name", "colour"))
-    # Nothing bound the list at import time: the constant and the per-file table follow.
-    assert dataset.ANSWER_TYPES == ("name", "colour")
-    assert domains_module.ANSWER_TYPES == ("name", "colour")
-    assert domains_module.type_table() == {"name": "name", "colour": "colour"}
-    with pytest.raises(AttributeError):
-        dataset.NO_SUCH_NAME  # type: ignore[attr-defined]  # noqa: B018
-
-
-def test_readers_ask_answer_types_at_read_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    user = tmp_path / "set.csv"
-    user.write_text("question,answer,type\nWhat colour is the Windmere flag?,teal,colour\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"unknown type 'colour' \(expected one of name, numeric, date, rank, city\)"):
-        dataset.load_user_set(user)
-    public = tmp_path / "m.csv"
-    public.write_text("questions,answer,type\nWhat colour is teal?,teal,colour\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match="unknown type 'colour'"):
-        dataset.read_public_csv(public, "math")
-
-    monkeypatch.setattr(domains_module, "answer_types", lambda: ("name", "numeric", "colour"))
-    assert [r.type for r in dataset.load_user_set(user)] == ["colour"]
-    assert [r.type for r in dataset.read_public_csv(public, "math")] == ["colour"]
-    responses = tmp_path / "r.jsonl"
-    responses.write_text('{"question": "Q", "answer": "teal", "type": "Colour", "response": "teal"}\n', encoding="utf-8")
-    assert [r.type for r in dataset.load_responses(responses)] == ["colour"]
 
 
 # ------------------------------------------------------------------------------------------

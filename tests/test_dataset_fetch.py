@@ -17,7 +17,7 @@ from conftest import synthetic_dir
 
 from dataset_httpserver import LoopbackFileServer, closed_port_url
 from defan_pytest import dataset
-from defan_pytest.dataset import DOMAINS, DatasetError, fetch, load_dataset, load_public, resolve_public_dir
+from defan_pytest.dataset import DOMAINS, DatasetError, domains, fetch, load_dataset, load_public, resolve_public_dir
 
 pytestmark = pytest.mark.usefixtures("dataset_env")
 
@@ -54,7 +54,7 @@ def test_local_digest_mismatch_is_refused(tmp_path: Path, synthetic_public: Path
         load_public("conference_venue", data_dir=tmp_path)
     message = str(info.value)
     assert name in message
-    assert fetch.PUBLIC_SHA256[name] in message
+    assert domains.PUBLIC_SHA256[name] in message
     assert hashlib.sha256(bytes(data)).hexdigest() in message
     assert "--defan-dataset" in message
 
@@ -185,7 +185,7 @@ def test_corrupted_download_is_refused_and_not_kept(
         load_public("conference_venue", cache_dir=cache, base_url=f"{file_server.url}/bad")
     message = str(info.value)
     assert name in message
-    assert fetch.PUBLIC_SHA256[name] in message
+    assert domains.PUBLIC_SHA256[name] in message
     bad = file_server.routes[f"/bad/{name}"]
     assert hashlib.sha256(bad).hexdigest() in message
     assert list(cache.iterdir()) == []  # no temp file, no wrong file

@@ -3,14 +3,18 @@
 Everything that reads questions from disk lives in this package, so that the rest of
 defan-pytest only ever sees :class:`Row` objects with stable ids.
 
-* :mod:`.domains`: :data:`DOMAINS` / :func:`get_domain` / :func:`parse_domains`, :class:`Row`,
-  :func:`answer_types` and :class:`DatasetError`.
+* :mod:`.domains`: :data:`DOMAINS` / :func:`get_domain` / :func:`parse_domains`, the pinned
+  :data:`PUBLIC_COMMIT` and :data:`PUBLIC_SHA256`, :class:`Row` and :class:`DatasetError`.
+* :mod:`.checks`: what every reader checks: :func:`answer_types` (the scorer's registry), golds
+  of value types, paraphrase blocks.
 * :mod:`.fetch`: :func:`resolve_public_dir` finds the public split in an explicit folder,
   ``DEFAN_DATA_DIR``, or a user cache filled on first use from the pinned upstream commit;
   every file is checked against its sha256, wherever it comes from.
 * :mod:`.public`: :func:`read_public_csv` / :func:`load_public`.
 * :mod:`.user`: :func:`load_user_set` (CSV, JSON or JSONL) and :func:`load_responses` (the
-  ``defan score`` input), read and validated alike.
+  ``defan score`` input), read by :mod:`.formats` and validated by :mod:`.validate` alike
+  (:mod:`.textfiles`: decoding and CSV records, for every reader).
+* :mod:`.sampling` (stratified samples of whole groups) and :mod:`.shards` (``--defan-shard``).
 * :func:`load_dataset` (here): one entry point for ``"public"``, a folder or a user file.
 
 Malformed input is never skipped: all problems of a file are collected and raised as one
@@ -22,26 +26,22 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from defan_pytest.dataset import domains
+from defan_pytest.dataset import checks
+from defan_pytest.dataset.checks import answer_types
 from defan_pytest.dataset.domains import (
     DOMAINS,
     GROUP_SIZE,
+    PUBLIC_COMMIT,
+    PUBLIC_SHA256,
     DatasetError,
     Domain,
     Row,
     StrPath,
-    _split_names,
-    answer_types,
     get_domain,
     parse_domains,
+    split_names,
 )
-from defan_pytest.dataset.fetch import (
-    DEFAULT_BASE_URL,
-    PUBLIC_COMMIT,
-    PUBLIC_SHA256,
-    default_cache_dir,
-    resolve_public_dir,
-)
+from defan_pytest.dataset.fetch import DEFAULT_BASE_URL, default_cache_dir, resolve_public_dir
 from defan_pytest.dataset.public import clear_caches, load_public, read_public_csv
 from defan_pytest.dataset.user import Response, load_responses, load_user_set
 
@@ -74,9 +74,9 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # ANSWER_TYPES follows answer_types() on every access instead of being bound at import
-    # time (PEP 562), because the answer types are going to come from a registry.
+    # time (PEP 562): the answer types come from a registry that may grow.
     if name == "ANSWER_TYPES":
-        return domains.answer_types()
+        return checks.answer_types()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -164,7 +164,7 @@ def load_dataset(
     notes: list[str] = []
     rows = load_user_set(path, group_by_blocks=group_by_blocks, default_domain=default_domain, notes=notes)
     have = list(dict.fromkeys(r.domain for r in rows))
-    names = [str(n) for n in _split_names(domains)]
+    names = [str(n) for n in split_names(domains)]
     if not names:
         return Dataset(rows, have, notes)
     unknown = [n for n in names if n not in have]

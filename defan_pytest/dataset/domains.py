@@ -1,15 +1,15 @@
-"""The DefAn domain registry, the :class:`Row` every reader produces, and the answer types.
+"""The DefAn domain registry with the pinned public files, the :class:`Row` every reader
+produces, and :class:`DatasetError`.
 
 This is the leaf of the ``dataset`` package: every other submodule imports from here, and this
-module imports none of them at import time (``Domain.sha256`` looks the pinned digests up in
-:mod:`defan_pytest.dataset.fetch` when asked).
+module imports none of them.
 """
 from __future__ import annotations
 
 import os
-import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Union
 
 from defan_pytest.errors import DefanError, format_problems
@@ -17,13 +17,16 @@ from defan_pytest.errors import DefanError, format_problems
 __all__ = [
     "GROUP_SIZE",
     "DOMAINS",
+    "PUBLIC_COMMIT",
+    "PUBLIC_SHA256",
     "DatasetError",
     "Domain",
     "Row",
     "StrPath",
-    "answer_types",
     "get_domain",
     "parse_domains",
+    "raise_problems",
+    "split_names",
 ]
 
 StrPath = Union[str, "os.PathLike[str]"]
@@ -31,71 +34,23 @@ StrPath = Union[str, "os.PathLike[str]"]
 #: Rows per paraphrase group in the paraphrased public files (one question asked 15 ways).
 GROUP_SIZE = 15
 
+#: Upstream commit of github.com/ashikiut/DefAn whose ``DefAn-public/`` folder is the public
+#: split. Pinned so every user scores against byte-identical questions and golds.
+PUBLIC_COMMIT = "3fcefd0ee77435f214eff79860f5f4c48f184960"
 
-def answer_types() -> tuple[str, ...]:
-    """The answer types a row may carry: the names in the answer-type registry
-    (:mod:`defan_pytest.scoring.types`), ``("name", "numeric", "date", "rank", "city")`` and any a
-    plugin registered.
-
-    Every reader and validator asks this function, each time it reads a file, and never keeps
-    the answer across files: the registry may grow after this module is imported.
-    """
-    from defan_pytest.scoring import types  # the scorer's registry; imported late, only when data is read
-
-    return types.names()
-
-
-def __getattr__(name: str) -> object:
-    # ``ANSWER_TYPES`` is computed on each access rather than bound at import time, so it always
-    # agrees with answer_types() (PEP 562 module attribute).
-    if name == "ANSWER_TYPES":
-        return answer_types()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def type_table() -> dict[str, str]:
-    """Normalised type name -> the canonical ``str`` object, built from :func:`answer_types`.
-
-    Readers build it once per file: handing every row of a type the same ``str`` object keeps
-    70k rows from holding 70k copies, and a dict lookup is the cheapest per-row check.
-    """
-    return {t: t for t in answer_types()}
-
-
-def _reads_gold_values(type_: str) -> bool:
-    """Does the answer type compare golds as typed values (numeric, date, rank, a plugin's own
-    value type)?  Told by the type overriding ``gold_value``; a name-like type (``name``,
-    ``city``) keeps the default and matches the gold's text, which needs no parsing."""
-    from defan_pytest.scoring import types
-
-    try:
-        kind = types.get(type_)
-    except types.UnknownAnswerType:
-        return False  # a name the reader accepts but the registry lacks: nothing to parse with
-    return isinstance(kind, types.BaseAnswerType) and type(kind).gold_value is not types.BaseAnswerType.gold_value
-
-
-def gold_problem(type_: str, raw: str) -> str | None:
-    """Why the raw gold ``raw`` cannot be compared under ``type_``, or ``None`` when it can.
-
-    A value type's gold must hold at least one value the type reads (``1,351,921`` for
-    ``numeric``, ``601-650`` for ``rank``): a gold that holds none (``abc``, ``N/A``) could
-    never be matched, and every response to it would count as a hallucination.  An empty gold
-    (``""``, ``None``: nothing was awarded) and the ``online`` flag of ``city`` are fine.
-
-    >>> gold_problem("numeric", "42.85") is None, gold_problem("name", "Marie Curie") is None
-    (True, True)
-    >>> gold_problem("numeric", "N/A")
-    "answer 'N/A' holds no numeric value (a numeric gold is compared as one; fix the answer or the type)"
-    """
-    if not _reads_gold_values(type_):
-        return None
-    from defan_pytest.scoring import types
-
-    gold = types.parse_gold(type_, raw)  # cached per (type, text)
-    if gold.empty or gold.virtual or gold.values:
-        return None
-    return f"answer {raw!r} holds no {type_} value (a {type_} gold is compared as one; fix the answer or the type)"
+#: sha256 of each public file at :data:`PUBLIC_COMMIT` (from ``defan-public/SOURCE.md``).
+PUBLIC_SHA256: Mapping[str, str] = MappingProxyType(
+    {
+        "QA_domain_1_public.csv": "992a3e1f5061c4ada8663b9a7f95ceb61ade6166d2fc4699c525828d825a0d10",
+        "QA_domain_2_public.csv": "8f922d2aabb32c7dcd9954be54ded710ba22348133ab5e9371ebe1142bf73243",
+        "QA_domain_3_public.csv": "c8fb6f346de998070983a8ed17e9eeb255fdf4941615f14d73eb6e843960939d",
+        "QA_domain_4_public.csv": "1f41941183ea4f689ebaf27d2a237312a299548908b3bd1fa9f4066be6906231",
+        "QA_domain_5_public.csv": "963e7fdf1415dce70f0d6290b83714579b5afe92ca7744244af5cf2fbf5b7e70",
+        "QA_domain_6_public.csv": "9cd8a218912bb357f04cbdf2a84088647e461346eceff4fd51290b9896b64ecf",
+        "QA_domain_7_public.csv": "ac63800c4ab19d2edc1dcc08bd12f8fbf96982e91008ec6438030c301d1c0016",
+        "QA_domain_8_public.csv": "9f899e95bbbc81d38417a63c3814b4bc11efa4e4c3e0836e81e76a398a766717",
+    }
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,7 +67,7 @@ class DatasetError(DefanError):
     """
 
 
-def _raise_problems(path: StrPath, problems: Sequence[str]) -> None:
+def raise_problems(path: StrPath, problems: Sequence[str]) -> None:
     """Raise one DatasetError listing ``problems`` (a no-op when there are none)."""
     if not problems:
         return
@@ -143,15 +98,12 @@ class Domain:
 
     @property
     def sha256(self) -> str:
-        """The pinned sha256 of the public file."""
-        # Imported here: fetch imports this module, and the digests belong with the download.
-        from defan_pytest.dataset import fetch
-
-        return fetch.PUBLIC_SHA256[self.filename]
+        """The pinned sha256 of the public file (read from :data:`PUBLIC_SHA256` when asked)."""
+        return PUBLIC_SHA256[self.filename]
 
 
 #: Domain id -> :class:`Domain`, in file order 1..8 (read-only).
-DOMAINS: Mapping[str, Domain] = types.MappingProxyType(
+DOMAINS: Mapping[str, Domain] = MappingProxyType(
     {
         d.id: d
         for d in (
@@ -184,7 +136,7 @@ def get_domain(name: str | Domain) -> Domain:
         ) from None
 
 
-def _split_names(values: str | Domain | Iterable[str | Domain] | None) -> list[str | Domain]:
+def split_names(values: str | Domain | Iterable[str | Domain] | None) -> list[str | Domain]:
     """Flatten repeatable and comma-separated values into single names (blanks skipped)."""
     if values is None:
         return []
@@ -207,7 +159,7 @@ def parse_domains(values: str | Domain | Iterable[str | Domain] | None) -> tuple
     (file) order. ``None`` or no names at all selects every domain. An unknown name raises
     :class:`DatasetError` listing the valid ids.
     """
-    names = _split_names(values)
+    names = split_names(values)
     if not names:
         return tuple(DOMAINS.values())
     unknown = [
@@ -231,8 +183,8 @@ class Row:
 
     ``group`` is the 0-based paraphrase group within the domain and ``para`` the 0-based
     paraphrase index within the group. ``answer`` is the raw gold string exactly as in the file
-    (gold parsing happens in ``equivalence``). ``source`` is the file path and ``line`` the
-    1-based physical line where the row starts in it.
+    (gold parsing happens in :func:`defan_pytest.scoring.types.parse_gold`). ``source`` is the
+    file path and ``line`` the 1-based physical line where the row starts in it.
     """
 
     domain: str

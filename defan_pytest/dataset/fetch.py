@@ -1,5 +1,7 @@
-"""Where the public split comes from: the pinned upstream commit and digests, a per-process
-digest cache, :func:`resolve_public_dir` and the verified download into a user cache."""
+"""Where the public split comes from: the download URL of the pinned upstream commit, a
+per-process digest cache, :func:`resolve_public_dir` and the verified download into a user cache.
+(The pinned commit and digests themselves are :data:`~defan_pytest.dataset.domains.PUBLIC_COMMIT`
+and :data:`~defan_pytest.dataset.domains.PUBLIC_SHA256`.)"""
 from __future__ import annotations
 
 import hashlib
@@ -7,14 +9,13 @@ import http.client
 import os
 import tempfile
 import threading
-import types
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
+from defan_pytest.dataset.domains import PUBLIC_COMMIT, DatasetError, Domain, StrPath, parse_domains
 from defan_pytest.version import __version__
-from defan_pytest.dataset.domains import DatasetError, Domain, StrPath, parse_domains
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -22,33 +23,16 @@ __all__ = [
     "ENV_BASE_URL",
     "ENV_CACHE_DIR",
     "ENV_DATA_DIR",
-    "PUBLIC_COMMIT",
-    "PUBLIC_SHA256",
+    "check_public_digest",
+    "clear_digests",
     "default_cache_dir",
+    "file_key",
     "resolve_public_dir",
 ]
-
-#: Upstream commit of github.com/ashikiut/DefAn whose ``DefAn-public/`` folder is the public
-#: split. Pinned so every user scores against byte-identical questions and golds.
-PUBLIC_COMMIT = "3fcefd0ee77435f214eff79860f5f4c48f184960"
 
 #: Where the public files are fetched from; ``{base}/QA_domain_N_public.csv``.
 DEFAULT_BASE_URL = (
     f"https://raw.githubusercontent.com/ashikiut/DefAn/{PUBLIC_COMMIT}/DefAn-public"
-)
-
-#: sha256 of each public file at :data:`PUBLIC_COMMIT` (from ``defan-public/SOURCE.md``).
-PUBLIC_SHA256: Mapping[str, str] = types.MappingProxyType(
-    {
-        "QA_domain_1_public.csv": "992a3e1f5061c4ada8663b9a7f95ceb61ade6166d2fc4699c525828d825a0d10",
-        "QA_domain_2_public.csv": "8f922d2aabb32c7dcd9954be54ded710ba22348133ab5e9371ebe1142bf73243",
-        "QA_domain_3_public.csv": "c8fb6f346de998070983a8ed17e9eeb255fdf4941615f14d73eb6e843960939d",
-        "QA_domain_4_public.csv": "1f41941183ea4f689ebaf27d2a237312a299548908b3bd1fa9f4066be6906231",
-        "QA_domain_5_public.csv": "963e7fdf1415dce70f0d6290b83714579b5afe92ca7744244af5cf2fbf5b7e70",
-        "QA_domain_6_public.csv": "9cd8a218912bb357f04cbdf2a84088647e461346eceff4fd51290b9896b64ecf",
-        "QA_domain_7_public.csv": "ac63800c4ab19d2edc1dcc08bd12f8fbf96982e91008ec6438030c301d1c0016",
-        "QA_domain_8_public.csv": "9f899e95bbbc81d38417a63c3814b4bc11efa4e4c3e0836e81e76a398a766717",
-    }
 )
 
 #: Seconds to wait on the network before a download counts as failed.
@@ -69,28 +53,31 @@ _LOCAL_FILES_HINT = (
 # Digests (cached per process)
 # --------------------------------------------------------------------------------------------
 
-# (resolved path, size, mtime_ns, inode) -> sha256 hex. Hashing ~9 MB on every load would be
-# waste; any rewrite of a file (os.replace gives a new inode, an edit a new mtime) misses.
-_DIGEST_CACHE: dict[tuple[str, int, int, int], str] = {}
-# Guards this module's digest cache and the parsed-rows cache of ``public``.
-_CACHE_LOCK = threading.Lock()
+#: What identifies one version of a file: (resolved path, size, mtime_ns, inode).  Any rewrite
+#: of a file (os.replace gives a new inode, an edit a new mtime) has another key.
+FileKey = tuple[str, int, int, int]
+
+# File key -> sha256 hex. Hashing ~9 MB on every load would be waste.
+_DIGEST_CACHE: dict[FileKey, str] = {}
+_DIGEST_LOCK = threading.Lock()
 
 
-def _clear_digests() -> None:
-    """Forget every digest computed by this process (``clear_caches`` calls this)."""
-    with _CACHE_LOCK:
+def clear_digests() -> None:
+    """Forget every digest computed by this process."""
+    with _DIGEST_LOCK:
         _DIGEST_CACHE.clear()
 
 
-def _stat_key(path: Path) -> tuple[str, int, int, int]:
+def file_key(path: Path) -> FileKey:
+    """The key of the file at ``path`` as it is now (what the per-process caches are keyed by)."""
     st = path.stat()
     return (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _sha256_file(path: Path) -> str:
-    """The sha256 of ``path``, computed once per process per (path, size, mtime, inode)."""
-    key = _stat_key(path)
-    with _CACHE_LOCK:
+    """The sha256 of ``path``, computed once per process per :func:`file_key`."""
+    key = file_key(path)
+    with _DIGEST_LOCK:
         cached = _DIGEST_CACHE.get(key)
     if cached is not None:
         return cached
@@ -99,12 +86,13 @@ def _sha256_file(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     value = digest.hexdigest()
-    with _CACHE_LOCK:
+    with _DIGEST_LOCK:
         _DIGEST_CACHE[key] = value
     return value
 
 
-def _check_public_digest(path: Path, domain: Domain) -> None:
+def check_public_digest(path: Path, domain: Domain) -> None:
+    """Raise :class:`DatasetError` unless ``path`` is the pinned public file of ``domain``."""
     actual = _sha256_file(path)
     if actual != domain.sha256:
         raise DatasetError(
@@ -154,32 +142,7 @@ def _download(url: str, dest: Path, domain: Domain) -> None:
         ) from exc
     tmp = Path(tmp_name)
     try:
-        digest = hashlib.sha256()
-        try:
-            with os.fdopen(fd, "wb") as out:
-                with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response:
-                    for chunk in iter(lambda: response.read(1 << 16), b""):
-                        digest.update(chunk)
-                        out.write(chunk)
-        except (
-            urllib.error.URLError,
-            http.client.HTTPException,
-            TimeoutError,
-            ConnectionError,
-            ValueError,
-        ) as exc:
-            if isinstance(exc, urllib.error.HTTPError):
-                reason: object = f"HTTP {exc.code} {exc.reason}"
-            else:
-                reason = getattr(exc, "reason", None) or exc
-            raise DatasetError(
-                f"could not download {dest.name} (domain {domain.id!r}) from {url}: {reason}. "
-                f"The DefAn public split is downloaded on first use; without network access, "
-                f"{_LOCAL_FILES_HINT}"
-            ) from exc
-        except OSError as exc:  # local: disk full, permissions
-            raise DatasetError(f"could not write {tmp}: {exc}") from exc
-        actual = digest.hexdigest()
+        actual = _fetch_into(fd, tmp, request, url, dest, domain)
         if actual != domain.sha256:
             raise DatasetError(
                 f"downloaded {dest.name} (domain {domain.id!r}) from {url} has the wrong "
@@ -194,9 +157,43 @@ def _download(url: str, dest: Path, domain: Domain) -> None:
             pass
         raise
     # We just hashed these bytes: seed the digest cache so the first load does not hash again.
-    key = _stat_key(dest)
-    with _CACHE_LOCK:
+    key = file_key(dest)
+    with _DIGEST_LOCK:
         _DIGEST_CACHE[key] = actual
+
+
+def _fetch_into(
+    fd: int, tmp: Path, request: urllib.request.Request, url: str, dest: Path, domain: Domain
+) -> str:
+    """Write the response to ``request`` (for ``url``) into the open temp file ``fd``
+    (``tmp``); return the sha256 of the bytes.  A network failure or a local write error is a
+    :class:`DatasetError`."""
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response:
+                for chunk in iter(lambda: response.read(1 << 16), b""):
+                    digest.update(chunk)
+                    out.write(chunk)
+    except (
+        urllib.error.URLError,
+        http.client.HTTPException,
+        TimeoutError,
+        ConnectionError,
+        ValueError,
+    ) as exc:
+        if isinstance(exc, urllib.error.HTTPError):
+            reason: object = f"HTTP {exc.code} {exc.reason}"
+        else:
+            reason = getattr(exc, "reason", None) or exc
+        raise DatasetError(
+            f"could not download {dest.name} (domain {domain.id!r}) from {url}: {reason}. "
+            f"The DefAn public split is downloaded on first use; without network access, "
+            f"{_LOCAL_FILES_HINT}"
+        ) from exc
+    except OSError as exc:  # local: disk full, permissions
+        raise DatasetError(f"could not write {tmp}: {exc}") from exc
+    return digest.hexdigest()
 
 
 def resolve_public_dir(
@@ -233,7 +230,7 @@ def resolve_public_dir(
                     f"{path} not found ({origin} {folder} lacks {domain.filename} for domain "
                     f"{domain.id!r}); expected the files of DefAn-public at commit {PUBLIC_COMMIT}"
                 )
-            _check_public_digest(path, domain)
+            check_public_digest(path, domain)
         return folder
 
     if cache_dir is not None:

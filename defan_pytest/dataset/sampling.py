@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
-from defan_pytest.dataset import Row
+from defan_pytest.dataset.domains import Row
 from defan_pytest.errors import DefanError
 
 

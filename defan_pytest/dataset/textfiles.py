@@ -8,8 +8,10 @@ from pathlib import Path
 
 from defan_pytest.dataset.domains import DatasetError
 
+__all__ = ["CsvReadError", "csv_records", "decode", "header_index", "read_text", "required_columns"]
 
-def _decode(path: Path, source: str) -> str:
+
+def decode(path: Path, source: str) -> str:
     """The whole file as text (utf-8, a BOM dropped), newlines left as they are.
 
     Decoding it all at once, rather than through a text-mode file that decodes in chunks, lets
@@ -26,12 +28,12 @@ def _decode(path: Path, source: str) -> str:
         raise DatasetError(f"{source}:{line}: not valid UTF-8 ({exc.reason})") from exc
 
 
-def _read_text(path: Path, source: str) -> str:
+def read_text(path: Path, source: str) -> str:
     """The file as text, newlines normalised to ``\n`` as universal newlines would."""
-    return _decode(path, source).replace("\r\n", "\n").replace("\r", "\n")
+    return decode(path, source).replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _csv_records(f: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
+def csv_records(f: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(first physical line, fields)`` for each CSV record, skipping blank lines.
 
     ``reader.line_num`` counts source lines read so far, so after a record it is the record's
@@ -47,10 +49,10 @@ def _csv_records(f: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
             if fields:
                 yield start, fields
     except csv.Error as exc:
-        raise _CsvReadError(max(reader.line_num, previous_end + 1), exc) from exc
+        raise CsvReadError(max(reader.line_num, previous_end + 1), exc) from exc
 
 
-class _CsvReadError(Exception):
+class CsvReadError(Exception):
     """A CSV file could not be parsed at ``line`` (e.g. a field over the csv size limit)."""
 
     def __init__(self, line: int, cause: Exception) -> None:
@@ -59,7 +61,7 @@ class _CsvReadError(Exception):
         self.cause = cause
 
 
-def _header_index(header: Sequence[str]) -> dict[str, int]:
+def header_index(header: Sequence[str]) -> dict[str, int]:
     """Map lower-cased, stripped column names to their position (first occurrence wins)."""
     index: dict[str, int] = {}
     for i, name in enumerate(header):
@@ -67,7 +69,7 @@ def _header_index(header: Sequence[str]) -> dict[str, int]:
     return index
 
 
-def _required_columns(index: Mapping[str, int]) -> tuple[str | None, str]:
+def required_columns(index: Mapping[str, int]) -> tuple[str | None, str]:
     """Check a header for the question (``question`` or ``questions``), answer and type
     columns. Returns (question column name, "") or (None, what is wrong)."""
     problems: list[str] = []
