@@ -65,6 +65,33 @@ def test_register_rejects_duplicates_and_non_types(yesno: types.AnswerType) -> N
         types.register(NotAType())  # type: ignore[arg-type]
 
 
+def test_register_wants_an_instance_not_the_class() -> None:
+    with pytest.raises(DefanError, match="is a class; register an instance of it"):
+        types.register(YesNo)  # type: ignore[arg-type]
+
+
+def test_an_installed_package_adds_a_type_through_an_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An installed distribution (its dist-info folder on sys.path) naming the class: the
+    # registry calls it for the instance, the first time the types are read.
+    info = tmp_path / "defan_yesno-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: defan-yesno\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[defan_pytest]\ntype.yesno = toy_yesno:YesNo\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # The types were read long before this test: read the entry points again.
+    monkeypatch.setattr(types.REGISTRY, "_plugins_loaded", False)
+    before = types.REGISTRY.snapshot()
+    try:
+        assert types.names() == ("name", "numeric", "date", "rank", "city", "yesno")
+        assert isinstance(types.get("yesno"), YesNo)
+        assert Scorer(nlp=None).score("Is water wet?", "Yes", "yesno", "yes") == Score("yes", True, True)
+    finally:
+        types.REGISTRY.restore(before)
+    assert "yesno" not in types.names()
+
+
 def test_a_toy_type_scores_end_to_end(yesno: types.AnswerType) -> None:
     assert types.names()[-1] == "yesno"
     assert parse_gold("yesno", "Yes").values == ("yes",)

@@ -95,8 +95,12 @@ def parse_gold(type_: str, raw: str) -> Gold:
 
 
 def _acceptable(answer_type: object) -> Union[bool, str]:
-    """Whether ``answer_type`` may be registered: a lower-case identifier for a name, and the
-    :class:`AnswerType` protocol implemented."""
+    """Whether ``answer_type`` may be registered: an instance (not its class), a lower-case
+    identifier for a name, and the :class:`AnswerType` protocol implemented."""
+    if isinstance(answer_type, type):
+        # A class has every attribute the protocol asks for, but its methods want an instance
+        # (an entry point naming the class is called to make one).
+        return f"{answer_type!r} is a class; register an instance of it"
     name = getattr(answer_type, "name", None)
     if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
         return "expected a lower-case identifier such as 'colour' as its name"
