@@ -72,7 +72,6 @@ _CUR_AFTER = rf"(?:{_CUR_SIGN}|(?<![A-Za-z]){_CUR_CODE}(?![\w$]))"
 # The digits of one number: grouped (one kind of separator between groups of three, and
 # maybe a decimal part after another separator), a single separator, or plain digits.
 _SPACE = "[ \u00a0\u202f\u2009]"
-_SEP_CHARS = ".,'’ \u00a0\u202f\u2009"
 
 
 def _body(name: str) -> str:
@@ -197,7 +196,6 @@ _NUMBER_IN_TEXT = re.compile(
     rf"(?P<scale>\s*(?i:{_PERCENT_RE}|(?:{_SCALE_RE})\.?)(?!\w))?"  # German capitalizes "Millionen"
     r"(?![\w]|[.,]\d)"
 )
-_FRACTION_TAIL = re.compile(r"\s*/\s*\d+$")
 
 
 def numbers_in_text(
