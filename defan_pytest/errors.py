@@ -16,6 +16,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
 
+from defan_pytest.safetext import printable
+
 __all__ = ["MAX_SHOWN", "DefanError", "format_problems", "problems_of", "type_name"]
 
 #: How many problems a printed list shows before it sums up the rest as a count.  A file with
@@ -55,11 +57,8 @@ def format_problems(problems: Sequence[str], heading: str = "", limit: int = MAX
 
     At most ``limit`` problems are listed; the rest are summed up as ``... and N more``.
     Control characters in a problem (from a user's file) are shown escaped
-    (:func:`defan_pytest.scoring.text.words.printable`).
+    (:func:`defan_pytest.safetext.printable`).
     """
-    # Imported here: this module is imported on every pytest start, text.py only when needed.
-    from defan_pytest.safetext import printable
-
     count = len(problems)
     noun = "problem" if count == 1 else "problems"
     lines = [f"{heading}: {count} {noun}:" if heading else f"{count} {noun}:"]
