@@ -40,7 +40,7 @@ most paraphrases), so the paraphrase group is the unit, as in :mod:`defan_pytest
   (:func:`~defan_pytest.stats.intervals.shrink_design_effect`, the flips being the informative
   responses);
 - the counts and the number of pairs are divided by the design effect, and the interval is
-  Tango's score interval for a paired difference (:func:`~defan_pytest.stats.intervals.paired_score_interval`)
+  Tango's score interval for a paired difference (:func:`~defan_pytest.stats.paired.paired_score_interval`)
   at those effective counts, with the Student t quantile on ``G - 1`` degrees of freedom.
 
 A score interval rather than ``change -+ t * se``: the Wald form collapses to a point when the
@@ -81,7 +81,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from defan_pytest.metrics.summary import DOMAIN_ORDER, METRICS
-from defan_pytest.stats.intervals import mean_interval, paired_score_interval, shrink_design_effect
+from defan_pytest.stats.intervals import mean_interval
+from defan_pytest.stats.paired import paired_interval
 
 __all__ = [
     "COMPARED",
@@ -93,7 +94,6 @@ __all__ = [
     "Pairing",
     "Tolerances",
     "compare",
-    "paired_interval",
 ]
 
 #: The scope name of the all-domains figure.
@@ -118,53 +118,6 @@ Direction = Literal["worse", "better"]
 def _is_error(rec: Mapping[str, Any]) -> bool:
     # As in metrics: an empty string is what converters write for "no error".
     return bool(rec.get("error"))
-
-
-# --------------------------------------------------------------------------------------------
-# The interval
-# --------------------------------------------------------------------------------------------
-
-
-def paired_interval(
-    units: Sequence[tuple[int, int, int]], confidence: float = 0.95
-) -> tuple[float, float, float, float] | None:
-    """The change and its interval for paired clusters ``units = [(b_g, c_g, m_g), ...]``.
-
-    ``b_g``: pairs of group ``g`` with the event in the new run only, ``c_g``: in the old run
-    only, ``m_g``: all pairs of the group. Returns ``(change, lo, hi, df)`` with ``change =
-    sum(b - c) / sum(m)``, or ``None`` when there is no pair. See the module docstring for the
-    method. Groups without pairs are ignored.
-
-    >>> paired_interval([(0, 0, 15)] * 4)[0]
-    0.0
-    """
-    kept = [(int(b), int(c), int(m)) for b, c, m in units if m > 0]
-    total = sum(m for _, _, m in kept)
-    if total == 0:
-        return None
-    for b, c, m in kept:
-        if b < 0 or c < 0 or b + c > m:
-            raise ValueError(f"a paired unit needs 0 <= b, c and b + c <= m, got {(b, c, m)!r}")
-    worse = sum(b for b, _, _ in kept)
-    better = sum(c for _, c, _ in kept)
-    g = len(kept)
-    net = worse - better
-    flips = worse + better
-    estimated: float | None = None
-    if g > 1:
-        # Integer residuals d_g*M - net*m_g, so s == 0 is exact; independent-prompt variance
-        # ((b+c)/M - change^2)/M, times M^3 -> flips*M - net^2 (an integer too).
-        s = sum(((b - c) * total - net * m) ** 2 for b, c, m in kept)
-        independent = flips * total - net * net
-        if s > 0 and independent > 0:
-            # V_cluster / V_independent = G/(G-1) * S/M^4 / (independent/M^3).
-            estimated = g * s / ((g - 1) * total * independent)
-    # The flips (or, if nearly every pair flipped, the pairs that did not) are what show how
-    # changes cluster; the worst case, M/G, makes every group one observation.
-    deff = shrink_design_effect(estimated, min(flips, total - flips), total / g)
-    df = float(max(g - 1, 1))
-    lo, hi = paired_score_interval(worse / deff, better / deff, total / deff, confidence, df)
-    return net / total, lo, hi, df
 
 
 # --------------------------------------------------------------------------------------------

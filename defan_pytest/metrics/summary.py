@@ -43,15 +43,16 @@ between-group variation (``bench/regression_stability.py``):
    the estimate, floored at 1 (clustering can only lose information, ``n_eff <= N``), is
    averaged with the worst case ``N/G`` (every group one observation), weighted ``k`` to 1
    (:func:`defan_pytest.stats.intervals.shrink_design_effect`): as if one more rare response had been
-   seen clustered as badly as possible. With hundreds of rare responses this changes nothing;
+   seen clustered as badly as possible
+   (:func:`defan_pytest.stats.intervals.cluster_effective_size`). With hundreds of rare responses this changes nothing;
    with none (``p`` = 0 or 1), or when ``V`` is exactly 0 (every group has the same rate: the
    variance says nothing), ``n_eff = G``. ``V`` is computed from integers, so "exactly 0" is
    exact, not a float accident. With a single group (G = 1) nothing can be estimated across
    groups: ``n_eff = 1``.
 2. **The variance is estimated from G groups**, so its quantile is Student's t on ``G - 1``
    degrees of freedom (1 for a single group), not the normal 1.96: 2.78 at 5 groups, 2.26 at
-   10, 2.05 at 30, 1.98 at 100 (:func:`defan_pytest.stats.intervals.t_quantile`, written here because
-   SciPy is not a dependency).
+   10, 2.05 at 30, 1.98 at 100 (:func:`defan_pytest.stats.distributions.t_quantile`, written there
+   because SciPy is not a dependency).
 3. **Exact rather than Wilson at the effective size**: the Korn-Graubard interval, i.e. the
    Clopper-Pearson interval at ``n* = n_eff * (z / t)^2`` with ``p * n*`` events (the factor
    makes its normal approximation ``p -+ t * se``), which is never below its nominal coverage
@@ -117,7 +118,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from defan_pytest.dataset import DOMAINS
-from defan_pytest.stats.intervals import clopper_pearson, korn_graubard, mean_interval, shrink_design_effect
+from defan_pytest.stats.intervals import clopper_pearson, cluster_effective_size, korn_graubard, mean_interval
 
 __all__ = [
     "ASKED",
@@ -186,34 +187,9 @@ def wilson_interval(p: float, n: float, z: float = Z) -> tuple[float, float]:
     return max(0.0, center - half), min(1.0, center + half)
 
 
-def _effective_size(units: Sequence[tuple[int, int]]) -> tuple[int, int, int, float] | None:
-    """``(events, total, groups, n_eff)`` of clusters ``[(y_g, n_g), ...]`` (``None``: nothing
-    counted): the cluster-robust design effect, shrunk while the rarer outcome is scarce."""
-    kept = [(int(y), int(n)) for y, n in units if n > 0]
-    total = sum(n for _, n in kept)
-    if total == 0:
-        return None
-    events = sum(y for y, _ in kept)
-    g = len(kept)
-    if g == 1:
-        # Nothing can be estimated across groups: the one group is one observation.
-        return events, total, g, 1.0
-    # (y_g - p*n_g) * N = y_g*N - Y*n_g is an integer, so s == 0 is an exact test.
-    s = sum((y * total - events * n) ** 2 for y, n in kept)
-    estimated: float | None = None
-    if s > 0:
-        # V / (p(1-p)/N) with V = G/(G-1) * S / N^4, simplified to stay in integers as long as
-        # possible. s > 0 implies 0 < Y < N.
-        estimated = g * s / ((g - 1) * total * events * (total - events))
-    # The rarer outcome's responses are what show how outcomes cluster; the worst case, N/G,
-    # makes every group one observation (the old zero-variance fallback n_eff = G).
-    deff = shrink_design_effect(estimated, min(events, total - events), total / g)
-    return events, total, g, total / deff
-
-
 def _cluster(units: Sequence[tuple[int, int]], confidence: float) -> tuple[Interval, float] | None:
     """The interval of :func:`cluster_interval` and the degrees of freedom behind it."""
-    size = _effective_size(units)
+    size = cluster_effective_size(units)
     if size is None:
         return None
     events, total, g, n_eff = size
