@@ -371,6 +371,7 @@ class Run:
         """Read ``--defan-baseline`` and check that this run can be compared with it; the
         problems (none when it can, or when ``--defan-baseline-force`` is given and the report
         itself is readable)."""
+        from defan_pytest.gates.comparability import comparability
         from defan_pytest.report import schema as baseline
 
         s = self.settings
@@ -386,7 +387,7 @@ class Run:
         self.inputs.append(("the baseline report", path))
         meta = {"dataset": dataset_meta(s.dataset, s.root, s.domains), "scorer": scorer_meta(s.spacy_model)}
         rows = [{"id": r.id, "question": r.question, "answer": r.answer} for r in self.rows]
-        problems = baseline.comparability(self.baseline, meta, rows)
+        problems = comparability(self.baseline, meta, rows)
         if problems and s.baseline_force:
             # Forced: compared anyway, and the report says what was forced.
             self.notes.extend(f"{p} (compared anyway: --defan-baseline-force)" for p in problems)

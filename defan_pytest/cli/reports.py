@@ -145,12 +145,12 @@ def _judge(
 
 def compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """``defan compare OLD NEW``: the per-domain change and the prompts that flipped."""
-    from defan_pytest.report import schema as baseline
+    from defan_pytest.gates.comparability import comparability
     from defan_pytest.gates import regression as regression_gate
 
     old = _load(args.old, "OLD")
     new = _load(args.new, "NEW")
-    problems = baseline.comparability(old, new["meta"], new["rows"], where=str(args.old))
+    problems = comparability(old, new["meta"], new["rows"], where=str(args.old))
     if problems and not args.baseline_force:
         raise UsageError("; ".join(problems) + "; --baseline-force compares anyway")
     model = ((new.get("meta") or {}).get("model") or {}).get("name")
@@ -178,12 +178,12 @@ def _check_outputs(outputs: Sequence[tuple[str, Path | None]], inputs: Sequence[
 
 
 def _baseline_for(path: Path | None, meta: Any, rows: Any, force: bool) -> dict[str, Any] | None:
-    from defan_pytest.report import schema as baseline
+    from defan_pytest.gates.comparability import comparability
 
     if path is None:
         return None
     old = _load(path, "--baseline")
-    problems = baseline.comparability(old, meta, rows, where="--baseline")
+    problems = comparability(old, meta, rows, where="--baseline")
     if problems and not force:
         raise UsageError("; ".join(problems) + "; --baseline-force compares anyway")
     return old
