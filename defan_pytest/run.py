@@ -664,7 +664,7 @@ class Run:
         """The 0-based line of the thresholds file a scope's verdict points at: the key that
         failed (or, when all passed, the first key judged), 0 when it cannot be told."""
         from defan_pytest.gates import level as gate
-        from defan_pytest.metrics import summary as metrics
+        from defan_pytest.metrics.registry import METRICS
 
         if self.thresholds is None or not verdicts:
             return 0
@@ -672,8 +672,8 @@ class Run:
         verdict = (bad or list(verdicts))[0]
         if verdict.metric == "samples":
             key = "min_samples"
-        elif verdict.metric in metrics.METRICS:
-            key = metrics.METRICS[verdict.metric].threshold_key
+        elif verdict.metric in METRICS:
+            key = METRICS[verdict.metric].threshold_key
         else:
             return 0
         line = self.thresholds.line_of(scope, key)

@@ -1,4 +1,5 @@
-"""Unit tests of defan_pytest.metrics.summary, with figures computed by hand in the comments.
+"""Unit tests of defan_pytest.metrics.summary (and of the built-in metrics it counts), with
+figures computed by hand in the comments.
 
 Claims are numeric strings ("386", "334") so that group consistency only depends on the most
 basic numeric equivalence: "386" == "386", "386" != "334".
@@ -12,12 +13,7 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.metrics.summary import (
-    DOMAIN_ORDER,
-    cluster_interval,
-    summarize,
-    wilson_interval,
-)
+from defan_pytest.metrics.summary import DOMAIN_ORDER, cluster_interval, collect_groups, summarize
 from defan_pytest.stats.intervals import clopper_pearson, cluster_effective_size, korn_graubard, mean_interval
 
 DOMAIN_KEYS = {
@@ -93,20 +89,6 @@ def test_cluster_interval_hand_example() -> None:
     lo, hi = cluster_interval(units)  # type: ignore[misc]
     assert (round(lo, 6), round(hi, 6)) == (0.071441, 0.819005)
     assert cluster_interval(units) == korn_graubard(12, 390 / 37, 30, 5.0)
-
-
-def test_wilson_matches_textbook_formula() -> None:
-    # wilson_interval stays public (and its default z = 1.96) although the summary no longer uses it.
-    # p = 0 on n = 4: lower 0, upper z^2/(n+z^2) = 3.8416/7.8416 = 0.489900
-    lo, hi = wilson_interval(0.0, 4)
-    assert lo == 0.0
-    assert hi == pytest.approx(3.8416 / 7.8416)
-    # p = 0.8 on n = 1: denom = 4.8416, center = (0.8 + 1.9208)/4.8416 = 0.561963,
-    # half = 1.96/4.8416 * sqrt(0.16 + 0.9604) = 0.404825 * 1.058489 = 0.428503 -> [0.1335, 0.9905]
-    lo, hi = wilson_interval(0.8, 1)
-    assert (round(lo, 4), round(hi, 4)) == (0.1335, 0.9905)
-    with pytest.raises(ValueError):
-        wilson_interval(0.5, 0)
 
 
 def test_zero_variance_falls_back_to_number_of_groups() -> None:
@@ -397,3 +379,26 @@ def test_mean_interval_of_one_domain_is_that_domains_interval() -> None:
     records = [rec("math", f"q{i}", 0, correct=i != 0) for i in range(10)]
     out = summarize(records)
     assert out["overall"]["mean"]["fch_ci"] == out["domains"]["math"]["fch_ci"]
+
+
+def test_collect_groups_keys_counts_and_consistency() -> None:
+    def shared(record: dict[str, Any], group: Any) -> dict[str, Any]:
+        return {**record, "group": group}
+
+    records = [
+        shared(rec("nobel", "q1", 0), "q1"), shared(rec("nobel", "q1", 1), "q1"),
+        shared(rec("nobel", "q1", 2, claim="334", correct=False), "q1"),
+        rec("nobel", "q2", 0), rec("nobel", "q2", 1, error="timeout"),
+        shared(rec("census", "q1", 0), "q1"), shared(rec("census", "q1", 1), "q1"),
+        shared(rec("math", "q1", 0), None), shared(rec("math", "q1", 1), None),
+    ]
+    groups = collect_groups(records)
+    # The same group key in two domains is two groups; no group key: each record its own group.
+    assert list(groups)[:3] == [("nobel", "q1"), ("nobel", "nobel-q2"), ("census", "q1")]
+    assert len(groups) == 5
+    q1 = groups[("nobel", "q1")]
+    assert (q1.size, q1.errors, q1.not_correct, q1.not_aligned, q1.claims) == (3, 0, 1, 0, ["386", "386", "334"])
+    # Consistency is decided for the groups that count for RC only.
+    assert (q1.consistent, groups[("census", "q1")].consistent) == (False, True)
+    q2 = groups[("nobel", "nobel-q2")]
+    assert (q2.counts_for_rc, q2.consistent, q2.claims, q2.scored) == (False, None, ["386", None], 1)

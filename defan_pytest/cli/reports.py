@@ -108,6 +108,7 @@ def _judge(
     """Judge saved rows as the plugin does (level gate, regression gate with ``old``), print the
     table, the failures and the comparison, tell GitHub; the judged report and whether it failed."""
     from defan_pytest.gates import level as gate, regression as regression_gate
+    from defan_pytest.gates.table import format_gate_table
     from defan_pytest.report import github
     from defan_pytest.metrics.summary import summarize
     from defan_pytest.report.tables import format_table
@@ -120,7 +121,7 @@ def _judge(
     if old is not None:
         comparison = regression_gate.judge(old, rows, limits, baseline_path=str(baseline_path), skipped=skipped)
     if not limits.is_empty:
-        stdout.write(gate.format_gate_table(summary, limits, verdicts, width=_width()))
+        stdout.write(format_gate_table(summary, limits, verdicts, width=_width()))
     else:
         stdout.write(format_table(summary))
     for v in verdicts:
