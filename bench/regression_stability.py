@@ -6,7 +6,7 @@ Every figure is simulated the way DefAn data look: paraphrase groups of 15 answe
 with its own hallucination rate (between-group variation: the intra-class correlation ``rho``),
 answers drawn independently given the group's rate. The intervals and decisions measured are
 the library's own (:func:`defan_pytest.metrics.summary.cluster_interval`,
-:func:`defan_pytest.gates.paired.paired_interval`, :func:`defan_pytest.stats.intervals.mean_interval`, the
+:func:`defan_pytest.stats.paired.paired_interval`, :func:`defan_pytest.stats.intervals.mean_interval`, the
 same functions :func:`~defan_pytest.metrics.summary.summarize` and
 :func:`~defan_pytest.gates.paired.compare` call); "today" is the method they replaced (Wilson at
 the cluster effective size with z = 1.96; for a change, ``change -+ 1.96 * cluster se``),
@@ -51,8 +51,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from defan_pytest.metrics.summary import cluster_interval  # noqa: E402
-from defan_pytest.gates.paired import paired_interval  # noqa: E402
-from defan_pytest.stats.intervals import clopper_pearson, mean_interval, t_quantile  # noqa: E402
+from defan_pytest.stats.distributions import t_quantile  # noqa: E402
+from defan_pytest.stats.intervals import clopper_pearson, mean_interval  # noqa: E402
+from defan_pytest.stats.paired import paired_interval  # noqa: E402
 
 K = 15  # answers per paraphrase group
 Z = 1.959963984540054

@@ -371,6 +371,7 @@ class Run:
         """Read ``--defan-baseline`` and check that this run can be compared with it; the
         problems (none when it can, or when ``--defan-baseline-force`` is given and the report
         itself is readable)."""
+        from defan_pytest.gates.comparability import comparability
         from defan_pytest.report import schema as baseline
 
         s = self.settings
@@ -386,7 +387,7 @@ class Run:
         self.inputs.append(("the baseline report", path))
         meta = {"dataset": dataset_meta(s.dataset, s.root, s.domains), "scorer": scorer_meta(s.spacy_model)}
         rows = [{"id": r.id, "question": r.question, "answer": r.answer} for r in self.rows]
-        problems = baseline.comparability(self.baseline, meta, rows)
+        problems = comparability(self.baseline, meta, rows)
         if problems and s.baseline_force:
             # Forced: compared anyway, and the report says what was forced.
             self.notes.extend(f"{p} (compared anyway: --defan-baseline-force)" for p in problems)
@@ -663,7 +664,7 @@ class Run:
         """The 0-based line of the thresholds file a scope's verdict points at: the key that
         failed (or, when all passed, the first key judged), 0 when it cannot be told."""
         from defan_pytest.gates import level as gate
-        from defan_pytest.metrics import summary as metrics
+        from defan_pytest.metrics.registry import METRICS
 
         if self.thresholds is None or not verdicts:
             return 0
@@ -671,8 +672,8 @@ class Run:
         verdict = (bad or list(verdicts))[0]
         if verdict.metric == "samples":
             key = "min_samples"
-        elif verdict.metric in metrics.METRICS:
-            key = metrics.METRICS[verdict.metric].threshold_key
+        elif verdict.metric in METRICS:
+            key = METRICS[verdict.metric].threshold_key
         else:
             return 0
         line = self.thresholds.line_of(scope, key)

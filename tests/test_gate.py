@@ -1,13 +1,16 @@
-"""Tests of defan_pytest.gates.level on hand-built summaries (the shape metrics.summarize returns)."""
+"""Tests of defan_pytest.gates.level and its table (defan_pytest.gates.table) on hand-built summaries
+(the shape defan_pytest.metrics.summary.summarize returns)."""
 from __future__ import annotations
 
 import math
-from dataclasses import FrozenInstanceError
+from dataclasses import FrozenInstanceError, replace
 from typing import Any
 
 import pytest
 
-from defan_pytest.gates.level import FAIL, Verdict, check, format_gate_table
+from defan_pytest.dataset import DOMAINS
+from defan_pytest.gates.level import FAIL, Verdict, check
+from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.gates.thresholds import Thresholds, parse_thresholds
 
@@ -272,7 +275,7 @@ def test_per_model_overrides() -> None:
     assert strict.status == "fail" and strict.limit == 0.20
     assert strict.message.startswith("nobel: FCH 0.30 > max_fch 0.20 ")
     # Another model judged with the same file gets the top-level limits.
-    assert only(check(s, th(data).with_model("other")), "nobel", "fch").status == "pass"
+    assert only(check(s, replace(th(data), model="other")), "nobel", "fch").status == "pass"
 
 
 def test_overall_uses_the_mean_by_default_and_pooled_on_request() -> None:
@@ -384,8 +387,6 @@ def test_min_samples_counts_groups_from_real_records() -> None:
 
 
 def test_compact_table_fits_80_columns() -> None:
-    from defan_pytest.dataset import DOMAINS
-
     s = summary({d: figs(fch=0.41, scored=12 if d == "conference_venue" else 9795) for d in DOMAINS},
                 mean=figs(fch=0.40))
     t = th({"defaults": {"max_fch": 0.35, "max_pmh": 0.5, "min_rc": 0.3, "max_error_rate": 0.02, "min_samples": 30}})

@@ -1,44 +1,30 @@
-"""Tests of the metric registry (defan_pytest.metrics.summary.METRICS): the built-in declarations give
+"""Tests of the metric registry (defan_pytest.metrics.registry): the built-in declarations give
 exactly what used to be hard-coded in four modules, and a metric registered from outside the
-package is validated, counted, judged and shown like a built-in one."""
+package is validated, counted, judged by both gates and shown like a built-in one."""
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from defan_pytest.gates import thresholds as thresholds_mod
 from defan_pytest.errors import DefanError
-from defan_pytest.gates.level import FAIL, Verdict, check, format_gate_table
-from defan_pytest.metrics.summary import (
-    ASKED,
-    METRICS,
-    SCOPE_COUNTS,
-    Figure,
-    Group,
-    Metric,
-    cluster_interval,
-    cluster_rate,
-    register_metric,
-    registered_metric,
-    summarize,
-    unregister_metric,
-)
+from defan_pytest.gates.level import FAIL, Verdict, check
+from defan_pytest.gates.paired import compare
+from defan_pytest.gates.table import format_gate_table
+from defan_pytest.gates.thresholds import Limits, Thresholds, ThresholdsError, load_thresholds, parse_thresholds
+from defan_pytest.gates.thresholds.keys import limit_keys, rate_keys, tolerance_keys
+from defan_pytest.metrics.groups import Figure, Group, PairedGroup, per_response
+from defan_pytest.metrics.registry import ASKED, METRICS, REGISTRY, Metric, register_metric
+from defan_pytest.metrics.summary import cluster_interval, cluster_rate, summarize
+from defan_pytest.registry import RegistryError
 from defan_pytest.report.tables import format_table
-from defan_pytest.gates.thresholds import (
-    Limits,
-    Thresholds,
-    ThresholdsError,
-    limit_keys,
-    load_thresholds,
-    parse_thresholds,
-    rate_keys,
-)
 
 BUILT_IN_ALLOWED = "max_fch, max_pmh, min_rc, max_error_rate, min_samples"
 
@@ -67,9 +53,20 @@ def abstention(groups: Sequence[Group]) -> Figure:
 ABSTENTION = Metric("abstention", "abstention", False, abstention, publishes=("abstention_count",))
 
 
+@contextmanager
+def registered(metric: Metric) -> Iterator[Metric]:
+    """``metric`` registered for a ``with`` block; the registry is left as it was found."""
+    before = REGISTRY.snapshot()
+    register_metric(metric)
+    try:
+        yield metric
+    finally:
+        REGISTRY.restore(before)
+
+
 @pytest.fixture
 def with_abstention() -> Iterator[Metric]:
-    with registered_metric(ABSTENTION) as metric:
+    with registered(ABSTENTION) as metric:
         yield metric
     assert "abstention" not in METRICS
 
@@ -96,11 +93,8 @@ def test_built_in_metrics_in_order() -> None:
 def test_threshold_keys_equal_the_old_constants() -> None:
     assert rate_keys() == ("max_fch", "max_pmh", "min_rc", "max_error_rate")
     assert limit_keys() == ("max_fch", "max_pmh", "min_rc", "max_error_rate", "min_samples")
-    # The old module constants still read, now from the registry.
-    assert thresholds_mod.RATE_KEYS == rate_keys()
-    assert thresholds_mod.LIMIT_KEYS == limit_keys()
-    with pytest.raises(AttributeError):
-        thresholds_mod.NO_SUCH_NAME  # type: ignore[attr-defined]  # noqa: B018
+    assert tolerance_keys() == {"max_fch_rise": "fch", "max_pmh_rise": "pmh", "max_rc_drop": "rc",
+                                "max_error_rate_rise": "error_rate"}
 
 
 def test_gate_checks_equal_the_old_table() -> None:
@@ -129,12 +123,6 @@ def test_report_directions_and_intervals_equal_the_old_ones() -> None:
     assert tuple(m.name for m in METRICS.values() if m.higher_is_better) == ("rc",)
     # Both tables printed every interval but the error rate's.
     assert [m.name for m in METRICS.values() if not m.show_interval] == ["error_rate"]
-
-
-def test_figure_limits_equal_the_old_pairs() -> None:
-    limits = Limits(max_fch=0.35, max_pmh=0.5, min_rc=0.3, max_error_rate=0.02, min_samples=30)
-    assert limits.figure_limits() == {"fch": 0.35, "pmh": 0.5, "rc": 0.3, "error_rate": 0.02}
-    assert list(limits.figure_limits()) == ["fch", "pmh", "rc", "error_rate"]
 
 
 def test_summary_key_order_is_the_saved_report_order() -> None:
@@ -220,17 +208,18 @@ def test_duplicates_and_key_clashes_are_rejected() -> None:
     assert list(METRICS) == ["fch", "pmh", "rc", "error_rate"]
 
 
-def test_unregistering() -> None:
-    with pytest.raises(ValueError, match="built in"):
-        unregister_metric("fch")
-    with pytest.raises(ValueError, match="no metric 'abstention' is registered"):
-        unregister_metric("abstention")
+def test_built_ins_stay_and_a_test_leaves_the_registry_as_it_found_it() -> None:
+    with pytest.raises(RegistryError, match="built in"):
+        REGISTRY.unregister("fch")
+    before = REGISTRY.snapshot()
     register_metric(ABSTENTION)
     try:
-        assert list(METRICS)[-1] == "abstention"
+        assert list(METRICS)[-1] == "abstention" and METRICS["abstention"] is ABSTENTION
     finally:
-        assert unregister_metric("abstention") is ABSTENTION
+        REGISTRY.restore(before)
     assert "abstention" not in METRICS
+    with pytest.raises(KeyError):
+        METRICS["abstention"]  # noqa: B018
 
 
 def test_registry_view_is_read_only() -> None:
@@ -245,10 +234,10 @@ def test_a_bad_figure_names_its_metric() -> None:
     def undeclared_count(groups: Sequence[Group]) -> Figure:
         return Figure(0.5, (0.0, 1.0), {"surprise": 1})
 
-    with registered_metric(Metric("too_big", "x", False, too_big)):
+    with registered(Metric("too_big", "x", False, too_big)):
         with pytest.raises(ValueError, match=r"metric 'too_big': value must be a number in \[0, 1\]"):
             summarize([rec("nobel", "q1", 0)])
-    with registered_metric(Metric("undeclared", "x", False, undeclared_count)):
+    with registered(Metric("undeclared", "x", False, undeclared_count)):
         with pytest.raises(ValueError, match="metric 'undeclared': published counts"):
             summarize([rec("nobel", "q1", 0)])
 
@@ -264,7 +253,7 @@ def test_threshold_key_rejected_before_and_after_registration() -> None:
         parse_thresholds(data)
     assert before.value.problems == (
         f"thresholds.toml: defaults.max_abstention: unknown key; allowed: {BUILT_IN_ALLOWED}",)
-    with registered_metric(ABSTENTION):
+    with registered(ABSTENTION):
         assert parse_thresholds(data).for_domain("nobel").max_abstention == 0.2
     with pytest.raises(ThresholdsError, match="defaults.max_abstention: unknown key"):
         parse_thresholds(data)
@@ -278,7 +267,7 @@ def test_thresholds_file_accepts_the_new_key(tmp_path: Path, with_abstention: Me
     t = load_thresholds(path)
     assert t.for_domain("nobel") == Limits(max_fch=0.6, max_abstention=0.1)
     assert t.for_domain("math").max_abstention == 0.25
-    assert t.for_overall().figure_limits() == {"fch": 0.6, "abstention": 0.25}
+    assert t.for_overall() == Limits(max_fch=0.6, max_abstention=0.25)
     # Validated like every rate, and listed among the allowed keys.
     with pytest.raises(ThresholdsError) as info:
         parse_thresholds({"defaults": {"max_abstention": 1.5, "max_abstain": 0.1}})
@@ -319,7 +308,7 @@ def test_summarize_publishes_the_new_metric(with_abstention: Metric) -> None:
     # The built-in figures are untouched by the extra metric.
     plain = summarize(abstention_records())
     with_abstention_keys = {"abstention", "abstention_ci", "abstention_count"}
-    unregister_metric("abstention")
+    REGISTRY.unregister("abstention")
     try:
         without = summarize(abstention_records())
     finally:
@@ -363,7 +352,7 @@ def test_both_tables_show_the_new_metric(with_abstention: Metric) -> None:
     assert re.search(rf" 0\.50 {lo:.2f}-{hi:.2f}! +0\.30  FAIL$", nobel), nobel
     assert gate_lines[-1].endswith("! = outside its threshold")
 
-    plain = format_table(s, {"nobel": t.for_domain("nobel").figure_limits()})
+    plain = format_table(s, {"nobel": {"abstention": 0.3}})
     header = plain.splitlines()[0]
     assert header.rstrip().endswith("error rate  abstention [95% CI]")
     row = next(ln for ln in plain.splitlines() if ln.startswith("nobel"))
@@ -381,7 +370,7 @@ def test_higher_is_better_and_asked_based_metrics() -> None:
 
     metric = Metric("answered", "answered", True, answered, count_key="n", denominator=ASKED,
                     missing="no responses", show_interval=False)
-    with registered_metric(metric):
+    with registered(metric):
         assert metric.threshold_key == "min_answered"
         # min_samples counts groups: ten questions asked, one answered.
         records = [rec("nobel", "q0", 0)] + [rec("nobel", f"q{i}", 0, error="outage") for i in range(1, 10)]
@@ -401,3 +390,135 @@ def test_higher_is_better_and_asked_based_metrics() -> None:
 def test_defan_error_catches_a_bad_new_key() -> None:
     with pytest.raises(DefanError):
         parse_thresholds({"defaults": {"max_abstention": 0.2}})
+
+
+# --------------------------------------------------------------------------------------------
+# The regression gate compares every metric that declares how
+# --------------------------------------------------------------------------------------------
+
+
+def abstains(record: Any) -> bool:
+    return bool(record.get("claim") is None)
+
+
+COMPARED_ABSTENTION = Metric("abstention", "abstention", False, abstention, publishes=("abstention_count",),
+                             paired=per_response(abstains))
+
+
+def test_paired_declarations_are_checked() -> None:
+    with pytest.raises(ValueError, match="paired must be a function"):
+        Metric("x", "x", False, _rate, paired=0.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"default_tolerance must be a number in \[0, 1\]"):
+        Metric("x", "x", False, _rate, paired=per_response(abstains), default_tolerance=2.0)
+    with pytest.raises(ValueError, match="default_tolerance needs paired"):
+        Metric("x", "x", False, _rate, default_tolerance=0.1)
+    assert Metric("x", "x", True, _rate).tolerance_key == "max_x_drop"
+
+
+def test_per_response_pairs_scored_or_asked_prompts() -> None:
+    old = (rec("nobel", "q1", 0), rec("nobel", "q1", 1, None), rec("nobel", "q1", 2))
+    new = (rec("nobel", "q1", 0, None), rec("nobel", "q1", 1, error="timeout"), rec("nobel", "q1", 2))
+    group = PairedGroup("nobel", "numeric", old, new)
+    assert per_response(abstains)(group) == [(False, True), (False, False)]  # the errored pair left out
+    assert per_response(abstains, asked=True)(group) == [(False, True), (True, True), (False, False)]
+
+
+def test_a_tolerance_key_exists_only_for_a_compared_metric() -> None:
+    data = {"defaults": {"max_fch": 0.5}, "regression": {"max_abstention_rise": 0.1}}
+    with registered(ABSTENTION):
+        with pytest.raises(ThresholdsError) as info:
+            parse_thresholds(data)
+        assert info.value.problems == (
+            "thresholds.toml: regression.max_abstention_rise: metric 'abstention' is not compared between runs "
+            "(it declares no paired events), so it has no regression tolerance",)
+    with registered(COMPARED_ABSTENTION):
+        t = parse_thresholds(data)
+        assert (t.tolerance("nobel", "abstention"), t.tolerance("overall", "abstention")) == (0.1, 0.1)
+        assert parse_thresholds({"defaults": {"max_fch": 0.5}}).tolerance("nobel", "abstention") is None
+    with pytest.raises(ThresholdsError, match="regression.max_abstention_rise: unknown key"):
+        parse_thresholds(data)
+
+
+def test_the_paired_test_compares_a_registered_metric() -> None:
+    old = [rec("nobel", f"q{g}", i) for g in range(40) for i in range(3)]
+    # Now every response of half the groups has no claim: abstention +0.5, and FCH with it.
+    new = [rec("nobel", f"q{g}", i, None if g % 2 else "1", correct=not g % 2) for g in range(40) for i in range(3)]
+    with registered(COMPARED_ABSTENTION):
+        result = compare(old, new, tolerances={"abstention": 0.05})
+        change = result.scopes["nobel"]["abstention"]
+        assert (change.old, change.new, change.worse_flips, change.pairs, change.groups) == (0.0, 0.5, 60, 120, 40)
+        assert change.significant_worse and change.regressed and change.tolerance == 0.05
+        assert list(result.scopes["nobel"]) == ["fch", "pmh", "rc", "error_rate", "abstention"]
+        assert not compare(old, new, tolerances={"abstention": 0.6}).scopes["nobel"]["abstention"].regressed
+        # Without a tolerance it is reported and never judged (its default_tolerance is None).
+        assert compare(old, new).scopes["nobel"]["abstention"].tolerance is None
+    with registered(ABSTENTION):  # not comparable: not compared
+        assert "abstention" not in compare(old, new).scopes["nobel"]
+
+
+ABSTENTION_CONFTEST = '''
+import defan_pytest
+from defan_pytest.metrics.groups import per_response
+from defan_pytest.metrics.registry import METRICS, Metric, register_metric
+from defan_pytest.metrics.summary import cluster_rate
+
+
+def abstains(record):
+    return record.get("claim") is None
+
+
+def abstention(groups):
+    return cluster_rate([(sum(1 for r in g.scored_records if abstains(r)), g.scored) for g in groups])
+
+
+if "abstention" not in METRICS:
+    register_metric(Metric("abstention", "abstention", False, abstention, paired=per_response(abstains)))
+
+
+@defan_pytest.model("answers", version="1")
+def answers(prompt):
+    return "42"
+
+
+@defan_pytest.model("abstains", version="1")
+def abstains_model(prompt):
+    return "I do not know." if "(even)" in prompt else "42"
+'''
+
+# The other metrics may change as they like: only abstention's tolerance is under test.
+OTHERS_UNJUDGED = "max_fch_rise = 1.0\nmax_pmh_rise = 1.0\nmax_rc_drop = 1.0\n"
+
+
+def test_the_regression_gate_judges_a_metric_registered_in_a_conftest(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(ABSTENTION_CONFTEST)
+    rows = [{"question": f"How many moons does planet {g} ({'even' if g % 2 == 0 else 'odd'}) have, form {i}?",
+             "answer": "42", "type": "numeric", "domain": "toy", "group": f"p{g}"}
+            for g in range(30) for i in range(3)]
+    pytester.path.joinpath("toy.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    args = ["--defan-dataset=toy.jsonl", "--defan-cache=off", "--defan-spacy-model=none", "-p", "no:cacheprovider"]
+    before = REGISTRY.snapshot()
+    try:
+        thresholds = pytester.path / "thresholds.toml"
+        thresholds.write_text("[defaults]\nmax_fch = 1.0\n")
+        assert pytester.runpytest("--defan-model=answers", "--defan-report=base.json", *args).ret == 0
+
+        thresholds.write_text(f"[defaults]\nmax_fch = 1.0\n\n[regression]\n{OTHERS_UNJUDGED}max_abstention_rise = 0.05\n")
+        beyond = pytester.runpytest("--defan-model=abstains", "--defan-baseline=base.json", "--defan-report=new.json",
+                                    *args)
+        assert beyond.ret == pytest.ExitCode.TESTS_FAILED
+        beyond.stdout.fnmatch_lines(["*toy: abstention 0.000 -> 0.500 (+0.500, * CI +0.* to +0.*, groups=30, "
+                                     "flips 45 worse / 0 better): worse beyond the tolerance 0.05 and significant"])
+        report = json.loads((pytester.path / "new.json").read_text())
+        change = report["regression"]["scopes"]["toy"]["abstention"]
+        assert (change["tolerance"], change["regressed"]) == (0.05, True)
+        assert [m for m, c in report["regression"]["scopes"]["toy"].items() if c["regressed"]] == ["abstention"]
+        assert report["thresholds"]["regression"]["tolerances"]["toy"]["abstention"] == 0.05
+
+        thresholds.write_text(f"[defaults]\nmax_fch = 1.0\n\n[regression]\n{OTHERS_UNJUDGED}max_abstention_rise = 0.6\n")
+        within = pytester.runpytest("--defan-model=abstains", "--defan-baseline=base.json", "--defan-report=new.json",
+                                    *args)
+        assert within.ret == pytest.ExitCode.OK
+        change = json.loads((pytester.path / "new.json").read_text())["regression"]["scopes"]["toy"]["abstention"]
+        assert (change["tolerance"], change["significant_worse"], change["regressed"]) == (0.6, True, False)
+    finally:
+        REGISTRY.restore(before)  # registered by the sessions' conftest.py in this process

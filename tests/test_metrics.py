@@ -1,4 +1,5 @@
-"""Unit tests of defan_pytest.metrics.summary, with figures computed by hand in the comments.
+"""Unit tests of defan_pytest.metrics.summary (and of the built-in metrics it counts), with
+figures computed by hand in the comments.
 
 Claims are numeric strings ("386", "334") so that group consistency only depends on the most
 basic numeric equivalence: "386" == "386", "386" != "334".
@@ -12,14 +13,8 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.metrics.summary import (
-    DOMAIN_ORDER,
-    _effective_size,
-    cluster_interval,
-    summarize,
-    wilson_interval,
-)
-from defan_pytest.stats.intervals import clopper_pearson, korn_graubard, mean_interval
+from defan_pytest.metrics.summary import DOMAIN_ORDER, cluster_interval, collect_groups, summarize
+from defan_pytest.stats.intervals import clopper_pearson, cluster_effective_size, korn_graubard, mean_interval
 
 DOMAIN_KEYS = {
     "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
@@ -90,30 +85,16 @@ def test_cluster_interval_hand_example() -> None:
     # Clopper-Pearson: Beta^-1(0.025; 2.451073, 4.676609) = 0.071441,
     #                  Beta^-1(0.975; 3.451073, 3.676609) = 0.819005
     units = [(0, 5), (1, 5), (1, 5), (2, 5), (3, 5), (5, 5)]
-    assert _effective_size(units) == (12, 30, 6, pytest.approx(390 / 37))
+    assert cluster_effective_size(units) == (12, 30, 6, pytest.approx(390 / 37))
     lo, hi = cluster_interval(units)  # type: ignore[misc]
     assert (round(lo, 6), round(hi, 6)) == (0.071441, 0.819005)
     assert cluster_interval(units) == korn_graubard(12, 390 / 37, 30, 5.0)
 
 
-def test_wilson_matches_textbook_formula() -> None:
-    # wilson_interval stays public (and its default z = 1.96) although the summary no longer uses it.
-    # p = 0 on n = 4: lower 0, upper z^2/(n+z^2) = 3.8416/7.8416 = 0.489900
-    lo, hi = wilson_interval(0.0, 4)
-    assert lo == 0.0
-    assert hi == pytest.approx(3.8416 / 7.8416)
-    # p = 0.8 on n = 1: denom = 4.8416, center = (0.8 + 1.9208)/4.8416 = 0.561963,
-    # half = 1.96/4.8416 * sqrt(0.16 + 0.9604) = 0.404825 * 1.058489 = 0.428503 -> [0.1335, 0.9905]
-    lo, hi = wilson_interval(0.8, 1)
-    assert (round(lo, 4), round(hi, 4)) == (0.1335, 0.9905)
-    with pytest.raises(ValueError):
-        wilson_interval(0.5, 0)
-
-
 def test_zero_variance_falls_back_to_number_of_groups() -> None:
     # Every group has the same rate (1 of 2): S == 0 exactly, the variance says nothing, so
     # n_eff = G = 3 (each group one observation), not N = 6; df = 2.
-    assert _effective_size([(1, 2)] * 3) == (3, 6, 3, 3.0)
+    assert cluster_effective_size([(1, 2)] * 3) == (3, 6, 3, 3.0)
     assert cluster_interval([(1, 2), (1, 2), (1, 2)]) == korn_graubard(3, 3.0, 6, 2.0)
     # p == 0: no rare response at all, n_eff = G = 4, df = 3; upper bound 0.912088 (scipy).
     assert cluster_interval([(0, 2)] * 4) == korn_graubard(0, 4.0, 8, 3.0)
@@ -124,7 +105,7 @@ def test_zero_variance_falls_back_to_number_of_groups() -> None:
 def test_single_group_is_one_observation_on_one_degree_of_freedom() -> None:
     # One group says nothing about the spread between groups: n_eff = 1, and the t quantile on
     # the least df there is (12.706) makes the interval all but [0, 1].
-    assert _effective_size([(12, 15)]) == (12, 15, 1, 1.0)
+    assert cluster_effective_size([(12, 15)]) == (12, 15, 1, 1.0)
     assert cluster_interval([(12, 15)]) == korn_graubard(12, 1.0, 15, 1.0)
     lo, hi = cluster_interval([(12, 15)])  # type: ignore[misc]
     assert lo < 1e-6 and hi > 1 - 1e-9
@@ -136,7 +117,7 @@ def test_effective_size_is_capped_to_n_before_shrinking() -> None:
     # effect 7*72 / (6*12*6*6) = 0.194 < 1 -> floored at 1 (n_eff <= N); k = 6, worst 12/7:
     # (6*1 + 12/7) / 7 = 54/49 -> n_eff = 12 * 49/54 = 10.888889
     units = [(1, 2)] * 5 + [(0, 1), (1, 1)]
-    assert _effective_size(units) == (6, 12, 7, pytest.approx(98 / 9))
+    assert cluster_effective_size(units) == (6, 12, 7, pytest.approx(98 / 9))
 
 
 def test_few_events_do_not_pass_for_independent_ones() -> None:
@@ -146,7 +127,7 @@ def test_few_events_do_not_pass_for_independent_ones() -> None:
     # k = 1 rare response, so it is averaged with the worst case 15: (1.006711 + 15)/2 =
     # 8.003356 -> n_eff = 18.742138.
     one = [(1, 15)] + [(0, 15)] * 9
-    assert _effective_size(one) == (1, 150, 10, pytest.approx(18.742138, abs=1e-6))
+    assert cluster_effective_size(one) == (1, 150, 10, pytest.approx(18.742138, abs=1e-6))
     lo, hi = cluster_interval(one)  # type: ignore[misc]
     assert lo < 1e-6 and 0.2 < hi < 0.3
     # Continuity with no event at all (n_eff = G = 10): both upper bounds are far from 0.
@@ -155,7 +136,7 @@ def test_few_events_do_not_pass_for_independent_ones() -> None:
     # With hundreds of rare responses the shrinking changes almost nothing: 900 of them here,
     # (900 * 1 + 15) / 901 = 1.0155 against the estimate 1 (floored).
     many = [(5, 15), (4, 15), (6, 15), (3, 15)] * 50
-    events, total, g, n_eff = _effective_size(many)  # type: ignore[misc]
+    events, total, g, n_eff = cluster_effective_size(many)  # type: ignore[misc]
     s = sum((y * total - events * n) ** 2 for y, n in many)
     estimated = g * s / ((g - 1) * total * events * (total - events))
     assert n_eff == pytest.approx(total / max(estimated, 1.0), rel=0.02)
@@ -200,16 +181,16 @@ def test_domain_figures_by_hand() -> None:
     # FCH units (2,3), (0,3), (1,1); N = 7, Y = 3; integer residuals 5, -9, 4 -> S = 122;
     # estimated design effect 3*122/(2*7*3*4) = 2.178571; k = 3, worst 7/3:
     # (3*2.178571 + 7/3)/4 = 2.217262 -> n_eff = 3.157047
-    assert _effective_size([(2, 3), (0, 3), (1, 1)]) == (3, 7, 3, pytest.approx(3.157047, abs=1e-6))
+    assert cluster_effective_size([(2, 3), (0, 3), (1, 1)]) == (3, 7, 3, pytest.approx(3.157047, abs=1e-6))
     assert d["fch_ci"] == [0.0, 1.0]
     # PMH units (1,3), (0,3), (1,1); Y = 2; residuals 1, -6, 5 -> S = 62; estimated 3*62/(2*7*2*5)
     # = 1.328571; k = 2: (2*1.328571 + 7/3)/3 = 1.663492 -> n_eff = 4.208015; df 2
-    assert _effective_size([(1, 3), (0, 3), (1, 1)]) == (2, 7, 3, pytest.approx(4.208015, abs=1e-6))
+    assert cluster_effective_size([(1, 3), (0, 3), (1, 1)]) == (2, 7, 3, pytest.approx(4.208015, abs=1e-6))
     assert d["pmh_ci"] == [round(x, 4) for x in korn_graubard(2, 4.208015267, 7, 2.0)] == [0.0, 0.9979]
     # Error rate = 1/8 over all 3 groups: units (0,3), (0,3), (1,2); N = 8, Y = 1;
     # integer residuals y*N - Y*n = -3, -3, 6 -> S = 54; estimated 3*54/(2*8*1*7) = 1.446429;
     # k = 1, worst 8/3: (1.446429 + 2.666667)/2 = 2.056548 -> n_eff = 3.890014
-    assert _effective_size([(0, 3), (0, 3), (1, 2)]) == (1, 8, 3, pytest.approx(3.890014, abs=1e-6))
+    assert cluster_effective_size([(0, 3), (0, 3), (1, 2)]) == (1, 8, 3, pytest.approx(3.890014, abs=1e-6))
     assert d["error_rate"] == pytest.approx(1 / 8)
     assert d["error_rate_ci"] == [0.0, 0.9952]
 
@@ -242,7 +223,7 @@ def test_math_like_singleton_groups_have_no_rc() -> None:
     # cluster): (4/3 + 1)/2 = 7/6 -> n_eff = 24/7 = 3.428571; df 3 (t = 3.182446):
     # n* = 3.428571 * (1.959964/3.182446)^2 = 1.300431 -> Clopper-Pearson at x* = n*/4
     assert d["fch"] == 0.25
-    assert _effective_size([(1, 1), (0, 1), (0, 1), (0, 1)]) == (1, 4, 4, pytest.approx(24 / 7))
+    assert cluster_effective_size([(1, 1), (0, 1), (0, 1), (0, 1)]) == (1, 4, 4, pytest.approx(24 / 7))
     assert d["fch_ci"] == [0.0, 0.9828]
 
 
@@ -398,3 +379,26 @@ def test_mean_interval_of_one_domain_is_that_domains_interval() -> None:
     records = [rec("math", f"q{i}", 0, correct=i != 0) for i in range(10)]
     out = summarize(records)
     assert out["overall"]["mean"]["fch_ci"] == out["domains"]["math"]["fch_ci"]
+
+
+def test_collect_groups_keys_counts_and_consistency() -> None:
+    def shared(record: dict[str, Any], group: Any) -> dict[str, Any]:
+        return {**record, "group": group}
+
+    records = [
+        shared(rec("nobel", "q1", 0), "q1"), shared(rec("nobel", "q1", 1), "q1"),
+        shared(rec("nobel", "q1", 2, claim="334", correct=False), "q1"),
+        rec("nobel", "q2", 0), rec("nobel", "q2", 1, error="timeout"),
+        shared(rec("census", "q1", 0), "q1"), shared(rec("census", "q1", 1), "q1"),
+        shared(rec("math", "q1", 0), None), shared(rec("math", "q1", 1), None),
+    ]
+    groups = collect_groups(records)
+    # The same group key in two domains is two groups; no group key: each record its own group.
+    assert list(groups)[:3] == [("nobel", "q1"), ("nobel", "nobel-q2"), ("census", "q1")]
+    assert len(groups) == 5
+    q1 = groups[("nobel", "q1")]
+    assert (q1.size, q1.errors, q1.not_correct, q1.not_aligned, q1.claims) == (3, 0, 1, 0, ["386", "386", "334"])
+    # Consistency is decided for the groups that count for RC only.
+    assert (q1.consistent, groups[("census", "q1")].consistent) == (False, True)
+    q2 = groups[("nobel", "nobel-q2")]
+    assert (q2.counts_for_rc, q2.consistent, q2.claims, q2.scored) == (False, None, ["386", None], 1)

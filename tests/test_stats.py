@@ -1,4 +1,5 @@
-"""Unit tests of defan_pytest.stats.intervals: the t and Beta quantiles the intervals rest on.
+"""Unit tests of defan_pytest.stats: the t and Beta quantiles the intervals rest on
+(``distributions``), the intervals (``intervals``) and the paired score interval (``paired``).
 
 Reference values are from printed tables (Student t to 7 decimals) or closed forms; a few were
 checked against scipy.stats when the tests were written (scipy is not a dependency, and these
@@ -10,21 +11,9 @@ import math
 
 import pytest
 
-from defan_pytest.stats.intervals import (
-    beta_quantile,
-    betainc,
-    clopper_pearson,
-    korn_graubard,
-    mean_interval,
-    normal_quantile,
-    paired_score_interval,
-    shrink_design_effect,
-    t_cdf,
-    t_quantile,
-    t_sf,
-    two_sided_quantile,
-    welch_df,
-)
+from defan_pytest.stats.distributions import beta_quantile, normal_quantile, t_quantile, t_sf, two_sided_quantile
+from defan_pytest.stats.intervals import clopper_pearson, korn_graubard, mean_interval, shrink_design_effect, welch_df
+from defan_pytest.stats.paired import paired_score_interval
 
 # t_{0.975, df}, the two-sided 95% quantiles of every table.
 T975 = {
@@ -71,7 +60,7 @@ def test_near_the_median_and_far_in_the_tail() -> None:
     for df in (1.0, 2.5, 4.0, 9.0, 29.0, 333.3, 5e4):
         for p in (1e-10, 0.001, 0.025, 0.3, 0.5001, 0.975, 0.999, 1 - 1e-10):
             t = t_quantile(p, df)
-            assert t_cdf(t, df) == pytest.approx(p, rel=1e-9, abs=1e-15)
+            assert t_sf(-t, df) == pytest.approx(p, rel=1e-9, abs=1e-15)
 
 
 def test_large_df_tends_to_the_normal_quantile() -> None:
@@ -105,15 +94,16 @@ def test_bad_arguments_are_refused() -> None:
 
 
 def test_incomplete_beta_closed_forms() -> None:
-    # I_x(a, 1) = x^a; I_x(1, b) = 1 - (1 - x)^b; integer a, b: a binomial tail.
-    assert betainc(2.5, 1.0, 0.3) == pytest.approx(0.3**2.5, rel=1e-13)
-    assert betainc(1.0, 3.5, 0.3) == pytest.approx(1 - 0.7**3.5, rel=1e-13)
+    # Through its inverse: I_x(a, 1) = x^a, I_x(1, b) = 1 - (1 - x)^b, I_x(1/2, 1/2) =
+    # (2/pi) asin(sqrt(x)); integer a, b: a binomial tail.
+    assert beta_quantile(0.3**2.5, 2.5, 1.0) == pytest.approx(0.3, rel=1e-12)
+    assert beta_quantile(1 - 0.7**3.5, 1.0, 3.5) == pytest.approx(0.3, rel=1e-12)
+    assert beta_quantile(0.3, 0.5, 0.5) == pytest.approx(math.sin(math.pi * 0.3 / 2) ** 2, rel=1e-12)
     # I_0.4(2, 3) = P(Bin(4, 0.4) >= 2) = 6*.16*.36 + 4*.064*.6 + .0256 = 0.5248
-    assert betainc(2.0, 3.0, 0.4) == pytest.approx(0.5248, rel=1e-13)
-    assert betainc(0.5, 0.5, 0.5) == pytest.approx(0.5, rel=1e-13)
-    assert (betainc(3.0, 4.0, 0.0), betainc(3.0, 4.0, 1.0)) == (0.0, 1.0)
-    # The t distribution function from it: P(T <= 2) with 3 df = 0.9303370.
-    assert t_cdf(2.0, 3) == pytest.approx(0.93033702, abs=1e-8)
+    assert beta_quantile(0.5248, 2.0, 3.0) == pytest.approx(0.4, rel=1e-12)
+    assert beta_quantile(0.5, 0.5, 0.5) == pytest.approx(0.5, rel=1e-12)
+    # The t distribution from it: P(T <= 2) with 3 df = 0.9303370.
+    assert t_sf(-2.0, 3) == pytest.approx(0.93033702, abs=1e-8)
     assert t_sf(2.0, 3) == pytest.approx(1 - 0.93033702, abs=1e-8)
 
 
@@ -122,8 +112,20 @@ def test_beta_quantile_inverts_the_incomplete_beta() -> None:
         for p in (1e-9, 0.025, 0.5, 0.975, 1 - 1e-9):
             x = beta_quantile(p, a, b)
             assert 0.0 <= x <= 1.0
-            if 1e-300 < x < 1 - 1e-15:  # (Beta(0.05, 0.05) puts its 0.975 quantile at 1 - 1e-30)
-                assert betainc(a, b, x) == pytest.approx(p, rel=1e-9, abs=1e-14)
+            assert 0.0 < x or p < 0.5  # (a quantile below the smallest double is 0)
+    # Round trips through closed forms: for whole a, b, I_x(a, b) = P(Bin(a + b - 1, x) >= a).
+    for a, b in ((1, 1), (2, 5), (3, 4), (10, 30), (50, 2)):
+        n = a + b - 1
+        for p in (1e-6, 0.025, 0.5, 0.975, 1 - 1e-6):
+            x = beta_quantile(p, a, b)
+            tail = sum(math.comb(n, k) * x**k * (1 - x) ** (n - k) for k in range(a, n + 1))
+            assert tail == pytest.approx(p, rel=1e-9, abs=1e-14)
+    # Round trips through the t distribution, whose tail is an incomplete beta:
+    # P(|T| > t) = I_{df/(df+t^2)}(df/2, 1/2), solved by Newton on t_sf (no Beta quantile).
+    for df in (1.0, 2.5, 9.0, 120.0):
+        for p in (0.6, 0.975, 0.9999):
+            t = t_quantile(p, df)
+            assert beta_quantile(2 * (1 - p), df / 2, 0.5) == pytest.approx(df / (df + t * t), rel=1e-9)
     # Far below 1e-154 (where lo * hi would underflow): Beta(0.05, 0.05) at 1e-9 is 9.7118236e-175.
     assert beta_quantile(1e-9, 0.05, 0.05) == pytest.approx(9.7118236e-175, rel=1e-7)
     # A quantile below the smallest double comes back as 0 or a subnormal, never out of [0, 1].

@@ -1,10 +1,10 @@
-"""Tests of defan_pytest.gates.thresholds: parsing, validation (every problem in one error) and the
-per-key merge order."""
+"""Tests of defan_pytest.gates.thresholds: parsing, validation (every problem in one error), the
+per-key precedence of limits and tolerances, and the lines that set them."""
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import FrozenInstanceError
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +13,14 @@ import pytest
 from defan_pytest.dataset import DOMAINS
 from defan_pytest.errors import DefanError
 from defan_pytest.gates.thresholds import (
-    LIMIT_KEYS,
     Limits,
     Thresholds,
     ThresholdsError,
     load_thresholds,
+    model_table_typos,
     parse_thresholds,
 )
+from defan_pytest.gates.thresholds.keys import DEFAULT_CONFIDENCE, limit_keys
 
 REPO_EXAMPLE = Path(__file__).resolve().parents[1] / "thresholds.toml"
 VALID_IDS = ", ".join(DOMAINS)
@@ -76,7 +77,7 @@ def test_spec_example_parses(tmp_path: Path) -> None:
     assert t.for_overall() == Limits(max_fch=0.55, max_pmh=0.50, min_rc=0.30, max_error_rate=0.02, min_samples=30)
     assert t.overall_figure == "mean"
     assert t.model_names == ("my-rag",)
-    assert t.with_model("my-rag").for_domain("nobel").max_fch == 0.20
+    assert replace(t, model="my-rag").for_domain("nobel").max_fch == 0.20
 
 
 def test_repo_example_file_validates() -> None:
@@ -396,9 +397,9 @@ def test_model_params_are_exposed_as_a_copy(tmp_path: Path) -> None:
     assert t.model_params("my-rag")["litellm"]["extra"]["top_p"] == 0.9
     assert t.model_params("other") == {}
     assert t.model_params() == {}  # no model selected
-    assert t.with_model("my-rag").model_params() == t.model_params("my-rag")
+    assert replace(t, model="my-rag").model_params() == t.model_params("my-rag")
     # Parameters alone set no limit.
-    assert t.with_model("my-rag").for_domain("nobel") == Limits()
+    assert replace(t, model="my-rag").for_domain("nobel") == Limits()
 
 
 @pytest.mark.parametrize(
@@ -487,7 +488,7 @@ def test_merge_is_per_key() -> None:
     # Domain tables never reach the overall figure.
     assert t.for_overall() == Limits(max_fch=0.6, max_pmh=0.4, min_rc=0.5, max_error_rate=0.0, min_samples=30)
     # Without the model, only the top level applies.
-    base = t.with_model(None)
+    base = replace(t, model=None)
     assert base.for_domain("nobel") == Limits(max_fch=0.35, max_pmh=0.5, min_rc=0.3, max_error_rate=0.02, min_samples=10)
     assert base.for_overall() == Limits(max_fch=0.6, max_pmh=0.4, min_rc=0.3, max_error_rate=0.02, min_samples=30)
 
@@ -496,20 +497,19 @@ def test_overall_figure_precedence() -> None:
     assert parse_thresholds({}).overall_figure == "mean"
     t = parse_thresholds({"overall": {"figure": "pooled"}, "models": {"a": {"overall": {"figure": "mean"}}, "b": {}}})
     assert t.overall_figure == "pooled"
-    assert t.with_model("a").overall_figure == "mean"
-    assert t.with_model("b").overall_figure == "pooled"
+    assert replace(t, model="a").overall_figure == "mean"
+    assert replace(t, model="b").overall_figure == "pooled"
 
 
 def test_limits_helpers() -> None:
     limits = Limits(max_fch=0.3, min_rc=0.5, min_samples=30)
     assert limits.as_dict() == {"max_fch": 0.3, "min_rc": 0.5, "min_samples": 30}
-    assert limits.figure_limits() == {"fch": 0.3, "rc": 0.5}
     assert Limits(max_pmh=0.2).over(limits) == Limits(max_fch=0.3, max_pmh=0.2, min_rc=0.5, min_samples=30)
     assert Limits().over(limits) is limits
     assert Limits().is_empty and not limits.is_empty
     # Every limit key reads as an attribute: None when not set.
-    assert [getattr(Limits(), key) for key in LIMIT_KEYS] == [None] * len(LIMIT_KEYS)
-    assert [getattr(limits, key) for key in LIMIT_KEYS] == [0.3, None, 0.5, None, 30]
+    assert [getattr(Limits(), key) for key in limit_keys()] == [None] * len(limit_keys())
+    assert [getattr(limits, key) for key in limit_keys()] == [0.3, None, 0.5, None, 30]
 
 
 # --------------------------------------------------------------------------------------------
@@ -534,8 +534,6 @@ def test_a_litellm_table_nested_without_limit_is_refused(tmp_path: Path) -> None
 
 def _typos(model: str, tables: dict[str, dict[str, Any]], registered: tuple[str, ...] = (),
            litellm: tuple[str, ...] = ()) -> list[str]:
-    from defan_pytest.gates.thresholds import model_table_typos
-
     return model_table_typos(model, tables, {n: "t.toml" for n in tables}, registered, lambda n: n in litellm)
 
 
@@ -577,8 +575,6 @@ def test_a_key_with_control_characters_is_named_on_one_line(tmp_path: Path) -> N
 
 
 def test_regression_defaults_without_a_table() -> None:
-    from defan_pytest.gates.thresholds import DEFAULT_CONFIDENCE, parse_thresholds
-
     t = parse_thresholds({"defaults": {"max_fch": 0.5}})
     assert t.regression_confidence() == DEFAULT_CONFIDENCE == 0.95
     assert (t.tolerance("nobel", "fch"), t.tolerance("nobel", "pmh"), t.tolerance("nobel", "rc")) == (0.02, 0.02, 0.02)
@@ -586,8 +582,6 @@ def test_regression_defaults_without_a_table() -> None:
 
 
 def test_regression_precedence_per_domain_overall_and_model() -> None:
-    from defan_pytest.gates.thresholds import parse_thresholds
-
     data = {
         "regression": {"confidence": 0.9, "max_fch_rise": 0.03, "max_rc_drop": 0.1,
                        "domains": {"nobel": {"max_fch_rise": 0.01}}, "overall": {"max_pmh_rise": 0.04}},
@@ -598,14 +592,12 @@ def test_regression_precedence_per_domain_overall_and_model() -> None:
     assert t.regression_confidence() == 0.9
     assert (t.tolerance("nobel", "fch"), t.tolerance("sports", "fch"), t.tolerance("overall", "pmh")) == (0.01, 0.03, 0.04)
     assert t.tolerance("nobel", "rc") == 0.1
-    m = t.with_model("m")
+    m = replace(t, model="m")
     assert m.regression_confidence() == 0.99
     assert (m.tolerance("nobel", "pmh"), m.tolerance("overall", "pmh"), m.tolerance("nobel", "error_rate")) == (0.5, 0.5, 0.0)
 
 
 def test_regression_table_problems_all_at_once() -> None:
-    from defan_pytest.gates.thresholds import ThresholdsError, parse_thresholds
-
     data = {"regression": {"confidence": 1.5, "max_fch_rise": "a bit", "max_fch": 0.3,
                            "domains": {"nobl": {"max_pmh_rise": 2}}}}
     with pytest.raises(ThresholdsError) as info:
@@ -620,8 +612,6 @@ def test_regression_table_problems_all_at_once() -> None:
 
 
 def test_tolerance_line_points_at_the_key(tmp_path: Path) -> None:
-    from defan_pytest.gates.thresholds import load_thresholds
-
     path = tmp_path / "thresholds.toml"
     path.write_text("[defaults]\nmax_fch = 0.5\n\n[regression]\nconfidence = 0.9\nmax_fch_rise = 0.03\n\n"
                     "[regression.domains.nobel]\nmax_fch_rise = 0.01\n", encoding="utf-8")
@@ -629,3 +619,21 @@ def test_tolerance_line_points_at_the_key(tmp_path: Path) -> None:
     assert t.tolerance_line("nobel", "fch") == 9
     assert t.tolerance_line("sports", "fch") == 6
     assert t.tolerance_line("sports", "pmh") == 5  # only the default: the [regression] table
+
+
+def test_line_of_follows_the_precedence(tmp_path: Path) -> None:
+    path = write(tmp_path, SPEC_EXAMPLE)
+    t = load_thresholds(path, model="my-rag")
+    # [models."my-rag".domains.nobel] max_fch (line 16) wins over [domains.nobel] (line 9).
+    assert t.table_of("nobel", "max_fch") == ("models", "my-rag", "domains", "nobel")
+    assert t.line_of("nobel", "max_fch") == 16
+    assert replace(t, model=None).line_of("nobel", "max_fch") == 9
+    assert (t.line_of("sports", "max_fch"), t.line_of("overall", "max_fch"), t.line_of("overall", "min_rc")) == (2, 12, 4)
+    assert t.table_of("nobel", "max_error_rate") == ("defaults",) and t.table_of("nobel", "min_rc") == ("defaults",)
+    gone = parse_thresholds({"defaults": {"max_fch": 0.5}}, str(tmp_path / "gone.toml"))
+    assert gone.line_of("nobel", "max_fch") is None  # the file cannot be read
+
+
+def test_a_tolerance_for_a_metric_that_is_not_compared_is_named() -> None:
+    assert only_problem({"regression": {"max_nothing_rise": 0.1}}).startswith(
+        "thresholds.toml: regression.max_nothing_rise: unknown key; allowed: confidence, domains, overall, max_fch_rise")

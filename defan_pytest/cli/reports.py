@@ -108,6 +108,7 @@ def _judge(
     """Judge saved rows as the plugin does (level gate, regression gate with ``old``), print the
     table, the failures and the comparison, tell GitHub; the judged report and whether it failed."""
     from defan_pytest.gates import level as gate, regression as regression_gate
+    from defan_pytest.gates.table import format_gate_table
     from defan_pytest.report import github
     from defan_pytest.metrics.summary import summarize
     from defan_pytest.report.tables import format_table
@@ -120,7 +121,7 @@ def _judge(
     if old is not None:
         comparison = regression_gate.judge(old, rows, limits, baseline_path=str(baseline_path), skipped=skipped)
     if not limits.is_empty:
-        stdout.write(gate.format_gate_table(summary, limits, verdicts, width=_width()))
+        stdout.write(format_gate_table(summary, limits, verdicts, width=_width()))
     else:
         stdout.write(format_table(summary))
     for v in verdicts:
@@ -145,12 +146,12 @@ def _judge(
 
 def compare(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """``defan compare OLD NEW``: the per-domain change and the prompts that flipped."""
-    from defan_pytest.report import schema as baseline
+    from defan_pytest.gates.comparability import comparability
     from defan_pytest.gates import regression as regression_gate
 
     old = _load(args.old, "OLD")
     new = _load(args.new, "NEW")
-    problems = baseline.comparability(old, new["meta"], new["rows"], where=str(args.old))
+    problems = comparability(old, new["meta"], new["rows"], where=str(args.old))
     if problems and not args.baseline_force:
         raise UsageError("; ".join(problems) + "; --baseline-force compares anyway")
     model = ((new.get("meta") or {}).get("model") or {}).get("name")
@@ -178,12 +179,12 @@ def _check_outputs(outputs: Sequence[tuple[str, Path | None]], inputs: Sequence[
 
 
 def _baseline_for(path: Path | None, meta: Any, rows: Any, force: bool) -> dict[str, Any] | None:
-    from defan_pytest.report import schema as baseline
+    from defan_pytest.gates.comparability import comparability
 
     if path is None:
         return None
     old = _load(path, "--baseline")
-    problems = baseline.comparability(old, meta, rows, where="--baseline")
+    problems = comparability(old, meta, rows, where="--baseline")
     if problems and not force:
         raise UsageError("; ".join(problems) + "; --baseline-force compares anyway")
     return old

@@ -1,1 +1,2 @@
-"""Thresholds, the level gate, the regression gate and baseline comparability."""
+"""Thresholds, the level gate and its table, the paired test and the regression gate, and
+whether two runs can be compared at all."""

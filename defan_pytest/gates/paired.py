@@ -3,335 +3,74 @@
 :func:`compare` takes the per-prompt records of two runs (the baseline's and the current one's;
 plain dicts as :func:`defan_pytest.metrics.summary.summarize` reads them: ``id``, ``domain``, ``group``,
 ``type``, ``claim``, ``aligned``, ``correct``, ``error``; other keys are ignored) and returns a
-:class:`Comparison`: per scope (each domain, and ``"overall"``) and per metric (FCH, PMH, RC,
-error rate) the change *new - old*, its interval, the counts of flips and the verdict.
+:class:`~defan_pytest.gates.comparison.Comparison`: per scope (each domain, and ``"overall"``)
+and per compared metric the change *new - old*, its interval, the counts of flips and the verdict.
 
 Pairing
 -------
 
 Prompts are paired by ``id``. A prompt in only one run is counted (``only_baseline``,
-``only_current``) and otherwise ignored. A paired prompt that errored in either run is left out
-of the FCH and PMH pairs (an errored response is never a hallucination, as in the level figures)
-and counted in ``errored``; the error rate's change is over all paired prompts. The current
-run's ``domain`` and ``group`` place a prompt (a prompt that changed domain between runs is a
-different data set, which :mod:`defan_pytest.report.schema` refuses before this is called). Two runs
-without a prompt in common give an empty comparison: no scope, nothing regresses.
+``only_current``) and otherwise ignored. The current run's ``domain`` and ``group`` place a
+prompt (a prompt that changed domain between runs is a different data set, which
+:mod:`defan_pytest.gates.comparability` refuses before this is called). Two runs without a
+prompt in common give an empty comparison: no scope, nothing regresses.
 
-RC compares groups, not prompts: a group counts when, restricted to its paired prompts, it counts
-for RC in both runs (more than one response, none errored); its consistency in each run is
-decided exactly as :func:`~defan_pytest.metrics.summary.summarize` decides it
-(:func:`~defan_pytest.scoring.equivalence.group_consistent` on the claims).
+Every registered metric that declares how two runs of it compare
+(:attr:`defan_pytest.metrics.registry.Metric.paired`) is compared, in registration order: per
+paraphrase group, the metric's ``paired`` gives the pairs ``(event before, event now)`` of the
+group's paired prompts (:class:`~defan_pytest.metrics.registry.PairedGroup`). The built-ins
+(:mod:`defan_pytest.metrics.builtin`): a paired prompt that errored in either run is left out of
+the FCH and PMH pairs (an errored response is never a hallucination, as in the level figures)
+and counted in ``errored``; the error rate's change is over all paired prompts; RC compares
+groups, not prompts: a group counts when, restricted to its paired prompts, it counts for RC in
+both runs (more than one response, none errored), its consistency in each run decided exactly as
+:func:`~defan_pytest.metrics.summary.summarize` decides it.
 
-The interval
-------------
-
-The same prompts are asked in both runs, so what varies between the runs is only which prompts
-*flipped*: a paired test needs far fewer prompts than comparing two levels. Flips cluster by
-paraphrase group like everything else (a model that changed its mind about a fact changes it on
-most paraphrases), so the paraphrase group is the unit, as in :mod:`defan_pytest.metrics.summary`:
-
-- per group ``g``: ``b_g`` prompts with the metric's event (hallucinated, misaligned, errored;
-  for RC: consistent) in the new run only, ``c_g`` in the old run only, ``m_g`` pairs; the
-  change is the ratio estimator ``sum(b_g - c_g) / sum(m_g)``;
-- its cluster-robust variance ``G/(G-1) * sum_g (d_g - change*m_g)^2 / M^2`` (``d_g = b_g - c_g``),
-  over the variance the same change would have with independent prompts, is the design
-  effect; it is shrunk toward the worst case (each group one observation) while flips are
-  scarce, exactly as the level intervals do
-  (:func:`~defan_pytest.stats.intervals.shrink_design_effect`, the flips being the informative
-  responses);
-- the counts and the number of pairs are divided by the design effect, and the interval is
-  Tango's score interval for a paired difference (:func:`~defan_pytest.stats.intervals.paired_score_interval`)
-  at those effective counts, with the Student t quantile on ``G - 1`` degrees of freedom.
-
-A score interval rather than ``change -+ t * se``: the Wald form collapses to a point when the
-observed flips are few or cancel, and then covers the true change far less than promised at a
-pull-request's 5-10 groups per domain (62-92% in simulations). Simulated
-(``bench/regression_stability.py``, 4,000 replicates a cell) with per-group rates correlated
-between the runs, answers kept or re-drawn, and a known true change, this interval covered it
-94.7-100% of the time from 5 to 100 groups (the lowest, at 100 groups, within Monte Carlo error
-of 95%); ``tests/test_regression.py`` asserts at least 0.94 over a grid. It is conservative at
-5-10 groups and 2-14% wider than the Wald interval at 100.
-
-One consequence: runs without a single flip get the change 0 with an interval around it that
-is not ``[0, 0]`` (``-+ q^2 / (G + q^2)``, 0.34 at 10 groups, 0.004 at 1,000): no flip among
-a few groups does not show that the models agree on the prompts not asked. Such runs never
-regress all the same, because the change is 0.
-
-The overall change is either ``"mean"``, the unweighted mean of the domain changes (each
-domain's interval read as standard errors, independent domains adding variances, the quantile
-on Welch-Satterthwaite degrees of freedom, as for the level figures), or ``"pooled"``, the
-same test over all groups together.
+The change of a scope is the paired test over its groups
+(:func:`defan_pytest.stats.paired.paired_interval`: the group is the unit, and the interval is
+Tango's score interval at the counts the design effect leaves). The overall change is either
+``"mean"``, the unweighted mean of the domain changes (each domain's interval read as standard
+errors, independent domains adding variances, the quantile on Welch-Satterthwaite degrees of
+freedom, as for the level figures), or ``"pooled"``, the same test over all groups together.
 
 The decision
 ------------
 
 A scope's metric **regresses** only when the worsening is both significant - the interval lies
-wholly on the worse side of 0 (above it for FCH, PMH and the error rate, below it for RC) -
-and larger than the tolerance for that scope and metric. A tolerance of ``None`` means the
-metric's change is reported but never judged. Identical runs never regress (the change is 0).
-
-Everything in a :class:`Comparison` converts to plain JSON with :meth:`Comparison.to_json`.
-Nothing here imports pytest.
+wholly on the worse side of 0 (above it for a lower-is-better metric such as FCH, below it for a
+higher-is-better one such as RC) - and larger than the tolerance for that scope and metric. A
+tolerance of ``None`` means the metric's change is reported but never judged. Identical runs
+never regress (the change is 0).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Union
 
-from defan_pytest.metrics.summary import DOMAIN_ORDER, METRICS
-from defan_pytest.stats.intervals import mean_interval, paired_score_interval, shrink_design_effect
+from defan_pytest.gates.comparison import Change, Comparison, Flip, Pairing
+from defan_pytest.metrics.builtin import hallucinated
+from defan_pytest.metrics.groups import PairedGroup, errored
+from defan_pytest.metrics.registry import METRICS, Metric
+from defan_pytest.metrics.summary import OVERALL, domain_sort_key
+from defan_pytest.stats.intervals import mean_interval
+from defan_pytest.stats.paired import paired_interval
 
-__all__ = [
-    "COMPARED",
-    "DEFAULT_TOLERANCE",
-    "OVERALL",
-    "Change",
-    "Comparison",
-    "Flip",
-    "Pairing",
-    "Tolerances",
-    "compare",
-    "paired_interval",
-]
-
-#: The scope name of the all-domains figure.
-OVERALL = "overall"
-
-#: The metrics compared, in report order. Metrics registered by users are level figures
-#: computed from whole groups; they have no per-prompt event to pair and are not compared.
-COMPARED: tuple[str, ...] = ("fch", "pmh", "rc", "error_rate")
-
-#: The tolerance of FCH, PMH and RC when none is given (the error rate is then not judged):
-#: the same as ``thresholds.DEFAULT_TOLERANCES``.
-DEFAULT_TOLERANCE: Mapping[str, float] = {"fch": 0.02, "pmh": 0.02, "rc": 0.02}
+__all__ = ["Tolerances", "compare", "compared_metrics"]
 
 #: Tolerances: a function ``(scope, metric) -> float | None``, or a mapping ``{metric: float}``
 #: for every scope, optionally with per-scope mappings ``{scope: {metric: float}}`` that take
 #: precedence. ``None`` (or a missing entry): the metric's change is not judged.
 Tolerances = Union[Callable[[str, str], Union[float, None]], Mapping[str, Any]]
 
-Direction = Literal["worse", "better"]
+# Per group (b, c, m): pairs with the event in the new run only, in the old run only, pairs.
+Unit = tuple[int, int, int]
 
 
-def _is_error(rec: Mapping[str, Any]) -> bool:
-    # As in metrics: an empty string is what converters write for "no error".
-    return bool(rec.get("error"))
-
-
-# --------------------------------------------------------------------------------------------
-# The interval
-# --------------------------------------------------------------------------------------------
-
-
-def paired_interval(
-    units: Sequence[tuple[int, int, int]], confidence: float = 0.95
-) -> tuple[float, float, float, float] | None:
-    """The change and its interval for paired clusters ``units = [(b_g, c_g, m_g), ...]``.
-
-    ``b_g``: pairs of group ``g`` with the event in the new run only, ``c_g``: in the old run
-    only, ``m_g``: all pairs of the group. Returns ``(change, lo, hi, df)`` with ``change =
-    sum(b - c) / sum(m)``, or ``None`` when there is no pair. See the module docstring for the
-    method. Groups without pairs are ignored.
-
-    >>> paired_interval([(0, 0, 15)] * 4)[0]
-    0.0
-    """
-    kept = [(int(b), int(c), int(m)) for b, c, m in units if m > 0]
-    total = sum(m for _, _, m in kept)
-    if total == 0:
-        return None
-    for b, c, m in kept:
-        if b < 0 or c < 0 or b + c > m:
-            raise ValueError(f"a paired unit needs 0 <= b, c and b + c <= m, got {(b, c, m)!r}")
-    worse = sum(b for b, _, _ in kept)
-    better = sum(c for _, c, _ in kept)
-    g = len(kept)
-    net = worse - better
-    flips = worse + better
-    estimated: float | None = None
-    if g > 1:
-        # Integer residuals d_g*M - net*m_g, so s == 0 is exact; independent-prompt variance
-        # ((b+c)/M - change^2)/M, times M^3 -> flips*M - net^2 (an integer too).
-        s = sum(((b - c) * total - net * m) ** 2 for b, c, m in kept)
-        independent = flips * total - net * net
-        if s > 0 and independent > 0:
-            # V_cluster / V_independent = G/(G-1) * S/M^4 / (independent/M^3).
-            estimated = g * s / ((g - 1) * total * independent)
-    # The flips (or, if nearly every pair flipped, the pairs that did not) are what show how
-    # changes cluster; the worst case, M/G, makes every group one observation.
-    deff = shrink_design_effect(estimated, min(flips, total - flips), total / g)
-    df = float(max(g - 1, 1))
-    lo, hi = paired_score_interval(worse / deff, better / deff, total / deff, confidence, df)
-    return net / total, lo, hi, df
-
-
-# --------------------------------------------------------------------------------------------
-# The result
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    """The change of one metric in one scope, new run minus baseline, and its verdict.
-
-    - ``old``, ``new``: the metric over the pairs compared (the paired prompts scored in both
-      runs for FCH and PMH, all paired prompts for the error rate, the groups counting for RC
-      in both runs for RC); ``change = new - old``.
-    - ``interval``: ``(lo, hi)`` at ``confidence``; ``df``: the degrees of freedom of its
-      quantile (``None`` if unbounded).
-    - ``groups``: paraphrase groups with at least one pair; ``pairs``: the pairs (prompts; for
-      RC, groups).
-    - ``worse_flips`` / ``better_flips``: pairs that went the worse / the better way (right to
-      hallucinated / back for FCH, aligned to misaligned / back for PMH, consistent to
-      inconsistent / back for RC, answered to errored / back for the error rate).
-    - ``worse``: the change is nonzero and in the worse direction; ``significant``: the
-      interval excludes 0; ``significant_worse``: it lies wholly on the worse side of 0;
-      ``regressed``: significantly worse by more than ``tolerance`` (never when the tolerance
-      is ``None``).
-    """
-
-    scope: str
-    metric: str
-    old: float
-    new: float
-    change: float
-    interval: tuple[float, float]
-    df: float | None
-    confidence: float
-    groups: int
-    pairs: int
-    worse_flips: int
-    better_flips: int
-    higher_is_better: bool
-    tolerance: float | None
-    worse: bool
-    significant: bool
-    significant_worse: bool
-    regressed: bool
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON: every field except ``scope``/``metric`` (the keys it is filed under),
-        the interval as a list."""
-        return {
-            "old": self.old,
-            "new": self.new,
-            "change": self.change,
-            "interval": [self.interval[0], self.interval[1]],
-            "df": self.df,
-            "confidence": self.confidence,
-            "groups": self.groups,
-            "pairs": self.pairs,
-            "worse_flips": self.worse_flips,
-            "better_flips": self.better_flips,
-            "higher_is_better": self.higher_is_better,
-            "tolerance": self.tolerance,
-            "worse": self.worse,
-            "significant": self.significant,
-            "significant_worse": self.significant_worse,
-            "regressed": self.regressed,
-        }
-
-
-@dataclass(frozen=True)
-class Flip:
-    """A prompt whose FCH verdict flipped: ``direction`` ``"worse"`` (right before,
-    hallucinated now) or ``"better"``; ``old`` and ``new`` are its two records as given."""
-
-    id: str
-    domain: str
-    group: Any
-    metric: str
-    direction: Direction
-    old: Mapping[str, Any]
-    new: Mapping[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON (the records as plain dicts)."""
-        return {
-            "id": self.id,
-            "domain": self.domain,
-            "group": self.group,
-            "metric": self.metric,
-            "direction": self.direction,
-            "old": dict(self.old),
-            "new": dict(self.new),
-        }
-
-
-@dataclass(frozen=True)
-class Pairing:
-    """How the two runs' prompts paired: ``paired`` prompts in both, ``only_baseline`` and
-    ``only_current`` in one only, ``groups`` paraphrase groups among the paired prompts, and
-    ``errored`` paired prompts that errored in either run (left out of FCH and PMH)."""
-
-    paired: int
-    only_baseline: int
-    only_current: int
-    groups: int
-    errored: int
-
-    def to_json(self) -> dict[str, int]:
-        """Plain JSON."""
-        return {
-            "paired": self.paired,
-            "only_baseline": self.only_baseline,
-            "only_current": self.only_current,
-            "groups": self.groups,
-            "errored": self.errored,
-        }
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The result of :func:`compare`.
-
-    ``scopes`` maps each domain (in report order) and then ``"overall"`` to its metrics'
-    :class:`Change` (a metric that cannot be compared in a scope - no pairs, no RC group - is
-    absent; a scope with nothing to compare is absent). ``flipped`` lists the prompts whose FCH
-    verdict flipped, right to hallucinated first, then by domain, group and id.
-    """
-
-    confidence: float
-    overall: str
-    pairs: Pairing
-    scopes: Mapping[str, Mapping[str, Change]] = field(default_factory=dict)
-    flipped: tuple[Flip, ...] = ()
-
-    @property
-    def regressions(self) -> list[Change]:
-        """The changes that regressed, in scope then metric order."""
-        return [c for changes in self.scopes.values() for c in changes.values() if c.regressed]
-
-    @property
-    def regressed(self) -> bool:
-        """Whether any scope's metric regressed."""
-        return any(c.regressed for changes in self.scopes.values() for c in changes.values())
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON (``json.dumps(..., allow_nan=False)`` accepts it)::
-
-            {"confidence": 0.95, "overall": "mean", "regressed": false,
-             "pairs": {"paired", "only_baseline", "only_current", "groups", "errored"},
-             "scopes": {scope: {metric: {"old", "new", "change", "interval", "df",
-                                         "confidence", "groups", "pairs", "worse_flips",
-                                         "better_flips", "higher_is_better", "tolerance",
-                                         "worse", "significant", "significant_worse",
-                                         "regressed"}}},
-             "flipped": [{"id", "domain", "group", "metric", "direction", "old", "new"}]}
-        """
-        return {
-            "confidence": self.confidence,
-            "overall": self.overall,
-            "regressed": self.regressed,
-            "pairs": self.pairs.to_json(),
-            "scopes": {
-                scope: {name: change.to_json() for name, change in changes.items()}
-                for scope, changes in self.scopes.items()
-            },
-            "flipped": [f.to_json() for f in self.flipped],
-        }
+def compared_metrics() -> tuple[Metric, ...]:
+    """The registered metrics the paired test compares (those with ``paired``), in order."""
+    return tuple(metric for metric in METRICS.values() if metric.paired is not None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,7 +93,7 @@ def _by_id(records: Iterable[Mapping[str, Any]], which: str) -> dict[str, Mappin
 
 @dataclass
 class _Group:
-    """One paraphrase group's pairs, as :func:`compare` counts them."""
+    """One paraphrase group's paired prompts, by id, in the current run's order."""
 
     domain: str
     key: Any
@@ -371,54 +110,88 @@ def _group_key(value: Any) -> Any:
     return value
 
 
-def _consistent(type_: str, records: Sequence[Mapping[str, Any]]) -> bool | None:
-    """RC of one run's records of a group: ``None`` when the group does not count for RC."""
-    if len(records) < 2 or any(_is_error(r) for r in records):
-        return None
-    # Imported here, as summarize does, so that comparing data without paraphrase groups
-    # never needs it.
-    from defan_pytest.scoring.equivalence import group_consistent
-
-    return bool(group_consistent(type_, [r.get("claim") for r in records]))
+def _groups(paired: Sequence[str], new_by_id: Mapping[str, Mapping[str, Any]]) -> list[_Group]:
+    """The paraphrase groups of the paired prompts, placed by the current run's records."""
+    groups: dict[tuple[str, Any], _Group] = {}
+    for pid in paired:
+        rec = new_by_id[pid]
+        domain = rec.get("domain")
+        if not isinstance(domain, str) or not domain:
+            raise ValueError(f"current record {pid!r} has no domain: {dict(rec)!r}")
+        raw_key = rec.get("group")
+        key = ("__id__", pid) if raw_key is None else _group_key(raw_key)
+        grp = groups.get((domain, key))
+        if grp is None:
+            grp = groups[(domain, key)] = _Group(domain, raw_key, str(rec.get("type") or ""))
+        grp.ids.append(pid)
+    return list(groups.values())
 
 
 @dataclass
 class _Tally:
-    """One domain's counts for every compared metric: per group ``(b, c, m)`` (event in the new
-    run only, in the old run only, pairs), and the events of each run over all its pairs."""
+    """One domain's counts of every compared metric: its units per group, and the events of
+    each run over all its pairs."""
 
-    units: dict[str, list[tuple[int, int, int]]] = field(
-        default_factory=lambda: {metric: [] for metric in COMPARED})
-    old: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COMPARED, 0))
-    new: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COMPARED, 0))
+    units: dict[str, list[Unit]] = field(default_factory=dict)
+    old: dict[str, int] = field(default_factory=dict)
+    new: dict[str, int] = field(default_factory=dict)
 
     def add(self, metric: str, pairs: Sequence[tuple[bool, bool]]) -> None:
         """Count one group's pairs ``(old event, new event)`` of ``metric``."""
-        self.units[metric].append((
+        self.units.setdefault(metric, []).append((
             sum(1 for was, now in pairs if now and not was),
             sum(1 for was, now in pairs if was and not now),
             len(pairs),
         ))
-        self.old[metric] += sum(1 for was, _ in pairs if was)
-        self.new[metric] += sum(1 for _, now in pairs if now)
+        self.old[metric] = self.old.get(metric, 0) + sum(1 for was, _ in pairs if was)
+        self.new[metric] = self.new.get(metric, 0) + sum(1 for _, now in pairs if now)
 
     def level(self, metric: str) -> tuple[int, int, int]:
         """(old events, new events, pairs) of ``metric``."""
-        return self.old[metric], self.new[metric], sum(m for _, _, m in self.units[metric])
+        return self.old.get(metric, 0), self.new.get(metric, 0), sum(m for _, _, m in self.units.get(metric, ()))
 
 
-def _event(rec: Mapping[str, Any], metric: str) -> bool:
-    # The metric's counted outcome of one scored record, as metrics counts it: not correct
-    # (None included: "no claim is never correct"), not aligned.
-    if metric == "fch":
-        return rec.get("correct") is not True
-    return rec.get("aligned") is not True
+@dataclass
+class _Counted:
+    """Every domain's tally, the paired prompts that errored in either run, and the FCH flips."""
+
+    tallies: dict[str, _Tally] = field(default_factory=dict)
+    errored: int = 0
+    worse: list[Flip] = field(default_factory=list)
+    better: list[Flip] = field(default_factory=list)
+
+
+def _count(groups: Sequence[_Group], old_by_id: Mapping[str, Mapping[str, Any]],
+           new_by_id: Mapping[str, Mapping[str, Any]], metrics: Sequence[Metric]) -> _Counted:
+    counted = _Counted()
+    for grp in groups:
+        tally = counted.tallies.setdefault(grp.domain, _Tally())
+        olds = tuple(old_by_id[pid] for pid in grp.ids)
+        news = tuple(new_by_id[pid] for pid in grp.ids)
+        paired = PairedGroup(grp.domain, grp.type, olds, news)
+        for metric in metrics:
+            if metric.paired is not None:
+                tally.add(metric.name, metric.paired(paired))
+        scored = [(pid, o, n) for pid, o, n in zip(grp.ids, olds, news) if not (errored(o) or errored(n))]
+        counted.errored += len(grp.ids) - len(scored)
+        # The prompts that went from right to hallucinated or back, for the report to list.
+        for pid, o, n in scored:
+            was, now = hallucinated(o), hallucinated(n)
+            if was != now:
+                (counted.worse if now else counted.better).append(
+                    Flip(pid, grp.domain, grp.key, "fch", "worse" if now else "better", o, n))
+    return counted
+
+
+# --------------------------------------------------------------------------------------------
+# The decision
+# --------------------------------------------------------------------------------------------
 
 
 def _resolve_tolerance(tolerances: Tolerances | None, scope: str, metric: str) -> float | None:
     if tolerances is None:
-        tolerances = DEFAULT_TOLERANCE
-    if callable(tolerances):
+        found: Any = METRICS[metric].default_tolerance
+    elif callable(tolerances):
         found = tolerances(scope, metric)
     else:
         specific = tolerances.get(scope)
@@ -457,123 +230,8 @@ def _verdict(scope: str, metric: str, old: float, new: float, change: float, int
     )
 
 
-def _domain_sort_key(name: str) -> tuple[int, int, str]:
-    try:
-        return (0, DOMAIN_ORDER.index(name), "")
-    except ValueError:
-        return (1, 0, name)
-
-
-def compare(
-    baseline: Sequence[Mapping[str, Any]],
-    current: Sequence[Mapping[str, Any]],
-    *,
-    confidence: float = 0.95,
-    tolerances: Tolerances | None = None,
-    overall: str = "mean",
-) -> Comparison:
-    """Compare the ``current`` run's per-prompt records with the ``baseline`` run's.
-
-    - ``confidence``: of every interval (two-sided); a worsening is significant when the
-      interval lies wholly on the worse side of 0, so the one-sided false-alarm rate of a
-      scope's metric is at most ``(1 - confidence) / 2``.
-    - ``tolerances``: the largest worsening that is not a regression, per scope and metric
-      (see :data:`Tolerances`); default :data:`DEFAULT_TOLERANCE` (FCH, PMH, RC 0.02; the
-      error rate not judged).
-    - ``overall``: ``"mean"`` (the mean of the domain changes) or ``"pooled"`` (all groups
-      together).
-
-    Raises :class:`ValueError` for a record without ``id`` or ``domain``, an id given twice in
-    one run, or a bad argument. See the module docstring for pairing, the interval and the
-    decision.
-    """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if overall not in ("mean", "pooled"):
-        raise ValueError(f'overall must be "mean" or "pooled", got {overall!r}')
-    old_by_id = _by_id(baseline, "baseline")
-    new_by_id = _by_id(current, "current")
-    # Pairs in the current run's order: deterministic, and what the run itself listed.
-    paired = [pid for pid in new_by_id if pid in old_by_id]
-    only_current = len(new_by_id) - len(paired)
-    only_baseline = len(old_by_id) - len(paired)
-
-    groups: dict[tuple[str, Any], _Group] = {}
-    for pid in paired:
-        rec = new_by_id[pid]
-        domain = rec.get("domain")
-        if not isinstance(domain, str) or not domain:
-            raise ValueError(f"current record {pid!r} has no domain: {dict(rec)!r}")
-        raw_key = rec.get("group")
-        key = ("__id__", pid) if raw_key is None else _group_key(raw_key)
-        grp = groups.get((domain, key))
-        if grp is None:
-            grp = groups[(domain, key)] = _Group(domain, raw_key, str(rec.get("type") or ""))
-        grp.ids.append(pid)
-
-    errored = 0
-    tallies: dict[str, _Tally] = {}
-    worse_flips: list[Flip] = []
-    better_flips: list[Flip] = []
-    for grp in groups.values():
-        tally = tallies.setdefault(grp.domain, _Tally())
-        olds = [old_by_id[pid] for pid in grp.ids]
-        news = [new_by_id[pid] for pid in grp.ids]
-        tally.add("error_rate", [(_is_error(o), _is_error(n)) for o, n in zip(olds, news)])
-        scored = [(pid, o, n) for pid, o, n in zip(grp.ids, olds, news) if not (_is_error(o) or _is_error(n))]
-        errored += len(grp.ids) - len(scored)
-        for metric in ("fch", "pmh"):
-            tally.add(metric, [(_event(o, metric), _event(n, metric)) for _, o, n in scored])
-        for pid, o, n in scored:
-            was, now = _event(o, "fch"), _event(n, "fch")
-            if was != now:
-                (worse_flips if now else better_flips).append(
-                    Flip(pid, grp.domain, grp.key, "fch", "worse" if now else "better", o, n))
-        was_rc, now_rc = _consistent(grp.type, olds), _consistent(grp.type, news)
-        if was_rc is not None and now_rc is not None:
-            # RC's event is "consistent" (higher is better); the group is the one pair.
-            tally.add("rc", [(was_rc, now_rc)])
-
-    scopes: dict[str, dict[str, Change]] = {}
-    domain_names = sorted(tallies, key=_domain_sort_key)
-    for name in domain_names:
-        out: dict[str, Change] = {}
-        for metric in COMPARED:
-            change = _scope_change(name, metric, tallies[name].units[metric], tallies[name].level(metric),
-                                   confidence, _resolve_tolerance(tolerances, name, metric))
-            if change is not None:
-                out[metric] = change
-        if out:
-            scopes[name] = out
-
-    total: dict[str, Change] = {}
-    for metric in COMPARED:
-        tolerance = _resolve_tolerance(tolerances, OVERALL, metric)
-        if overall == "pooled":
-            units_all = [u for name in domain_names for u in tallies[name].units[metric]]
-            levels = [tallies[name].level(metric) for name in domain_names]
-            pooled = (sum(x[0] for x in levels), sum(x[1] for x in levels), sum(x[2] for x in levels))
-            change = _scope_change(OVERALL, metric, units_all, pooled, confidence, tolerance)
-        else:
-            parts = [scopes[name][metric] for name in domain_names if metric in scopes.get(name, {})]
-            change = _mean_change(metric, parts, confidence, tolerance)
-        if change is not None:
-            total[metric] = change
-    if total:
-        scopes[OVERALL] = total
-
-    order = {name: i for i, name in enumerate(domain_names)}
-
-    def flip_key(f: Flip) -> tuple[int, str, str]:
-        return (order[f.domain], str(f.group), f.id)
-
-    flipped = tuple(sorted(worse_flips, key=flip_key)) + tuple(sorted(better_flips, key=flip_key))
-    pairing = Pairing(len(paired), only_baseline, only_current, len(groups), errored)
-    return Comparison(confidence, overall, pairing, scopes, flipped)
-
-
-def _scope_change(scope: str, metric: str, units: Sequence[tuple[int, int, int]],
-                  level: tuple[int, int, int], confidence: float, tolerance: float | None) -> Change | None:
+def _scope_change(scope: str, metric: str, units: Sequence[Unit], level: tuple[int, int, int],
+                  confidence: float, tolerance: float | None) -> Change | None:
     found = paired_interval(units, confidence)
     if found is None:
         return None
@@ -602,3 +260,92 @@ def _mean_change(metric: str, parts: Sequence[Change], confidence: float,
         mean, (max(-1.0, lo), min(1.0, hi)), df if math.isfinite(df) else None, confidence,
         sum(p.groups for p in parts), sum(p.pairs for p in parts), plus, minus, tolerance,
     )
+
+
+def _overall_change(metric: str, tallies: Mapping[str, _Tally], scopes: Mapping[str, Mapping[str, Change]],
+                    confidence: float, tolerance: float | None, overall: str) -> Change | None:
+    """The overall change of ``metric``: the mean of the domains' changes, or the paired test
+    over all their groups together (``"pooled"``)."""
+    if overall == "pooled":
+        units = [u for tally in tallies.values() for u in tally.units.get(metric, ())]
+        levels = [tally.level(metric) for tally in tallies.values()]
+        pooled = (sum(x[0] for x in levels), sum(x[1] for x in levels), sum(x[2] for x in levels))
+        return _scope_change(OVERALL, metric, units, pooled, confidence, tolerance)
+    parts = [changes[metric] for changes in scopes.values() if metric in changes]
+    return _mean_change(metric, parts, confidence, tolerance)
+
+
+def _changes(tallies: Mapping[str, _Tally], metrics: Sequence[str], confidence: float,
+             tolerances: Tolerances | None, overall: str) -> dict[str, dict[str, Change]]:
+    """Each domain's changes (in ``tallies``' order), then the overall ones; a metric that
+    cannot be compared in a scope is absent, and so is a scope with nothing to compare."""
+    scopes: dict[str, dict[str, Change]] = {}
+    for name, tally in tallies.items():
+        out: dict[str, Change] = {}
+        for metric in metrics:
+            change = _scope_change(name, metric, tally.units.get(metric, ()), tally.level(metric),
+                                   confidence, _resolve_tolerance(tolerances, name, metric))
+            if change is not None:
+                out[metric] = change
+        if out:
+            scopes[name] = out
+    total: dict[str, Change] = {}
+    for metric in metrics:
+        tolerance = _resolve_tolerance(tolerances, OVERALL, metric)
+        change = _overall_change(metric, tallies, scopes, confidence, tolerance, overall)
+        if change is not None:
+            total[metric] = change
+    if total:
+        scopes[OVERALL] = total
+    return scopes
+
+
+def compare(
+    baseline: Sequence[Mapping[str, Any]],
+    current: Sequence[Mapping[str, Any]],
+    *,
+    confidence: float = 0.95,
+    tolerances: Tolerances | None = None,
+    overall: str = "mean",
+) -> Comparison:
+    """Compare the ``current`` run's per-prompt records with the ``baseline`` run's.
+
+    - ``confidence``: of every interval (two-sided); a worsening is significant when the
+      interval lies wholly on the worse side of 0, so the one-sided false-alarm rate of a
+      scope's metric is at most ``(1 - confidence) / 2``.
+    - ``tolerances``: the largest worsening that is not a regression, per scope and metric
+      (see :data:`Tolerances`); default: each metric's
+      :attr:`~defan_pytest.metrics.registry.Metric.default_tolerance` (FCH, PMH, RC 0.02; the
+      error rate not judged).
+    - ``overall``: ``"mean"`` (the mean of the domain changes) or ``"pooled"`` (all groups
+      together).
+
+    Raises :class:`ValueError` for a record without ``id`` or ``domain``, an id given twice in
+    one run, or a bad argument. See the module docstring for pairing, the interval and the
+    decision.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if overall not in ("mean", "pooled"):
+        raise ValueError(f'overall must be "mean" or "pooled", got {overall!r}')
+    old_by_id = _by_id(baseline, "baseline")
+    new_by_id = _by_id(current, "current")
+    # Pairs in the current run's order: deterministic, and what the run itself listed.
+    paired = [pid for pid in new_by_id if pid in old_by_id]
+    groups = _groups(paired, new_by_id)
+    metrics = compared_metrics()
+    counted = _count(groups, old_by_id, new_by_id, metrics)
+
+    domain_names = sorted(counted.tallies, key=domain_sort_key)
+    tallies = {name: counted.tallies[name] for name in domain_names}
+    scopes = _changes(tallies, [m.name for m in metrics], confidence, tolerances, overall)
+
+    order = {name: i for i, name in enumerate(domain_names)}
+
+    def flip_key(f: Flip) -> tuple[int, str, str]:
+        return (order[f.domain], str(f.group), f.id)
+
+    flipped = tuple(sorted(counted.worse, key=flip_key)) + tuple(sorted(counted.better, key=flip_key))
+    pairing = Pairing(len(paired), len(old_by_id) - len(paired), len(new_by_id) - len(paired), len(groups),
+                      counted.errored)
+    return Comparison(confidence, overall, pairing, scopes, flipped)

@@ -15,12 +15,22 @@ GitHub step summary and the ``defan::regression[<scope>]`` tests::
      "flipped": [{"id", "domain", "group", "question", "answer", "metric", "direction",
                   "old_response", "old_claim", "new_response", "new_claim"}, ...]}
 
-The plugin, ``defan gate`` and ``defan compare`` all use it.  Nothing here imports pytest.
+Every registered metric the paired test compares (one that declares
+:attr:`~defan_pytest.metrics.registry.Metric.paired`) is judged, each with its tolerance
+(``max_<name>_rise`` / ``max_<name>_drop``, per domain and model, else its default). The plugin,
+``defan gate`` and ``defan compare`` all use it.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from defan_pytest.gates.comparison import Comparison
+from defan_pytest.gates.level import Verdict
+from defan_pytest.gates.paired import compare
+from defan_pytest.gates.thresholds import Thresholds
+from defan_pytest.metrics.registry import METRICS
+from defan_pytest.safetext import printable
 
 __all__ = ["annotation_lines", "format_comparison", "judge", "thresholds_meta"]
 
@@ -36,8 +46,6 @@ def _percent(confidence: float) -> str:
 
 
 def _message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -> str:
-    from defan_pytest.metrics.summary import METRICS
-
     label = METRICS[metric].label if metric in METRICS else metric
     iv = c.get("interval")
     interval = f"{_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}" if iv else "no interval"
@@ -61,33 +69,22 @@ def _message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -
 def judge(
     baseline: Mapping[str, Any],
     records: Sequence[Mapping[str, Any]],
-    thresholds: Any,
+    thresholds: Thresholds,
     *,
     baseline_path: str = "",
     skipped: str | None = None,
     forced: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Compare ``records`` (this run's per-prompt records) with ``baseline`` (a loaded report)
-    under ``thresholds`` (:class:`~defan_pytest.gates.thresholds.Thresholds`: tolerances, confidence,
-    the overall figure).  ``skipped``: why the gate is not judged (a narrowed selection); the
-    comparison is still computed and shown, and the status is ``skipped``."""
-    from defan_pytest.gates import paired as regression
-
-    meta = baseline.get("meta") or {}
-    info = {
-        "path": baseline_path,
-        "created": meta.get("created"),
-        "model": (meta.get("model") or {}).get("name"),
-        "defan_pytest": meta.get("defan_pytest"),
-        "forced": list(forced or ()),
-    }
+    under ``thresholds`` (tolerances, confidence, the overall figure).  ``skipped``: why the
+    gate is not judged (a narrowed selection); the comparison is still computed and shown, and
+    the status is ``skipped``."""
     confidence = float(thresholds.regression_confidence())
     old_rows = list(baseline.get("rows") or ())
-    new_rows = list(records)
 
-    def run(level: float) -> Any:
-        return regression.compare(
-            old_rows, new_rows, confidence=level, tolerances=thresholds.tolerance, overall=thresholds.overall_figure,
+    def run(level: float) -> Comparison:
+        return compare(
+            old_rows, records, confidence=level, tolerances=thresholds.tolerance, overall=thresholds.overall_figure,
         )
 
     # The configured confidence is the whole gate's: with K scope-metric changes judged, each is
@@ -97,40 +94,59 @@ def judge(
     judged = sum(1 for changes in first.scopes.values() for c in changes.values() if c.tolerance is not None)
     per_test = 1.0 - (1.0 - confidence) / max(1, judged)
     data = (run(per_test) if judged > 1 else first).to_json()
+    scopes = {
+        scope: {metric: _with_message(scope, metric, c, per_test) for metric, c in mets.items()}
+        for scope, mets in data["scopes"].items()
+    }
+    regressed = any(c.get("regressed") for mets in scopes.values() for c in mets.values())
+    return {
+        "status": "skipped" if skipped else ("fail" if regressed else "pass"),
+        "reason": skipped,
+        "baseline": _baseline_info(baseline, baseline_path, forced),
+        "confidence": confidence,
+        "judged": judged,
+        "per_test_confidence": per_test,
+        "pairs": dict(data.get("pairs") or {}),
+        "scopes": scopes,
+        "flipped": _flipped(data.get("flipped") or (), old_rows, records),
+    }
+
+
+def _baseline_info(baseline: Mapping[str, Any], path: str, forced: Sequence[str] | None) -> dict[str, Any]:
+    """The report's ``baseline`` block: which report, of which model and version."""
+    meta = baseline.get("meta") or {}
+    return {
+        "path": path,
+        "created": meta.get("created"),
+        "model": (meta.get("model") or {}).get("name"),
+        "defan_pytest": meta.get("defan_pytest"),
+        "forced": list(forced or ()),
+    }
+
+
+def _with_message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -> dict[str, Any]:
+    change = _change_of(c)
+    change["message"] = _message(scope, metric, change, confidence)
+    return change
+
+
+def _flipped(flips: Sequence[Mapping[str, Any]], old_rows: Sequence[Mapping[str, Any]],
+             records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The flipped prompts with both runs' responses and claims, for the report."""
     by_id_old = {str(r.get("id")): r for r in old_rows}
     by_id_new = {str(r.get("id")): r for r in records}
-    scopes: dict[str, dict[str, Any]] = {}
-    for scope, mets in data["scopes"].items():
-        out: dict[str, Any] = {}
-        for metric, c in mets.items():
-            change = _change_of(c)
-            change["message"] = _message(scope, metric, change, per_test)
-            out[metric] = change
-        scopes[scope] = out
-    flipped = []
-    for f in data.get("flipped") or ():
+    out = []
+    for f in flips:
         pid = str(f.get("id"))
         old, new = by_id_old.get(pid, {}), by_id_new.get(pid, {})
-        flipped.append({
+        out.append({
             "id": pid, "domain": f.get("domain", new.get("domain")), "group": f.get("group", new.get("group")),
             "question": new.get("question", old.get("question")), "answer": new.get("answer", old.get("answer")),
             "metric": f.get("metric", "fch"), "direction": f.get("direction", "worse"),
             "old_response": old.get("response"), "old_claim": old.get("claim"),
             "new_response": new.get("response"), "new_claim": new.get("claim"),
         })
-    regressed = any(c.get("regressed") for mets in scopes.values() for c in mets.values())
-    status = "skipped" if skipped else ("fail" if regressed else "pass")
-    return {
-        "status": status,
-        "reason": skipped,
-        "baseline": info,
-        "confidence": confidence,
-        "judged": judged,
-        "per_test_confidence": per_test,
-        "pairs": dict(data.get("pairs") or {}),
-        "scopes": scopes,
-        "flipped": flipped,
-    }
+    return out
 
 
 def _change_of(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,8 +164,6 @@ def _change_of(c: Mapping[str, Any]) -> dict[str, Any]:
 def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
     """The comparison as terminal text: each scope's changes, then the prompts that went from
     right to hallucinated (at most ``flipped`` of them) with both answers."""
-    from defan_pytest.safetext import printable
-
     lines = []
     base = comparison.get("baseline") or {}
     pairs = comparison.get("pairs") or {}
@@ -173,10 +187,9 @@ def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
     return printable("\n".join(lines)) + "\n"
 
 
-def thresholds_meta(thresholds: Any, summary: Mapping[str, Any] | None, decide: str) -> dict[str, Any] | None:
+def thresholds_meta(thresholds: Thresholds | None, summary: Mapping[str, Any] | None,
+                    decide: str) -> dict[str, Any] | None:
     """The limits and regression tolerances that judged each scope, for the report."""
-    from defan_pytest.metrics import summary as metrics
-
     if thresholds is None:
         return None
     scopes = [*(summary or {}).get("domains", {}), "overall"]
@@ -185,7 +198,7 @@ def thresholds_meta(thresholds: Any, summary: Mapping[str, Any] | None, decide: 
         for scope in scopes
     }
     tolerances = {
-        scope: {m: tol for m in metrics.METRICS if (tol := thresholds.tolerance(scope, m)) is not None}
+        scope: {m: tol for m in METRICS if (tol := thresholds.tolerance(scope, m)) is not None}
         for scope in scopes
     }
     return {
@@ -194,17 +207,16 @@ def thresholds_meta(thresholds: Any, summary: Mapping[str, Any] | None, decide: 
     }
 
 
-def annotation_lines(thresholds: Any, verdicts: Sequence[Any], comparison: Mapping[str, Any] | None) -> dict[str, int]:
+def annotation_lines(thresholds: Thresholds | None, verdicts: Sequence[Verdict],
+                     comparison: Mapping[str, Any] | None) -> dict[str, int]:
     """1-based lines of the thresholds file for GitHub annotations: ``scope/metric`` of each
     gate verdict, ``regression/scope/metric`` of each regression."""
-    from defan_pytest.metrics import summary as metrics
-
     out: dict[str, int] = {}
     if thresholds is None:
         return out
     for v in verdicts:
         key = "min_samples" if v.metric == "samples" else (
-            metrics.METRICS[v.metric].threshold_key if v.metric in metrics.METRICS else None
+            METRICS[v.metric].threshold_key if v.metric in METRICS else None
         )
         line = thresholds.line_of(v.scope, key) if key else None
         if line:

@@ -850,7 +850,7 @@ class DefanPlugin:
         run = self.run
         if self.worker.is_worker or run.summary is None:
             return
-        from defan_pytest.gates import level as gate
+        from defan_pytest.gates.table import format_gate_table
         from defan_pytest.report import tables as reports
         from defan_pytest.safetext import printable
 
@@ -860,7 +860,7 @@ class DefanPlugin:
             tr.write_line(f"the run stopped: {printable(run.fatal)}", red=True)
         width = int(getattr(getattr(tr, "_tw", None), "fullwidth", 80) or 80)
         if run.thresholds is not None and not run.thresholds.is_empty:
-            tr.write_line(gate.format_gate_table(run.summary, run.thresholds, run.verdicts, width=width))
+            tr.write_line(format_gate_table(run.summary, run.thresholds, run.verdicts, width=width))
         else:
             tr.write_line(reports.format_table(run.summary))
             tr.write_line("no thresholds file: nothing was gated (see --defan-thresholds)")

@@ -2,7 +2,7 @@
 
 The table is for a human reading a terminal or CI log: one fixed-width row per domain, then the
 two overall rows (the paper's mean of domains, and the pooled figure), with one column per
-metric of :data:`defan_pytest.metrics.summary.METRICS`. The JSON report is for machines and later
+metric of :data:`defan_pytest.metrics.registry.METRICS`. The JSON report is for machines and later
 comparison: ``{"rows": [...], "domains": {...}, "overall": {...}}`` where ``rows`` are the
 per-response records and the rest is :func:`defan_pytest.metrics.summary.summarize`.
 """
@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from defan_pytest.metrics.summary import METRICS, Metric
+from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.report.writer import Input, write_output
 from defan_pytest.safetext import printable, sanitize
 

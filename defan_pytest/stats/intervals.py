@@ -1,245 +1,35 @@
-"""Small, dependency-free distribution functions the intervals need.
+"""Interval estimates of rates over paraphrase groups, and of a mean of independent estimates.
 
-The intervals of :mod:`defan_pytest.metrics.summary` and :mod:`defan_pytest.gates.paired` estimate a
-variance from the spread *between paraphrase groups*, so with G groups the variance estimate has
-only G - 1 degrees of freedom. At 5 or 10 groups per domain (a pull-request sample) a normal
-quantile (1.96) then gives intervals that cover well below their promised 95%; the Student t
-quantile on G - 1 degrees of freedom is the classical correction. SciPy would provide it, but the
-plugin must not depend on SciPy, so the few functions needed are written here:
-
-- :func:`betainc`, the regularized incomplete beta function ``I_x(a, b)``, by its continued
-  fraction (modified Lentz), which converges quickly on the side of the symmetry point that is
-  chosen;
-- :func:`t_cdf` / :func:`t_sf`, from ``I_x`` by the usual identity;
-- :func:`t_quantile`, by safeguarded Newton iteration on the tail (bisection whenever a Newton
-  step would leave the bracket), exact closed forms for 1 and 2 degrees of freedom, and the
-  Cornish-Fisher expansion for very large degrees of freedom, where it is exact to double
-  precision and the continued fraction would be slow;
-- :func:`beta_quantile` (Halley's method in a shrinking bracket) and with it
-  :func:`clopper_pearson`, the exact binomial interval, and :func:`korn_graubard`, the same at a
+- :func:`cluster_effective_size`: the effective sample size of a rate over clusters, from its
+  cluster-robust design effect, shrunk by :func:`shrink_design_effect` while few responses show
+  how outcomes cluster (the method is explained in :mod:`defan_pytest.metrics.summary`);
+- :func:`clopper_pearson`, the exact binomial interval, and :func:`korn_graubard`, the same at a
   clustered proportion's effective sample size and degrees of freedom;
-- :func:`shrink_design_effect`, the design effect to use when few responses show how outcomes
-  cluster;
-- :func:`paired_score_interval`, Tango's score interval for a paired difference (the
-  regression gate);
 - :func:`welch_df` and :func:`mean_interval`, the Welch-Satterthwaite degrees of freedom of a
   sum of independent variance estimates and the interval of a mean of independent estimates
   (the overall mean of domains).
 
-Everything is deterministic and pure Python; the t quantiles are cached because the same few
-(confidence, degrees of freedom) pairs are asked for again and again.
-
->>> round(t_quantile(0.975, 4), 7)
-2.7764451
->>> round(two_sided_quantile(0.95, math.inf), 6)
-1.959964
+The quantiles come from :mod:`defan_pytest.stats.distributions` (no SciPy).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from functools import lru_cache
-from statistics import NormalDist
+from collections.abc import Sequence
+
+from defan_pytest.stats.distributions import beta_quantile, check_df, two_sided_quantile
 
 #: The weight, in responses, of the worst-case design effect in :func:`shrink_design_effect`.
 PSEUDO_COUNT = 1.0
 
 __all__ = [
     "PSEUDO_COUNT",
-    "beta_quantile",
-    "betainc",
     "clopper_pearson",
+    "cluster_effective_size",
     "korn_graubard",
     "mean_interval",
-    "paired_score_interval",
     "shrink_design_effect",
-    "normal_quantile",
-    "t_cdf",
-    "t_quantile",
-    "t_sf",
-    "two_sided_quantile",
     "welch_df",
 ]
-
-# Continued-fraction constants: the smallest number Lentz's method lets a denominator be (to
-# avoid dividing by zero) and the relative precision at which it stops.
-_TINY = 1e-300
-_EPS = 1e-16
-_MAX_ITER = 100_000
-
-# Above this many degrees of freedom the Cornish-Fisher series is used: its first omitted term
-# is O(df^-5) (about 1e-18 here at p = 0.999), while the continued fraction needs O(sqrt(df))
-# iterations and its front factor loses digits to lgamma of a large argument (about 1e-11 at
-# 1e5 degrees of freedom).
-_LARGE_DF = 1e4
-
-_NORMAL = NormalDist()
-
-
-def normal_quantile(p: float) -> float:
-    """The standard normal quantile ``Phi^-1(p)`` for ``0 < p < 1``."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"normal_quantile needs 0 < p < 1, got {p!r}")
-    # statistics.NormalDist uses Wichura's AS241, accurate to about 1e-16.
-    return _NORMAL.inv_cdf(p)
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (Numerical Recipes' ``betacf``).
-
-    Written with chained comparisons rather than ``abs()``: this loop is where the summary's
-    interval time goes, and the simulations in the tests call it millions of times.
-    """
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = 1.0
-    d = 1.0 - qab * x / qap
-    if -_TINY < d < _TINY:
-        d = _TINY
-    d = 1.0 / d
-    h = d
-    for m in range(1, _MAX_ITER + 1):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if -_TINY < d < _TINY:
-            d = _TINY
-        c = 1.0 + aa / c
-        if -_TINY < c < _TINY:
-            c = _TINY
-        d = 1.0 / d
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if -_TINY < d < _TINY:
-            d = _TINY
-        c = 1.0 + aa / c
-        if -_TINY < c < _TINY:
-            c = _TINY
-        d = 1.0 / d
-        step = d * c
-        h *= step
-        if -_EPS < step - 1.0 < _EPS:
-            return h
-    raise ArithmeticError(f"incomplete beta continued fraction did not converge (a={a}, b={b}, x={x})")
-
-
-def _betainc(a: float, b: float, x: float, y: float) -> float:
-    """``I_x(a, b)`` given both ``x`` and ``y = 1 - x`` (computed by the caller without
-    cancellation: the t tail needs ``t^2 / (df + t^2)`` for large ``t`` exactly)."""
-    if x <= 0.0:
-        return 0.0
-    if y <= 0.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
-    front = math.exp(log_front)
-    # The fraction converges fast below the symmetry point; above it use I_x(a,b) = 1 - I_y(b,a).
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, y) / b
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function ``I_x(a, b)`` for ``a, b > 0`` and
-    ``0 <= x <= 1`` (the CDF of a Beta(a, b) variable at ``x``)."""
-    if not (a > 0.0 and b > 0.0):
-        raise ValueError(f"betainc needs a > 0 and b > 0, got a={a!r}, b={b!r}")
-    if not 0.0 <= x <= 1.0:
-        raise ValueError(f"betainc needs 0 <= x <= 1, got {x!r}")
-    return _betainc(a, b, x, 1.0 - x)
-
-
-def beta_quantile(p: float, a: float, b: float) -> float:
-    """The ``x`` with ``I_x(a, b) = p``: the quantile of a Beta(a, b) distribution.
-
-    ``0 <= p <= 1`` and ``a, b > 0`` (fractional is fine). Halley's method from the usual
-    starting approximation (Numerical Recipes' ``invbetai``), kept inside a bracket that
-    shrinks with every evaluation, so that it cannot wander off where the density is extreme
-    (``a < 1`` puts an infinite density at 0). Accurate to about 1e-13 relative.
-    """
-    if not (a > 0.0 and b > 0.0):
-        raise ValueError(f"beta_quantile needs a > 0 and b > 0, got a={a!r}, b={b!r}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"beta_quantile needs 0 <= p <= 1, got {p!r}")
-    if p == 0.0:
-        return 0.0
-    if p == 1.0:
-        return 1.0
-    if p > 0.5:
-        # Solve the smaller tail (1 - p is exact for p >= 0.5): a quantile near 1 is then found
-        # as its small distance from 1, to full relative precision.
-        return 1.0 - _beta_lower_quantile(1.0 - p, b, a)
-    return _beta_lower_quantile(p, a, b)
-
-
-def _beta_lower_quantile(p: float, a: float, b: float) -> float:
-    """:func:`beta_quantile` for ``0 < p <= 0.5``."""
-    a1, b1 = a - 1.0, b - 1.0
-    if a >= 1.0 and b >= 1.0:
-        pp = p if p < 0.5 else 1.0 - p
-        t = math.sqrt(-2.0 * math.log(pp))
-        x = (2.30753 + t * 0.27061) / (1.0 + t * (0.99229 + t * 0.04481)) - t
-        if p < 0.5:
-            x = -x
-        al = (x * x - 3.0) / 6.0
-        h = 2.0 / (1.0 / (2.0 * a - 1.0) + 1.0 / (2.0 * b - 1.0))
-        w = x * math.sqrt(al + h) / h - (1.0 / (2.0 * b - 1.0) - 1.0 / (2.0 * a - 1.0)) * (
-            al + 5.0 / 6.0 - 2.0 / (3.0 * h))
-        x = a / (a + b * math.exp(min(2.0 * w, 700.0)))
-    else:
-        lna, lnb = math.log(a / (a + b)), math.log(b / (a + b))
-        t = math.exp(a * lna) / a
-        u = math.exp(b * lnb) / b
-        w = t + u
-        # In logs: for a small ``a`` the power underflows long before the quantile does.
-        if p < t / w:
-            x = math.exp(math.log(a * w * p) / a)
-        else:
-            x = 1.0 - math.exp(math.log(b * w * (1.0 - p)) / b)
-    log_norm = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    lo, hi = 0.0, 1.0
-    for _ in range(400):
-        if not lo < x < hi:
-            x = _split(lo, hi)
-            if not 0.0 < x < 1.0:
-                return x  # the quantile is beyond double precision at 0 or 1
-        err = _betainc(a, b, x, 1.0 - x) - p
-        if err == 0.0:
-            return x
-        if err < 0.0:
-            lo = x
-        else:
-            hi = x
-        if hi - lo <= 4e-15 * hi:
-            return 0.5 * (lo + hi)
-        log_dens = a1 * math.log(x) + b1 * math.log1p(-x) + log_norm
-        dens = math.exp(log_dens) if log_dens < 700.0 else 0.0
-        if not 0.0 < dens < math.inf:
-            x = -1.0  # no usable slope: bisect
-            continue
-        u = err / dens
-        # Halley's correction, damped as in invbetai.
-        step = u / (1.0 - 0.5 * min(1.0, u * (a1 / x - b1 / (1.0 - x))))
-        new = x - step
-        # Halley converges cubically: once a step is below 1e-10 relative, the error left
-        # after it is far below double precision, so the step is not checked by one more call.
-        if abs(step) <= 1e-10 * x and lo < new < hi:
-            return new
-        x = new
-    # Not converged in 400 steps (a quantile at the edge of double precision): the bracket's
-    # middle is as good as it gets.
-    return x if lo <= x <= hi else 0.5 * (lo + hi)
-
-
-def _split(lo: float, hi: float) -> float:
-    """A bisection point of ``[lo, hi]`` inside (0, 1): geometric near 0 and near 1 (a quantile
-    there can be many orders of magnitude from 0.5), arithmetic in between."""
-    if hi <= 0.5:
-        # Without a lower end yet, square: 2^-1, 2^-2, 2^-4, ... reaches 1e-300 in 10 steps.
-        # sqrt of each: lo * hi would underflow for quantiles below 1e-154.
-        return math.sqrt(lo) * math.sqrt(hi) if lo > 0.0 else hi * hi
-    if lo >= 0.5:
-        return 1.0 - (math.sqrt(1.0 - lo) * math.sqrt(1.0 - hi) if hi < 1.0 else (1.0 - lo) ** 2)
-    return 0.5 * (lo + hi)
 
 
 def clopper_pearson(x: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
@@ -262,108 +52,6 @@ def clopper_pearson(x: float, n: float, confidence: float = 0.95) -> tuple[float
     return lo, hi
 
 
-def _check_df(df: float) -> None:
-    if not df > 0.0:  # also rejects NaN
-        raise ValueError(f"degrees of freedom must be > 0, got {df!r}")
-
-
-def t_sf(t: float, df: float) -> float:
-    """The upper tail ``P(T > t)`` of Student's t with ``df`` degrees of freedom (``df`` may be
-    fractional, or ``math.inf`` for the normal distribution)."""
-    _check_df(df)
-    if math.isinf(df):
-        return _NORMAL.cdf(-t)
-    if t < 0.0:
-        return 1.0 - t_sf(-t, df)
-    t2 = t * t
-    # P(|T| > t) = I_{df/(df+t^2)}(df/2, 1/2); both arguments formed without cancellation.
-    return 0.5 * _betainc(0.5 * df, 0.5, df / (df + t2), t2 / (df + t2))
-
-
-def t_cdf(t: float, df: float) -> float:
-    """The distribution function ``P(T <= t)`` of Student's t with ``df`` degrees of freedom."""
-    return t_sf(-t, df)
-
-
-def _t_pdf(t: float, df: float) -> float:
-    log_c = math.lgamma(0.5 * (df + 1.0)) - math.lgamma(0.5 * df) - 0.5 * math.log(df * math.pi)
-    return math.exp(log_c - 0.5 * (df + 1.0) * math.log1p(t * t / df))
-
-
-def _cornish_fisher(z: float, df: float) -> float:
-    """Abramowitz & Stegun 26.7.5: the t quantile from the normal one, as a series in 1/df."""
-    z2 = z * z
-    g1 = (z2 + 1.0) * z / 4.0
-    g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0
-    g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0
-    g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0
-    return z + (g1 + (g2 + (g3 + g4 / df) / df) / df) / df
-
-
-def _upper_quantile(q: float, df: float) -> float:
-    """The ``t > 0`` with ``P(T > t) = q`` for ``0 < q < 0.5``."""
-    if df == 1.0:
-        # Cauchy: P(T > t) = 1/2 - atan(t)/pi.
-        return 1.0 / math.tan(math.pi * q)
-    if df == 2.0:
-        return (1.0 - 2.0 * q) / math.sqrt(2.0 * q * (1.0 - q))
-    z = -normal_quantile(q)
-    if df >= _LARGE_DF:
-        return _cornish_fisher(z, df)
-    # A bracket [lo, hi] with sf(lo) > q > sf(hi). The t quantile is always beyond the normal
-    # one, so lo = z; hi is found by doubling (heavy tails at small df need a few doublings).
-    lo, hi = z, max(2.0 * z, 1.0)
-    while t_sf(hi, df) > q:
-        lo, hi = hi, 2.0 * hi
-    guess = _cornish_fisher(z, df)
-    t = guess if lo < guess < hi else 0.5 * (lo + hi)
-    for _ in range(200):
-        f = t_sf(t, df) - q
-        if f > 0.0:
-            lo = t
-        else:
-            hi = t
-        # Newton on the tail (its derivative is -pdf); bisect when the step leaves the bracket,
-        # which keeps the iteration safe where the tail is very flat (small df, far out).
-        step = f / _t_pdf(t, df)
-        new = t + step
-        if not lo < new < hi:
-            new = 0.5 * (lo + hi)
-        if abs(new - t) <= 4e-16 * abs(new) or hi - lo <= 4e-16 * hi:
-            return new
-        t = new
-    return t
-
-
-@lru_cache(maxsize=4096)
-def t_quantile(p: float, df: float) -> float:
-    """The quantile ``t`` with ``P(T <= t) = p`` of Student's t with ``df`` degrees of freedom.
-
-    ``0 < p < 1``; ``df > 0`` may be fractional (Welch-Satterthwaite) or ``math.inf``, which
-    gives the normal quantile. Accurate to about 1e-13 relative. ``t_quantile(0.975, 9)`` is
-    2.2621572 to the 7 decimals of the usual tables.
-    """
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"t_quantile needs 0 < p < 1, got {p!r}")
-    _check_df(df)
-    if p == 0.5:
-        return 0.0
-    if math.isinf(df):
-        return normal_quantile(p)
-    # Solve on the smaller tail: 1 - p is exact for p >= 0.5 (Sterbenz), so p = 0.999 loses nothing.
-    if p > 0.5:
-        return _upper_quantile(1.0 - p, df)
-    return -_upper_quantile(p, df)
-
-
-def two_sided_quantile(confidence: float, df: float) -> float:
-    """The multiplier of a two-sided interval at ``confidence`` (0.95 -> 1.96 for
-    ``df = inf``, 2.776 for ``df = 4``): ``t_quantile((1 + confidence) / 2, df)``."""
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    return t_quantile(0.5 + 0.5 * confidence, df)
-
-
 def welch_df(variances: Sequence[float], dfs: Sequence[float]) -> float:
     """Welch-Satterthwaite degrees of freedom of ``sum(variances)``, each variance estimate
     having ``dfs[i]`` degrees of freedom (``math.inf`` for one that is known exactly).
@@ -379,7 +67,7 @@ def welch_df(variances: Sequence[float], dfs: Sequence[float]) -> float:
     for v, df in zip(variances, dfs):
         if v < 0.0:
             raise ValueError(f"a variance must be >= 0, got {v!r}")
-        _check_df(df)
+        check_df(df)
         total += v
         if v > 0.0 and not math.isinf(df):
             denom += v * v / df
@@ -465,71 +153,32 @@ def mean_interval(parts: Sequence[tuple[float, float, float, float]],
     return mean, bounds[0], bounds[1], min(side_dfs)
 
 
-def _tango_z(b: float, c: float, n: float, d0: float) -> float:
-    """Tango's score statistic for a paired difference ``d0`` (see :func:`paired_score_interval`)."""
-    a2 = 2.0 * n
-    bq = -b - c + (2.0 * n - b + c) * d0
-    cq = -c * d0 * (1.0 - d0)
-    root = math.sqrt(max(bq * bq - 4.0 * a2 * cq, 0.0))
-    # The restricted estimate of P(old event, no new event), by the stable form of the root.
-    p21 = -2.0 * cq / (root + bq) if bq > 0.0 else (root - bq) / (2.0 * a2)
-    var = n * (2.0 * p21 + d0 * (1.0 - d0))
-    num = b - c - n * d0
-    if var <= 0.0:
-        return 0.0 if num == 0.0 else math.copysign(math.inf, num)
-    return num / math.sqrt(var)
+def cluster_effective_size(units: Sequence[tuple[int, int]]) -> tuple[int, int, int, float] | None:
+    """``(events, total, groups, n_eff)`` of a rate over clusters ``[(y_g, n_g), ...]``, or
+    ``None`` when nothing is counted (every ``n_g`` is 0; such clusters are ignored).
 
-
-def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
-    """The ``x`` in ``[lo, hi]`` where the decreasing ``f`` crosses 0 (``f(lo) > 0 >= f(hi)``),
-    by the Illinois variant of regula falsi, bisecting while an end is infinite."""
-    flo, fhi = f(lo), f(hi)
-    side = 0
-    for _ in range(200):
-        if hi - lo <= 1e-15 * max(1.0, abs(lo), abs(hi)):
-            break
-        if math.isfinite(flo) and math.isfinite(fhi) and flo != fhi:
-            x = (lo * fhi - hi * flo) / (fhi - flo)
-            if not lo < x < hi:
-                x = 0.5 * (lo + hi)
-        else:
-            x = 0.5 * (lo + hi)
-        fx = f(x)
-        if fx == 0.0:
-            return x
-        if fx > 0.0:
-            lo, flo = x, fx
-            if side == 1 and math.isfinite(fhi):
-                fhi *= 0.5  # Illinois: the end kept twice has its value halved
-            side = 1
-        else:
-            hi, fhi = x, fx
-            if side == -1 and math.isfinite(flo):
-                flo *= 0.5
-            side = -1
-    return 0.5 * (lo + hi)
-
-
-def paired_score_interval(b: float, c: float, n: float, confidence: float = 0.95,
-                          df: float = math.inf) -> tuple[float, float]:
-    """Tango's score interval for the difference of two paired proportions.
-
-    Of ``n`` pairs, ``b`` have the event in the second member only and ``c`` in the first only
-    (the discordant pairs; they may be fractional: effective counts). The difference is
-    ``(b - c) / n``; the interval is the set of differences ``d0`` whose score statistic (the
-    variance taken under ``d0``, with the nuisance parameter at its restricted maximum
-    likelihood estimate) is within the two-sided quantile of ``t`` on ``df`` degrees of
-    freedom. Tango (1998), "Equivalence test and confidence interval for the difference in
-    proportions for the paired-sample design"; recommended by Fagerland, Lydersen & Laake
-    (2013) for its coverage at small samples. Unlike the Wald interval it does not collapse to
-    a point when there is no discordant pair: with ``b = c = 0`` it is ``-+ q^2 / (n + q^2)``.
+    ``n_eff = N / deff`` with the cluster-robust ("sandwich") design effect
+    ``deff = G/(G-1) * sum_g (y_g - p*n_g)^2 / N^2 / (p(1-p)/N)``, shrunk toward the worst case
+    ``N/G`` while the rarer outcome is scarce (:func:`shrink_design_effect`). With a single
+    cluster nothing can be estimated across clusters: ``n_eff = 1``.
     """
-    if not n > 0.0:
-        raise ValueError(f"paired_score_interval needs n > 0, got {n!r}")
-    if b < 0.0 or c < 0.0 or b + c > n * (1.0 + 1e-12):
-        raise ValueError(f"paired_score_interval needs b, c >= 0 and b + c <= n, got {b!r}, {c!r}, {n!r}")
-    q = two_sided_quantile(confidence, df)
-    est = (b - c) / n
-    lo = -1.0 if est <= -1.0 else _decreasing_root(lambda d0: _tango_z(b, c, n, d0) - q, -1.0, est)
-    hi = 1.0 if est >= 1.0 else _decreasing_root(lambda d0: _tango_z(b, c, n, d0) + q, est, 1.0)
-    return max(-1.0, min(lo, est)), min(1.0, max(hi, est))
+    kept = [(int(y), int(n)) for y, n in units if n > 0]
+    total = sum(n for _, n in kept)
+    if total == 0:
+        return None
+    events = sum(y for y, _ in kept)
+    g = len(kept)
+    if g == 1:
+        # Nothing can be estimated across groups: the one group is one observation.
+        return events, total, g, 1.0
+    # (y_g - p*n_g) * N = y_g*N - Y*n_g is an integer, so s == 0 is an exact test.
+    s = sum((y * total - events * n) ** 2 for y, n in kept)
+    estimated: float | None = None
+    if s > 0:
+        # V / (p(1-p)/N) with V = G/(G-1) * S / N^4, simplified to stay in integers as long as
+        # possible. s > 0 implies 0 < Y < N.
+        estimated = g * s / ((g - 1) * total * events * (total - events))
+    # The rarer outcome's responses are what show how outcomes cluster; the worst case, N/G,
+    # makes every group one observation (the old zero-variance fallback n_eff = G).
+    deff = shrink_design_effect(estimated, min(events, total - events), total / g)
+    return events, total, g, total / deff

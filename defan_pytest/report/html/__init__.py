@@ -100,7 +100,7 @@ def _consistency(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Optional[bool]]
         from defan_pytest.scoring.equivalence import group_consistent
 
         out: Dict[str, Optional[bool]] = {}
-        for (_domain, key), grp in metrics._collect(rows).items():
+        for (_domain, key), grp in metrics.collect_groups(rows).items():
             if isinstance(key, str) and grp.counts_for_rc:
                 out[key] = bool(group_consistent(grp.type, grp.claims))
         return out
@@ -109,7 +109,7 @@ def _consistency(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Optional[bool]]
 
 
 def _metrics() -> List[Dict[str, Any]]:
-    from defan_pytest.metrics.summary import METRICS
+    from defan_pytest.metrics.registry import METRICS
 
     return [
         {"name": m.name, "label": m.label, "key": m.threshold_key, "higher": m.higher_is_better,

@@ -1,0 +1,127 @@
+"""The built-in metrics, as ``SCORING.md`` ("Per domain") defines them, and how two runs of each
+are compared.
+
+- **FCH** = responses not correct / responses scored;
+- **PMH** = responses not aligned / responses scored;
+- **RC** = consistent paraphrase groups / groups of more than one response with every response
+  scored (``None`` for a domain without such groups, e.g. ``math``, whose groups are singletons);
+- **error rate** = errored responses / responses asked.
+
+An errored response (``error`` set: the model call failed) is never a hallucination: it is left
+out of the FCH and PMH numerators *and* denominators and only counts towards the error rate.
+A scored response whose ``correct`` (``aligned``) is ``None`` counts as not correct (not
+aligned): "no claim is never correct", and an unknown alignment must not flatter a model.
+What a response counts for is the verdict vocabulary's (:func:`defan_pytest.verdicts.outcome_of`),
+so the figures, the regression gate's pairs and every verdict shown agree.
+
+In the regression gate (:mod:`defan_pytest.gates.paired`) FCH and PMH pair the prompts scored in
+both runs, the error rate every prompt asked in both, and RC the groups that count for RC in
+both runs (one pair a group). FCH, PMH and RC regress beyond 0.02 unless ``thresholds.toml``
+says otherwise; the error rate is only judged where a tolerance is set (an outage is the level
+gate's business).
+
+:func:`register_built_ins` registers them, in the order FCH, PMH, RC, error rate, when
+:mod:`defan_pytest.metrics` is imported.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from defan_pytest.metrics.groups import Figure, Group, PairedGroup, errored, per_response
+from defan_pytest.metrics.registry import ASKED, REGISTRY, Metric
+from defan_pytest.metrics.summary import CONFIDENCE, cluster_rate
+from defan_pytest.scoring.equivalence import group_consistent
+from defan_pytest.stats.intervals import clopper_pearson
+from defan_pytest.verdicts import outcome_of
+
+__all__ = [
+    "BUILT_INS",
+    "DEFAULT_TOLERANCE",
+    "ERROR_RATE",
+    "FCH",
+    "PMH",
+    "RC",
+    "consistency",
+    "hallucinated",
+    "misaligned",
+    "register_built_ins",
+]
+
+#: The regression gate's tolerance of FCH, PMH and RC when ``thresholds.toml`` sets none.
+DEFAULT_TOLERANCE = 0.02
+
+
+def hallucinated(record: Mapping[str, Any]) -> bool:
+    """FCH's event of a scored record: not correct (no claim, or an unknown verdict, included)."""
+    return outcome_of(record).wrong
+
+
+def misaligned(record: Mapping[str, Any]) -> bool:
+    """PMH's event of a scored record: not aligned (an unknown alignment included)."""
+    return outcome_of(record).misaligned
+
+
+def consistency(answer_type: str, records: Sequence[Mapping[str, Any]]) -> bool | None:
+    """RC's event of one run's records of a group: whether its claims agree, ``None`` when the
+    group does not count for RC (fewer than two responses, or one errored)."""
+    if len(records) < 2 or any(errored(r) for r in records):
+        return None
+    return bool(group_consistent(answer_type, [r.get("claim") for r in records]))
+
+
+def _fch(groups: Sequence[Group]) -> Figure:
+    return cluster_rate([(g.not_correct, g.scored) for g in groups], events_key="fch_count")
+
+
+def _pmh(groups: Sequence[Group]) -> Figure:
+    return cluster_rate([(g.not_aligned, g.scored) for g in groups], events_key="pmh_count")
+
+
+def _rc(groups: Sequence[Group]) -> Figure:
+    # RC is already a per-group figure, and groups are independent: the count of consistent
+    # groups is exactly binomial, so the exact (Clopper-Pearson) interval keeps its coverage at
+    # every size, where Wilson's dips to 0.84-0.92 at 5-10 groups for some rates.
+    rc_groups = [g for g in groups if g.counts_for_rc]
+    if not rc_groups:
+        return Figure(None, None)
+    consistent = sum(1 for g in rc_groups if g.consistent)
+    rate = consistent / len(rc_groups)
+    return Figure(rate, clopper_pearson(consistent, len(rc_groups), CONFIDENCE))
+
+
+def _rc_pairs(group: PairedGroup) -> list[tuple[bool, bool]]:
+    # The group is the one pair, when it counts for RC in both runs (restricted to its paired
+    # prompts); RC's event is "consistent", so higher is better.
+    was, now = consistency(group.type, group.old), consistency(group.type, group.new)
+    return [] if was is None or now is None else [(was, now)]
+
+
+def _error_rate(groups: Sequence[Group]) -> Figure:
+    # Over all responses asked, clustered too: a provider outage takes out a run of calls.
+    return cluster_rate([(g.errors, g.size) for g in groups])
+
+
+FCH = Metric("fch", "FCH", False, _fch, publishes=("fch_count",),
+             paired=per_response(hallucinated), default_tolerance=DEFAULT_TOLERANCE)
+PMH = Metric("pmh", "PMH", False, _pmh, publishes=("pmh_count",),
+             paired=per_response(misaligned), default_tolerance=DEFAULT_TOLERANCE)
+RC = Metric("rc", "RC", True, _rc, count_key="rc_groups", count_label="groups",
+            missing="no paraphrase groups", paired=_rc_pairs, default_tolerance=DEFAULT_TOLERANCE)
+# The error rate is errors / responses asked, so both its n and its min_samples rule count the
+# responses asked. No interval in the tables: it would push the gate table past ~110 columns,
+# and the verdict message and the report carry it.
+ERROR_RATE = Metric("error_rate", "error rate", False, _error_rate, count_key="n", denominator=ASKED,
+                    show_interval=False, missing="no responses", column="err",
+                    paired=per_response(errored, asked=True))
+
+#: The built-in metrics, in the report's order.
+BUILT_INS: tuple[Metric, ...] = (FCH, PMH, RC, ERROR_RATE)
+
+
+def register_built_ins() -> None:
+    """Register :data:`BUILT_INS` first, and mark them built in (they cannot be removed: the
+    report format promises their keys)."""
+    for metric in BUILT_INS:
+        REGISTRY.register(metric)
+    REGISTRY.seal_built_ins()
