@@ -309,6 +309,7 @@ class Asker:
             self.store.release(prompt.text, redact(message, self.secrets), attempts)
         return None
 
+    # -- the budget's bookings -----------------------------------------------------------------
 
     async def _book(self, text: str) -> Tuple[str, float]:
         """The budget's verdict on sending ``text`` (``send`` with the booked cost, ``refuse``),
