@@ -86,8 +86,10 @@ def one_mode(mode: str, base: str, n: int, conc: int) -> dict:
         # A fresh process's first answer: defan_pytest imported (as the plugin has it), then the
         # caller, the pool, the client's import and set-up, the first connection and request.
         t0, c0 = time.perf_counter(), _cpu()
-        from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+        from defan_pytest.calls.backends import make_caller
         from defan_pytest.calls.models import LitellmModel
+        from defan_pytest.calls.pool import CallPool
+        from defan_pytest.calls.protocol import Prompt
 
         caller = make_caller(LitellmModel("bench", "openai/test-model", {"api_base": base, "api_key": "sk-bench",
                                                                          "temperature": 0}), timeout=60,
@@ -105,8 +107,10 @@ def one_mode(mode: str, base: str, n: int, conc: int) -> dict:
                 "next_ms": (time.perf_counter() - t1) * 1000}
     else:
         from defan_pytest.cache.store import ResponseCache
-        from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+        from defan_pytest.calls.backends import make_caller
         from defan_pytest.calls.models import LitellmModel
+        from defan_pytest.calls.pool import CallPool
+        from defan_pytest.calls.protocol import Prompt
 
         caller = make_caller(LitellmModel("bench", "openai/test-model", {"api_base": base, "api_key": "sk-bench",
                                                                          "temperature": 0}), timeout=60,

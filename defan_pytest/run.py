@@ -246,7 +246,7 @@ class Run:
         """Load and validate everything the run needs; raise one :class:`ConfigError` with
         every problem found (``problems``: those the caller found already)."""
         from defan_pytest import dataset
-        from defan_pytest.calls import models
+        from defan_pytest.calls import backends, models
         from defan_pytest.dataset import sampling as prompts
         from defan_pytest.gates import thresholds
 
@@ -309,13 +309,13 @@ class Run:
         sources = {n: str(s.root / "pyproject.toml") for n in tables}
         tables.update({n: run.thresholds.model_params(n) for n in run.thresholds.model_names})
         sources.update({n: str(tpath) for n in run.thresholds.model_names})
-        problem = models.check_name(s.model, tables)
+        problem = backends.check_name(s.model, tables)
         if problem:
             found.append(f"--defan-model: {problem}")
         else:
             # A misspelt [models."..."] table would be ignored, its limits with it.
             found.extend(thresholds.model_table_typos(
-                s.model, tables, sources, models.registered(), lambda n: models.check_name(n, {}) is None,
+                s.model, tables, sources, models.registered(), lambda n: backends.check_name(n, {}) is None,
             ))
             run.model = models.resolve(s.model, tables, s.model_args)
             if isinstance(run.model, models.CallableModel) and s.model_args:
@@ -423,17 +423,17 @@ class Run:
         problem = folder_check.check_folder(folder, refresh=self.settings.cache == "refresh", notes=self.notes)
         return [problem] if problem else []
 
-    # -- usage: tokens, latency, cost, budget (defan_pytest.calls.usage) ---------------------------
+    # -- usage: tokens, latency, cost, budget (defan_pytest.calls.usage, .estimate, .prices, .budget)
 
     def check_calls(self, tables: Mapping[str, Mapping[str, Any]]) -> List[str]:
         """Problems with ``--defan-call-path``, ``--defan-budget`` and the model's prices (and
         :attr:`call_path` set): before any call."""
-        from defan_pytest.calls import callers, models, usage
+        from defan_pytest.calls import backends, models, prices
 
         s = self.settings
         problems = models.price_problems(s.model, tables, s.model_args)
         try:
-            self.call_path = callers.choose_path(self.model, s.call_path, s.timeout)[0]
+            self.call_path = backends.choose(self.model, s.call_path, s.timeout)[0].name
         except ValueError as exc:
             problems.append(str(exc))
         if s.budget is not None and not problems:
@@ -442,26 +442,27 @@ class Run:
                                 "counted")
             elif self.price() is None:
                 problems.append(f"--defan-budget: no price for {self.model.model!r}: set price_in and price_out (USD per "
-                                f"million tokens) in {usage.model_table(s.model)}")
+                                f"million tokens) in {prices.model_table(s.model)}")
         return problems
 
     def price(self) -> Any:
-        """The model's :class:`defan_pytest.calls.usage.Price` (its table's ``price_in``/``price_out``,
+        """The model's :class:`defan_pytest.calls.prices.Price` (its table's ``price_in``/``price_out``,
         else litellm's price table), or ``None``."""
-        from defan_pytest.calls import models, usage
+        from defan_pytest.calls import models, prices
 
         m = self.model
         if not isinstance(m, models.LitellmModel):
             return None
         if not hasattr(self, "_price"):
-            self._price = usage.find_price(m.model, m.price_in, m.price_out, where=usage.model_table(m.name))
+            self._price = prices.find_price(m.model, m.price_in, m.price_out, where=prices.model_table(m.name))
         return self._price
 
     def budget(self, store: Any) -> Any:
-        """The pool's :class:`defan_pytest.calls.usage.Budget`, or ``None``; under xdist the workers
+        """The pool's :class:`defan_pytest.calls.budget.Budget`, or ``None``; under xdist the workers
         share their spending through the cache (``store``), so that together they stay within
         the one ``--defan-budget``."""
-        from defan_pytest.calls import usage
+        from defan_pytest.calls.budget import Budget
+        from defan_pytest.calls.estimate import typical_completion
 
         s = self.settings
         price = self.price()
@@ -472,14 +473,14 @@ class Run:
             import types
 
             ledger = types.SimpleNamespace(others=store.others_spending, publish=store.publish_spending)
-        return usage.Budget(s.budget, price, completion_tokens=usage.typical_completion(self.model.params.get("max_tokens")),
-                            system_prompt=self.model.system_prompt, ledger=ledger)
+        return Budget(s.budget, price, completion_tokens=typical_completion(self.model.params.get("max_tokens")),
+                      system_prompt=self.model.system_prompt, ledger=ledger)
 
     def estimate(self, rows: Sequence[Any]) -> Any:
         """What asking ``rows`` will send (the prompts already in the cache excluded) and
-        cost: a :class:`defan_pytest.calls.usage.Estimate`, before any call."""
+        cost: a :class:`defan_pytest.calls.estimate.Estimate`, before any call."""
         from defan_pytest.cache import store as cache_mod
-        from defan_pytest.calls import callers, models, usage
+        from defan_pytest.calls import backends, estimate, models
 
         s = self.settings
         texts = list(dict.fromkeys(r.question for r in rows))
@@ -488,20 +489,21 @@ class Run:
         model = self.model
         versionless = isinstance(model, models.CallableModel) and model.version is None
         if folder is not None and not versionless:  # a callable without a version is never reused
-            identity = callers.make_caller(model, timeout=s.timeout, path=s.call_path).identity
+            identity = backends.make_caller(model, timeout=s.timeout, path=s.call_path).identity
             to_send = cache_mod.uncached_in(folder, identity, texts)
         params = getattr(model, "params", {}) or {}
-        return usage.estimate(
+        return estimate.estimate(
             to_send, len(texts) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
-            completion_tokens=usage.typical_completion(params.get("max_tokens")), price=self.price(),
+            completion_tokens=estimate.typical_completion(params.get("max_tokens")), price=self.price(),
             path=self.call_path, model=str(getattr(model, "model", s.model)),
         )
 
     def estimate_line(self, rows: Sequence[Any]) -> str:
-        """The line printed before the first call (:func:`defan_pytest.calls.usage.format_estimate`)."""
-        from defan_pytest.calls import usage
+        """The line printed before the first call (:func:`defan_pytest.calls.estimate.format_estimate`)."""
+        from defan_pytest.calls.estimate import format_estimate
+        from defan_pytest.calls.prices import model_table
 
-        return usage.format_estimate(self.estimate(rows), model_table=usage.model_table(self.settings.model))
+        return format_estimate(self.estimate(rows), model_table=model_table(self.settings.model))
 
     def usage(self) -> Dict[str, Any]:
         """The run's usage block (plain JSON, :func:`defan_pytest.calls.usage.summarize`): tokens,
@@ -533,10 +535,12 @@ class Run:
     def start_pool(self, rows: Sequence[Any], worker: Worker) -> None:
         """Start asking the model every prompt of ``rows`` through one pool (returns at once)."""
         from defan_pytest.cache import store as cache_mod
-        from defan_pytest.calls import pool as calls, redaction
+        from defan_pytest.calls import backends, redaction
+        from defan_pytest.calls.pool import CallPool
+        from defan_pytest.calls.protocol import Prompt
 
         s = self.settings
-        caller = calls.make_caller(self.model, timeout=s.timeout, threads=s.concurrency, path=s.call_path)
+        caller = backends.make_caller(self.model, timeout=s.timeout, path=s.call_path)
         self.secrets = redaction.known_secrets(getattr(self.model, "params", {}) or {})
         identity = dict(caller.identity)
         if identity.get("kind") == "callable" and identity.get("version") is None:
@@ -554,7 +558,7 @@ class Run:
             # from its own offset so that workers rarely contend for the same prompt.
             offset = (len(rows) * worker.offset_index) // max(1, worker.count)
             rows = list(rows[offset:]) + list(rows[:offset])
-        prompts = [calls.Prompt(r.id, r.question) for r in rows]
+        prompts = [Prompt(r.id, r.question) for r in rows]
         last = [0.0]
 
         def publish(stats: Any) -> None:
@@ -564,7 +568,7 @@ class Run:
                 last[0] = now
                 store.report_progress(stats.snapshot())
 
-        self.pool = calls.CallPool(
+        self.pool = CallPool(
             caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout,
             store=store, secrets=self.secrets, on_progress=publish, budget=self.budget(store),
         )

@@ -15,7 +15,9 @@ import pytest
 
 from defan_pytest.cache.store import DB_NAME, ResponseCache, identity_json
 from defan_pytest.cache.folder import check_folder, remove_dead_scratch
-from defan_pytest.calls.pool import CallableCaller, CallPool, Prompt
+from defan_pytest.calls.backends.callables import CallableCaller
+from defan_pytest.calls.pool import CallPool
+from defan_pytest.calls.protocol import Prompt
 from defan_pytest.calls.models import CallableModel
 
 BASE = {"kind": "litellm", "model": "openai/gpt-x", "system_prompt": None, "params": {"temperature": 0}}

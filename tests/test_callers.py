@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 
 from defan_pytest.cache.store import ResponseCache
-from defan_pytest.calls.callers import (
-    CallableCaller,
-    LitellmCaller,
-    OpenAICaller,
-    choose_path,
-    lean_route,
-    make_caller,
-)
-from defan_pytest.calls.pool import CallPool, Prompt
+from defan_pytest.calls.backends import choose, make_caller
+from defan_pytest.calls.backends.callables import CallableCaller
+from defan_pytest.calls.backends.litellm import LitellmCaller
+from defan_pytest.calls.backends.openai import OpenAICaller
+from defan_pytest.calls.backends.openai_route import lean_route
+from defan_pytest.calls.pool import CallPool
+from defan_pytest.calls.protocol import Prompt
 from defan_pytest.calls.models import CallableModel, LitellmModel
 from openai_server import OpenAIServer
 
@@ -54,19 +52,19 @@ def run(caller, prompts, **kw):
 def test_auto_takes_the_lean_path_only_where_it_sends_what_litellm_would(model, params, path, monkeypatch) -> None:
     monkeypatch.delenv("HOSTED_VLLM_API_BASE", raising=False)
     monkeypatch.delenv("AZURE_API_VERSION", raising=False)
-    chosen, why = choose_path(LitellmModel("m", model, {"temperature": 0, **params}), "auto")
-    assert chosen == path, why
-    assert choose_path(LitellmModel("m", model, params), "litellm")[0] == "litellm"
+    chosen, why = choose(LitellmModel("m", model, {"temperature": 0, **params}), "auto")
+    assert chosen.name == path, why
+    assert choose(LitellmModel("m", model, params), "litellm")[0].name == "litellm"
 
 
 def test_a_forced_lean_path_that_cannot_work_is_an_error_and_callables_have_their_own() -> None:
     with pytest.raises(ValueError, match=r"--defan-call-path=openai: 'anthropic/claude-3-5-haiku' cannot take the "
                                          r"OpenAI-protocol path: provider 'anthropic'"):
-        choose_path(LitellmModel("m", "anthropic/claude-3-5-haiku"), "openai")
-    assert choose_path(CallableModel("c", lambda p: p, False), "openai")[0] == "callable"
+        choose(LitellmModel("m", "anthropic/claude-3-5-haiku"), "openai")
+    assert choose(CallableModel("c", lambda p: p, False), "openai")[0].name == "callable"
     assert isinstance(make_caller(CallableModel("c", lambda p: p, False), 5, path="litellm"), CallableCaller)
     with pytest.raises(ValueError, match="not one of"):
-        choose_path(LitellmModel("m", "openai/x"), "fast")
+        choose(LitellmModel("m", "openai/x"), "fast")
 
 
 def test_routes_read_the_environment_as_litellm_does() -> None:
@@ -96,7 +94,7 @@ def test_azure_on_both_paths_reaches_the_deployment_with_its_key_and_version(mon
         answers = []
         for path in ("litellm", "openai"):
             caller = make_caller(model, timeout=10, path=path)
-            assert caller.path == path
+            assert caller.backend.name == path
             answers.append(run(caller, ["q"])["q"])
         reqs = srv.requests
     assert [a.text for a in answers] == ["Paris", "Paris"] and all(a.prompt_tokens == 1 for a in answers)
@@ -125,7 +123,9 @@ def test_answers_cached_by_one_path_are_reused_by_the_other_with_their_usage(tmp
 PROBE = """
 import json, sys, time
 sys.path.insert(0, {tests!r})
-from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+from defan_pytest.calls.backends import make_caller
+from defan_pytest.calls.pool import CallPool
+from defan_pytest.calls.protocol import Prompt
 from defan_pytest.cache.store import ResponseCache
 from defan_pytest.calls.models import LitellmModel
 model = LitellmModel("t", "openai/test-model", {{"api_base": {base!r}, "api_key": "sk-x", "temperature": 0}})

@@ -19,17 +19,13 @@ from typing import Any
 import pytest
 
 from defan_pytest.cache.store import DB_NAME, ResponseCache
-from defan_pytest.calls.pool import (
-    CallableCaller,
-    CallPool,
-    FatalCallError,
-    LitellmCaller,
-    OpenAICaller,
-    Prompt,
-    classify,
-    describe,
-    make_caller,
-)
+from defan_pytest.calls.backends import make_caller
+from defan_pytest.calls.backends.callables import CallableCaller
+from defan_pytest.calls.backends.litellm import LITELLM, LitellmCaller
+from defan_pytest.calls.backends.openai import OpenAICaller
+from defan_pytest.calls.failures import describe
+from defan_pytest.calls.pool import CallPool
+from defan_pytest.calls.protocol import FatalCallError, Prompt
 from defan_pytest.calls.models import CallableModel, LitellmModel
 from defan_pytest.calls.redaction import known_secrets, redact
 from openai_server import OpenAIServer
@@ -49,7 +45,7 @@ def path(request: pytest.FixtureRequest) -> str:
 def model_caller(srv: OpenAIServer, path: str, timeout: float = 5.0, **params):
     model = LitellmModel("t", "openai/test-model", {"api_base": srv.base_url, "api_key": KEY, **params})
     caller = make_caller(model, timeout=timeout, path=path)
-    assert caller.path == path and isinstance(caller, {"litellm": LitellmCaller, "openai": OpenAICaller}[path])
+    assert caller.backend.name == path and isinstance(caller, {"litellm": LitellmCaller, "openai": OpenAICaller}[path])
     return caller
 
 
@@ -213,9 +209,9 @@ def test_classify() -> None:
         def __init__(self, status):
             self.status_code = status
 
-    assert [classify(E(s)) for s in (429, 500, 503, 401, 403, 404, 400)] == [
+    assert [LITELLM.classify(E(s)) for s in (429, 500, 503, 401, 403, 404, 400)] == [
         "retry", "retry", "retry", "fatal", "fatal", "fatal", "fail"]
-    assert classify(asyncio.TimeoutError()) == "retry" and classify(ConnectionResetError()) == "retry"
+    assert LITELLM.classify(asyncio.TimeoutError()) == "retry" and LITELLM.classify(ConnectionResetError()) == "retry"
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,7 +334,7 @@ def test_missing_credentials_stop_the_run_before_the_first_call(monkeypatch: pyt
     # the provider's own message, had a call gone out, is fatal too (litellm reports it as a 500)
     msg = "litellm.InternalServerError: OpenAIException - Missing credentials. Please pass an `api_key`"
     err = type("InternalServerError", (Exception,), {"status_code": 500})(msg)
-    assert classify(err) == "fatal"
+    assert LITELLM.classify(err) == "fatal"
 
 
 def test_a_local_openai_server_needs_no_key(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
@@ -372,7 +368,9 @@ def test_a_process_whose_sync_callable_never_returns_still_exits(tmp_path: Path)
     script = tmp_path / "hang.py"
     script.write_text(
         "import threading\n"
-        "from defan_pytest.calls.pool import CallableCaller, CallPool, Prompt\n"
+        "from defan_pytest.calls.backends.callables import CallableCaller\n"
+        "from defan_pytest.calls.pool import CallPool\n"
+        "from defan_pytest.calls.protocol import Prompt\n"
         "from defan_pytest.calls.models import CallableModel\n"
         "def never(prompt):\n"
         "    threading.Event().wait()\n"

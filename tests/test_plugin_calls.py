@@ -137,15 +137,15 @@ def busy_core() -> Iterator[None]:
 # they are written, which is when answers waiting for the writer used to be lost to a kill.
 SLOW_WRITER = """
 import time
-from defan_pytest.cache import store as cache
+from defan_pytest.cache.store import ResponseCache
 
-_write = cache.ResponseCache._write
+_write = ResponseCache._write
 
 def slow_write(self, *args, **kwargs):
     time.sleep(0.05)
     return _write(self, *args, **kwargs)
 
-cache.ResponseCache._write = slow_write
+ResponseCache._write = slow_write
 """
 
 

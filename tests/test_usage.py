@@ -1,5 +1,6 @@
-"""Tokens, latency and cost: the pure arithmetic of ``defan_pytest.calls.usage``, the usage the cache
-keeps with each answer, and ``--defan-budget`` in the pool against the loopback server."""
+"""Tokens, latency and cost: the pure arithmetic of ``defan_pytest.calls.usage``, ``.estimate``,
+``.prices`` and ``.budget``, the usage the cache keeps with each answer, and ``--defan-budget`` in
+the pool against the loopback server."""
 from __future__ import annotations
 
 import sqlite3
@@ -7,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest.calls import usage
+from defan_pytest.calls import estimate, prices, usage
 from defan_pytest.cache.store import DB_NAME, ResponseCache, identity_json, uncached_in
 from defan_pytest.cache.folder import check_folder
-from defan_pytest.calls.pool import CallPool, Prompt, make_caller
+from defan_pytest.calls.backends import make_caller
+from defan_pytest.calls.budget import BUDGET_ERROR, Budget
+from defan_pytest.calls.pool import CallPool
+from defan_pytest.calls.protocol import Prompt
 from defan_pytest.calls.models import LitellmModel, price_problems, resolve
-from defan_pytest.calls.usage import Budget, Price
+from defan_pytest.calls.prices import Price
 from openai_server import OpenAIServer
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -24,22 +28,22 @@ def test_percentiles_and_dollars() -> None:
     values = [i / 100 for i in range(1, 101)]
     assert usage.percentile(values, 50) == pytest.approx(0.505)
     assert usage.percentile(values, 95) == pytest.approx(0.9505)
-    assert [usage.format_usd(x) for x in (0, 1.5e-9, 0.004, 12.3456, 98765.4)] == [
+    assert [prices.format_usd(x) for x in (0, 1.5e-9, 0.004, 12.3456, 98765.4)] == [
         "$0", "$1.50e-09", "$0.004", "$12.3456", "$98,765.40"]
 
 
 def test_a_price_comes_from_the_table_of_the_model_or_litellms_price_map() -> None:
     table = {"gpt-4o-mini": {"input_cost_per_token": 1.5e-7, "output_cost_per_token": 6e-7},
              "azure/gpt-4o": {"input_cost_per_token": 2.5e-6, "output_cost_per_token": 1e-5}}
-    mini = usage.find_price("openai/gpt-4o-mini", table=table)
+    mini = prices.find_price("openai/gpt-4o-mini", table=table)
     assert mini is not None and (mini.input, mini.output, mini.source) == (1.5e-7, 6e-7, "litellm's price table")
-    assert usage.find_price("azure/gpt-4o", table=table).input == 2.5e-6  # the full string first
-    own = usage.find_price("openai/gpt-4o-mini", price_in=0.5, price_out=2, table=table, where="[models.mini]")
+    assert prices.find_price("azure/gpt-4o", table=table).input == 2.5e-6  # the full string first
+    own = prices.find_price("openai/gpt-4o-mini", price_in=0.5, price_out=2, table=table, where="[models.mini]")
     assert (own.input, own.output, own.source) == (0.5e-6, 2e-6, "[models.mini]")  # the table of the model wins
-    assert usage.find_price("openai/local-llama", table=table) is None
-    assert usage.find_price("openai/local-llama", price_in=1, table={}).output == 0.0
+    assert prices.find_price("openai/local-llama", table=table) is None
+    assert prices.find_price("openai/local-llama", price_in=1, table={}).output == 0.0
     # litellm's bundled table, read without importing litellm
-    real = usage.find_price("openai/gpt-4o-mini")
+    real = prices.find_price("openai/gpt-4o-mini")
     assert real is not None and real.input > 0 and real.output > real.input
 
 
@@ -56,18 +60,18 @@ def test_prices_in_a_model_table_are_ours_not_call_parameters() -> None:
 
 
 def test_the_estimate_before_a_run() -> None:
-    assert usage.estimate_prompt_tokens("x" * 40) == 10 + 3 + 4
-    assert usage.estimate_prompt_tokens("x" * 40, system_prompt="y" * 20) == 15 + 3 + 8
-    assert usage.typical_completion(None) == 100 and usage.typical_completion(16) == 16
-    e = usage.estimate(["x" * 40] * 3, 7, price=Price(1e-6, 2e-6, "[models.m]"), path="openai", model="openai/m")
+    assert estimate.estimate_prompt_tokens("x" * 40) == 10 + 3 + 4
+    assert estimate.estimate_prompt_tokens("x" * 40, system_prompt="y" * 20) == 15 + 3 + 8
+    assert estimate.typical_completion(None) == 100 and estimate.typical_completion(16) == 16
+    e = estimate.estimate(["x" * 40] * 3, 7, price=Price(1e-6, 2e-6, "[models.m]"), path="openai", model="openai/m")
     assert (e.prompts, e.cached, e.to_send, e.prompt_tokens, e.completion_tokens) == (10, 7, 3, 51, 300)
-    line = usage.format_estimate(e)
+    line = estimate.format_estimate(e)
     assert line == ("defan estimate: 3 prompts to send (7 from the cache) via the OpenAI protocol: ~51 prompt + ~300 "
                     "completion tokens, ~$0.000651 at $1.0000 in, $2.0000 out per million tokens ([models.m])")
-    unpriced = usage.format_estimate(usage.estimate(["q"], 0, path="litellm", model="openai/m"), "[models.x]")
+    unpriced = estimate.format_estimate(estimate.estimate(["q"], 0, path="litellm", model="openai/m"), "[models.x]")
     assert "cost unknown (no price for openai/m: set price_in and price_out, USD per million tokens, in [models.x])" in unpriced
-    assert usage.format_estimate(usage.estimate([], 5, path="openai")).endswith("nothing to pay")
-    assert usage.format_estimate(usage.estimate(["q"], 0, path="callable")) == (
+    assert estimate.format_estimate(estimate.estimate([], 5, path="openai")).endswith("nothing to pay")
+    assert estimate.format_estimate(estimate.estimate(["q"], 0, path="callable")) == (
         "defan estimate: 1 prompts to send (0 from the cache) via the registered callable")
 
 
@@ -77,7 +81,7 @@ def records() -> list:
     cached = [{"answered_by": "cache", "prompt_tokens": 10, "completion_tokens": 5, "latency": 9.0,
                "domain": "math"}] * 4
     errors = [{"answered_by": "model", "error": "InternalServerError (HTTP 500): boom"},
-              {"answered_by": "model", "error": usage.BUDGET_ERROR + ": not sent"}]
+              {"answered_by": "model", "error": BUDGET_ERROR + ": not sent"}]
     return fresh + cached + errors
 
 

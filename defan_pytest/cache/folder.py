@@ -2,7 +2,7 @@
 through a run (a file in the way, a folder or database SQLite cannot write, a corrupt database)
 is one usage error naming the folder; ``--defan-cache=refresh`` moves a corrupt database aside.
 Also the scratch folders that runs killed under ``--defan-cache=off`` left behind.  The cache
-itself is :mod:`defan_pytest.cache.store`.
+itself is :mod:`defan_pytest.cache.store`, its file :mod:`defan_pytest.cache.database`.
 """
 from __future__ import annotations
 
@@ -13,16 +13,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, List, Optional
 
-from defan_pytest.cache.store import (
-    DB_NAME,
-    FOREIGN_RUN_LIFETIME,
-    SCHEMA,
-    _add_columns,
-    _connect,
-    _HOST,
-    _pid_alive,
-    _retry_locked,
-)
+from defan_pytest.cache.coordination import run_alive
+from defan_pytest.cache.database import DB_NAME, SCHEMA, connect, retry_locked, upgrade
 
 __all__ = ["check_folder", "move_aside", "remove_dead_scratch"]
 
@@ -77,10 +69,10 @@ def check_folder(
 def _probe(path: Path) -> None:
     """Open the database as a run will, read every table's schema and one row of each, and
     take (then release) the write lock: raises what SQLite raises."""
-    conn = _connect(path)
+    conn = connect(path)
     try:
-        _retry_locked(lambda: conn.executescript(SCHEMA))
-        _retry_locked(lambda: _add_columns(conn))
+        retry_locked(lambda: conn.executescript(SCHEMA))
+        retry_locked(lambda: upgrade(conn))
         for table in ("answers", "claims", "progress", "members"):
             conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
         # The first pages of the answers' index and rows: corruption there shows at once.
@@ -131,10 +123,7 @@ def remove_dead_scratch(runs_folder: Path, keep: str = "") -> List[Path]:
         except sqlite3.Error:
             pass
         if members:
-            alive = any(
-                _pid_alive(int(pid), float(started)) if host == _HOST else now - float(started) < FOREIGN_RUN_LIFETIME
-                for host, pid, started in members
-            )
+            alive = run_alive(members, now)
         else:
             try:
                 alive = now - db.stat().st_mtime < 3600

@@ -9,9 +9,10 @@ in ``conftest.py``::
     async def my_rag(prompt: str) -> str:
         return await pipeline.answer(prompt)
 
-and runs ``pytest --defan-model=my-rag``.  Any other name is a litellm model string
-(``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku``), optionally described by a
-``[models.<name>]`` table.  Nothing here imports litellm.
+and runs ``pytest --defan-model=my-rag``.  Any other name is a model string: litellm's
+(``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku``) or one a plugin's backend knows,
+optionally described by a ``[models.<name>]`` table.  Which backend calls the model is
+:func:`defan_pytest.calls.backends.choose`'s business.  Nothing here imports litellm.
 """
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ class CallableModel:
 
 @dataclass(frozen=True)
 class LitellmModel:
-    """A litellm model string and the keyword arguments of every call.
+    """A model string (litellm's, or one a plugin's backend knows) and the keyword arguments of
+    every call.
 
     ``price_in`` and ``price_out``: USD per million prompt and completion tokens, from the
     model's ``[models.<name>]`` table (``None``: litellm's price table, if it knows the model).
@@ -186,19 +188,11 @@ def _litellm_catalogue() -> Tuple[frozenset, frozenset]:
     return names, frozenset(p for p in providers if p)
 
 
-def check_name(name: str, tables: Mapping[str, Mapping[str, Any]]) -> Optional[str]:
-    """A problem with the model name, or ``None`` when it can be called."""
-    if name in _REGISTRY or name in tables:
-        return None
+def litellm_knows(name: str) -> bool:
+    """Whether litellm can call ``name``: a model of its bundled table, or ``PROVIDER/MODEL``
+    with a provider it knows (:func:`defan_pytest.calls.backends.check_name` asks it)."""
     names, providers = _litellm_catalogue()
-    if name in names or (("/" in name) and name.split("/", 1)[0] in providers):
-        return None
-    known = sorted(_REGISTRY) + sorted(t for t in tables if t not in _REGISTRY)
-    listed = ", ".join(known) if known else "none"
-    return (
-        f"unknown model {name!r}: not a registered model (registered or configured: {listed}) "
-        "and not a litellm model string such as 'openai/gpt-4o-mini' (PROVIDER/MODEL)"
-    )
+    return name in names or ("/" in name and name.split("/", 1)[0] in providers)
 
 
 def resolve(name: str, tables: Mapping[str, Mapping[str, Any]], overrides: Mapping[str, Any]) -> Model:

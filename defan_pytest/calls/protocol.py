@@ -1,13 +1,14 @@
-"""What the call pool (:mod:`defan_pytest.calls.pool`) and the callers (:mod:`defan_pytest.calls.callers`)
-share: a prompt, a response, a caller's reply, the caller interface and the failures every
-layer knows.  Plain Python, nothing imported: both modules import this one, neither the other
-at import time.
+"""What the call pool (:mod:`defan_pytest.calls.pool`), the model backends
+(:mod:`defan_pytest.calls.backends`) and the cache share: a prompt, a response, a caller's reply,
+the :class:`Caller` and :class:`Backend` interfaces, the verdict on a failure and the failures
+every layer knows.  Plain Python, nothing of the package imported: the pool and the backends
+import this module, neither the other.
 """
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, NamedTuple, Optional, Protocol, Tuple, Union
+from typing import Any, Dict, Literal, NamedTuple, Optional, Protocol, Tuple, Union
 
 #: Seconds one model call may take.
 DEFAULT_TIMEOUT = 60.0
@@ -17,19 +18,27 @@ DEFAULT_CONCURRENCY = 16
 DEFAULT_RETRIES = 4
 
 #: How calls reach a litellm model (``--defan-call-path``): ``auto`` takes the lean
-#: OpenAI-protocol client where the provider speaks that protocol, litellm elsewhere.
+#: OpenAI-protocol client where the provider speaks that protocol, litellm elsewhere
+#: (:func:`defan_pytest.calls.backends.choose`).
 CALL_PATHS: Tuple[str, ...] = ("auto", "litellm", "openai")
 
 __all__ = [
     "BadAnswer",
+    "Backend",
     "Caller",
     "EmptyAnswer",
     "FatalCallError",
     "Prompt",
     "Reply",
     "Response",
+    "Verdict",
     "answer_text",
 ]
+
+#: What a failed call means (:meth:`Backend.classify`): ``"retry"`` (a transient failure: ask
+#: again after a backoff), ``"fatal"`` (every call would fail the same way: stop the run) or
+#: ``"fail"`` (this prompt's answer is an error).
+Verdict = Literal["retry", "fatal", "fail"]
 
 
 @dataclass(frozen=True)
@@ -96,8 +105,10 @@ def answer_text(out: Any, name: str) -> str:
 
 class Caller:
     """Sends one prompt and returns the answer text, or a :class:`Reply` with its token counts
-    (raises on failure)."""
+    (raises on failure).  Made by its :attr:`backend` (:meth:`Backend.caller`)."""
 
+    #: The backend that made this caller, and judges its failures (:meth:`Backend.classify`).
+    backend: "Backend"
     #: Parameters that make up the cache key (besides the prompt).
     identity: Dict[str, Any] = {}
     #: True when the caller applies the per-call timeout itself (the pool then adds no timer).
@@ -107,8 +118,6 @@ class Caller:
     task_per_call: bool = False
     #: The model's name in messages.
     name: str = "model"
-    #: How calls are made: ``"callable"``, ``"litellm"`` or ``"openai"`` (the lean path).
-    path: str = "callable"
 
     async def __call__(self, prompt: str) -> Union[str, Reply]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -126,6 +135,40 @@ class Caller:
 
     async def aclose(self) -> None:
         """Release what lives on the pool's event loop (called on that loop, at its end)."""
+
+
+class Backend(Protocol):
+    """A way of calling models: a user's callable, litellm, the lean OpenAI-protocol client, or
+    one a plugin adds (:data:`defan_pytest.calls.backends.BACKENDS`).
+
+    ``model`` is what :func:`defan_pytest.calls.models.resolve` made of ``--defan-model`` (a
+    :class:`~defan_pytest.calls.models.CallableModel` or a
+    :class:`~defan_pytest.calls.models.LitellmModel`); ``call_path`` is ``--defan-call-path``
+    (one of :data:`CALL_PATHS`).
+    """
+
+    #: The backend's name: its registry key, and the run's ``call_path`` in reports.
+    name: str
+
+    def knows(self, name: str) -> bool:
+        """Whether ``--defan-model=name`` (neither a registered callable nor a configured
+        table) names a model this backend can call."""
+        ...
+
+    def serves(self, model: Any, call_path: str, timeout: float) -> Tuple[bool, str]:
+        """``(True, why)`` when this backend calls ``model``, ``(False, why not)`` otherwise.
+        An empty ``why`` with ``True``: no reason of its own (a general path), the reason is
+        why the backends asked before it declined.  Raises ``ValueError`` when ``call_path``
+        demands this backend and it cannot call ``model``."""
+        ...
+
+    def caller(self, model: Any, timeout: float) -> Caller:
+        """The :class:`Caller` of ``model`` (``timeout``: seconds a call may take)."""
+        ...
+
+    def classify(self, exc: BaseException) -> Verdict:
+        """What a failure of one of this backend's calls means (:data:`Verdict`)."""
+        ...
 
 
 class Waited(Protocol):

@@ -226,7 +226,7 @@ class DefanItem(pytest.Item):
             pytest.skip(f"not asked: the run stopped ({run.fatal})")
         if run.pool is None:  # not prefetched (a plugin ran the item outside the loop): start now
             plugin.start_pool([it for it in self.session.items if isinstance(it, DefanItem)])
-        from defan_pytest.calls.pool import FatalCallError
+        from defan_pytest.calls.protocol import FatalCallError
 
         try:
             rec = run.verdict(self.row, self.index)
@@ -250,7 +250,7 @@ class DefanItem(pytest.Item):
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, DefanFailure):
             return _describe_record(excinfo.value.args[0])
-        from defan_pytest.calls.pool import FatalCallError
+        from defan_pytest.calls.protocol import FatalCallError
 
         if isinstance(excinfo.value, FatalCallError):
             return f"the run stopped: {excinfo.value}"

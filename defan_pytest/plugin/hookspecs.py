@@ -1,7 +1,7 @@
 """Hooks defan-pytest offers to conftest.py files and other plugins (no pytest import)."""
 from __future__ import annotations
 
-from typing import Any, List, Mapping
+from typing import Any, List, Mapping, Optional
 
 from pluggy import HookspecMarker
 
@@ -14,4 +14,19 @@ def pytest_defan_summary(config: Any, summary: Mapping[str, Any], verdicts: List
 
     ``summary`` is the per-domain and overall figures (as in the JSON report); ``verdicts`` the
     gate's :class:`defan_pytest.gates.level.Verdict` list (empty without a thresholds file).
+    """
+
+
+@hookspec(firstresult=True)
+def pytest_defan_backend(config: Any, model: Any, call_path: str) -> Optional[Any]:
+    """Pick the model backend of the run, once, before any call.
+
+    ``model`` is the resolved ``--defan-model`` (:func:`defan_pytest.calls.models.resolve`: a
+    ``CallableModel`` or a ``LitellmModel``), ``call_path`` the ``--defan-call-path`` value
+    (``auto``, ``litellm`` or ``openai``).  Return a
+    :class:`defan_pytest.calls.protocol.Backend` (for instance one of
+    :data:`defan_pytest.calls.backends.BACKENDS`) to call the model through it, or ``None``
+    for no opinion: the first implementation that returns a backend wins, and when none does
+    :func:`defan_pytest.calls.backends.choose` picks the first registered backend that serves
+    the model.
     """

@@ -1,0 +1,343 @@
+"""Asking the model, on the call pool's event loop (:class:`Asker`): every prompt of the run
+through the store (another process's answer, the cache's), the budget, the caller and the
+retries the backend's verdict allows, each answer cleaned (:func:`clean_answer`) and committed
+before it counts.  The threads, the waiting and the watchdog are the pool's
+(:class:`defan_pytest.calls.pool.CallPool`).
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+from defan_pytest.calls.failures import describe, retry_after
+from defan_pytest.calls.protocol import Caller, FatalCallError, Prompt, Reply, Response, ResponseStore, Verdict
+from defan_pytest.calls.redaction import redact, scrub
+from defan_pytest.calls.retry import Backoff, RateLimiter
+from defan_pytest.calls.watchdog import Watchdog
+from defan_pytest.safetext import sanitize
+
+if TYPE_CHECKING:
+    from defan_pytest.calls.budget import Budget
+
+__all__ = ["Asker", "Stats", "clean_answer"]
+
+_SURROGATE_NOTE = "the answer held invalid code points (lone surrogates), replaced by U+FFFD"
+_SECRET_NOTE = "the answer held a credential of the run, replaced by ***"
+
+
+def clean_answer(text: str, secrets: Sequence[str] = ()) -> Tuple[str, Optional[str]]:
+    """An answer as it enters the run, once: invalid code points replaced (the cache, the
+    report and the terminal can only hold valid text) and credentials scrubbed; with a note
+    saying what changed, or ``None``."""
+    notes = []
+    text, changed = sanitize(text)
+    if changed:
+        notes.append(_SURROGATE_NOTE)
+    scrubbed = scrub(text, secrets)
+    if scrubbed != text:
+        notes.append(_SECRET_NOTE)
+    return scrubbed, "; ".join(notes) or None
+
+
+async def _in_daemon_thread(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a daemon thread of its own, awaited without blocking the loop."""
+    loop = asyncio.get_running_loop()
+    fut: "asyncio.Future[Any]" = loop.create_future()
+
+    def settle(result: Any, error: Optional[BaseException]) -> None:
+        if not fut.done():
+            if error is None:
+                fut.set_result(result)
+            else:
+                fut.set_exception(error)
+
+    def target() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting call
+            result, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop has closed
+            pass
+
+    threading.Thread(target=target, name="defan-prepare", daemon=True).start()
+    return await fut
+
+
+@dataclass
+class Stats:
+    """Counters the progress line and the closing note read."""
+
+    total: int = 0
+    done: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    errors: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def snapshot(self) -> Dict[str, Any]:
+        return {k: getattr(self, k) for k in ("total", "done", "calls", "cache_hits", "retries", "errors")}
+
+
+class Asker:
+    """Asks ``caller`` every prompt of a run, on the pool's loop, ``concurrency`` at a time.
+
+    ``stats``: the run's counters (this side counts the requests, cache hits and retries, the
+    pool the answers);
+    ``stop``: set when no new prompt may be sent; ``halt(message)``: stop the run;
+    ``halted()``: whether the run was stopped.  The rest is the pool's configuration
+    (:class:`defan_pytest.calls.pool.CallPool`).
+    """
+
+    def __init__(
+        self, caller: Caller, *, concurrency: int, retries: int, timeout: float, backoff: Backoff,
+        limiter: RateLimiter, watchdog: Watchdog, store: Optional[ResponseStore], budget: "Optional[Budget]",
+        secrets: Sequence[str], stats: "Stats", stop: threading.Event, halt: Callable[[str], None],
+        halted: Callable[[], bool],
+    ) -> None:
+        self.caller = caller
+        self.concurrency = concurrency
+        self.retries = retries
+        self.timeout = timeout
+        self.backoff = backoff
+        self.limiter = limiter
+        self.watchdog = watchdog
+        self.store = store
+        self.budget = budget
+        self.secrets = secrets
+        self.stats = stats
+        self.stop = stop
+        self.halt = halt
+        self.halted = halted
+        self._maybe_cached: Optional[Set[str]] = None  # prompts the cache held when the pool started
+        self._prepared: "Optional[asyncio.Future[Any]]" = None
+        self._budget_waiters: "List[asyncio.Future[None]]" = []
+
+    def verdict(self, exc: BaseException) -> Verdict:
+        """What a failed call means: a :class:`FatalCallError` stops the run whoever raised it;
+        any other failure is the caller's backend's to judge."""
+        if isinstance(exc, FatalCallError):
+            return "fatal"
+        return self.caller.backend.classify(exc)
+
+    async def run(self, prompts: List[Prompt], deliver: Callable[[str, Response], None]) -> None:
+        """Ask every prompt, handing each response to ``deliver(key, response)``."""
+        uncached = getattr(self.store, "uncached", None)
+        if callable(uncached):
+            # Which prompts the cache may hold, in one read: a cold run then makes no query per
+            # prompt on this loop (a lookup is a tenth of a lean call's CPU).
+            texts = [p.text for p in prompts]
+            self._maybe_cached = set(texts) - set(uncached(texts))
+        beat = asyncio.ensure_future(self.watchdog.heartbeat())
+        queue_: asyncio.Queue = asyncio.Queue()
+        for p in prompts:
+            queue_.put_nowait(p)
+        workers = [asyncio.create_task(self._worker(queue_, deliver)) for _ in range(min(self.concurrency, max(1, len(prompts))))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            beat.cancel()
+            await self.caller.aclose()
+            if self.store is not None:
+                self.store.flush()  # every answer is on disk before the pool reports done
+
+    async def _worker(self, queue_: asyncio.Queue, deliver: Callable[[str, Response], None]) -> None:
+        while not self.stop.is_set() and not self.halted():
+            try:
+                prompt = queue_.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                response = await self._one(prompt)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the cache failed (a full disk, a database gone bad)
+                where = getattr(self.store, "path", "the response cache")
+                self.halt(
+                    f"the response cache ({where}) failed: {describe(exc, self.secrets)} -- stopping; every answer "
+                    "committed so far is kept (a corrupt database: --defan-cache=refresh moves it aside)"
+                )
+                return
+            if response is not None:
+                deliver(prompt.key, response)
+
+    # -- one prompt ----------------------------------------------------------------------------
+
+    async def _one(self, prompt: Prompt) -> Optional[Response]:
+        """One prompt's response: another process's answer, the cache's, or the model's
+        (``None``: the run stopped first, or a fatal failure stopped it)."""
+        store = self.store
+        if store is not None:
+            if not store.claim(prompt.text):
+                # Another process of the run has this prompt (from its cache or the model):
+                # wait for its answer instead of asking again.
+                return await self._from_peer(store, prompt)
+            hit = self._from_cache(store, prompt)
+            if hit is not None:
+                return hit
+        booked = 0.0
+        if self.budget is not None:
+            verdict, booked = await self._book(prompt.text)
+            if verdict != "send":
+                return self._unsent(prompt, verdict)
+        t0 = time.monotonic()
+        try:
+            await self._prepare()
+        except FatalCallError as exc:
+            self._unbook(booked)
+            return self._fatal_failure(prompt, str(exc), 0)
+        return await self._ask(prompt, booked, t0)
+
+    async def _from_peer(self, store: ResponseStore, prompt: Prompt) -> Optional[Response]:
+        """The answer (or the error) of the process that claimed ``prompt``."""
+        w = await store.wait(prompt.text, stop=self.stop)
+        if w.text is not None:
+            return Response(scrub(w.text, self.secrets), attempts=w.attempts, via="peer",
+                            answered_by=w.answered_by, note=w.note, prompt_tokens=w.prompt_tokens,
+                            completion_tokens=w.completion_tokens, latency=w.latency)
+        if w.error is None:
+            return None  # stopped
+        return Response(None, error=w.error, attempts=w.attempts, via="peer")
+
+    def _from_cache(self, store: ResponseStore, prompt: Prompt) -> Optional[Response]:
+        """The stored answer to ``prompt``, or ``None``."""
+        maybe = self._maybe_cached is None or prompt.text in self._maybe_cached
+        hit = store.lookup_entry(prompt.text) if maybe else None
+        if hit is None:
+            return None
+        store.mark_done(prompt.text)
+        self.stats.cache_hits += 1
+        return Response(scrub(hit.answer, self.secrets), cached=True, attempts=0, via="cache",
+                        answered_by="cache", note=hit.note, prompt_tokens=hit.prompt_tokens,
+                        completion_tokens=hit.completion_tokens, latency=hit.latency)
+
+    def _unsent(self, prompt: Prompt, verdict: str) -> Optional[Response]:
+        """A prompt the budget did not let through: refused (an errored response, never a
+        hallucination, and never cached: a resumed run with a larger budget asks it), or
+        stopped before its turn (``None``)."""
+        assert self.budget is not None
+        message = self.budget.message() if verdict == "refuse" else "the run stopped before it was sent"
+        if self.store is not None:
+            self.store.release(prompt.text, message, 0)
+        if verdict != "refuse":
+            return None
+        return Response(None, error=message, attempts=0)
+
+    async def _ask(self, prompt: Prompt, booked: float, t0: float) -> Optional[Response]:
+        """Ask the model, retrying what the backend judges transient (``booked``: the budget's
+        booking for this prompt, settled or released here)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            await self.limiter.wait()
+            self.stats.calls += 1
+            try:
+                reply, took = await self._call(prompt.text)
+            except BaseException as exc:  # noqa: BLE001 - every failure is classified
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
+                if isinstance(exc, asyncio.CancelledError):
+                    self._unbook(booked)
+                    if self.stop.is_set():
+                        return None
+                    raise
+                kind = self.verdict(exc)
+                message = describe(exc, self.secrets)
+                if kind == "fatal":
+                    self._unbook(booked)
+                    return self._fatal_failure(
+                        prompt, f"{message} -- stopping: every other call would fail the same way", attempt,
+                    )
+                if kind == "retry" and attempt <= self.retries and not self.stop.is_set():
+                    self.stats.retries += 1
+                    await asyncio.sleep(self.backoff.delay(attempt, retry_after(exc)))
+                    continue
+                self._unbook(booked)
+                if self.store is not None:
+                    self.store.release(prompt.text, message, attempt)
+                return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
+            return await self._answered(prompt, reply, took, attempt, booked, t0)
+
+    async def _answered(self, prompt: Prompt, reply: Reply, took: float, attempt: int, booked: float,
+                        t0: float) -> Response:
+        """The model's answer: paid for, cleaned, committed to the store, then returned."""
+        if self.budget is not None:
+            self.budget.settle(booked, reply.prompt_tokens, reply.completion_tokens, prompt.text)
+            self._budget_changed()
+        text, note = clean_answer(reply.text, self.secrets)
+        if self.store is not None:
+            # Committed before it counts as done: a killed run loses at most what is in
+            # flight, never answers waiting for the writer.
+            await self.store.save(prompt.text, text, note, attempt, reply.prompt_tokens, reply.completion_tokens,
+                                  took)
+        return Response(text, attempts=attempt, seconds=time.monotonic() - t0, note=note,
+                        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                        latency=took)
+
+    async def _prepare(self) -> None:
+        """The caller's preparation, once for the pool, off the loop (importing litellm takes
+        seconds of CPU, during which the loop keeps the heartbeat and the cache hits going)."""
+        if self._prepared is None:
+            self._prepared = asyncio.ensure_future(_in_daemon_thread(self.caller.prepare))
+        await asyncio.shield(self._prepared)
+
+    async def _call(self, text: str) -> Tuple[Reply, float]:
+        """One request, timed by the watchdog: the reply and the seconds it took."""
+        with self.watchdog.watching() as began:
+            caller = self.caller
+            if caller.task_per_call:
+                # A task per call, like a plain gather: litellm keeps per-call state in
+                # context variables, which piles up in a long-lived worker's own context
+                # and made each call measurably dearer (bench/call_speed.py).
+                out = await asyncio.ensure_future(caller(text))
+            elif caller.enforces_timeout:
+                out = await caller(text)
+            else:
+                out = await asyncio.wait_for(caller(text), timeout=self.timeout)
+        took = time.monotonic() - began
+        return (out if isinstance(out, Reply) else Reply(out)), took
+
+    def _fatal_failure(self, prompt: Prompt, message: str, attempts: int) -> Optional[Response]:
+        """Stop the run on a failure every call would share; the prompt has no answer."""
+        self.halt(message)
+        if self.store is not None:
+            self.store.release(prompt.text, redact(message, self.secrets), attempts)
+        return None
+
+    # -- the budget's bookings -----------------------------------------------------------------
+
+    async def _book(self, text: str) -> Tuple[str, float]:
+        """The budget's verdict on sending ``text`` (``send`` with the booked cost, ``refuse``),
+        waiting while only the requests in flight stand in the way; ``stopped`` if the run
+        stopped meanwhile."""
+        assert self.budget is not None
+        while True:
+            if self.stop.is_set() or self.halted():
+                return "stopped", 0.0
+            verdict, booked = self.budget.decide(text)
+            if verdict != "wait":
+                return verdict, booked
+            # No await between the decision and the wait: a settlement cannot slip between.
+            # (The budget waits only for this pool's own requests: their settlements wake it.)
+            waiter = asyncio.get_running_loop().create_future()
+            self._budget_waiters.append(waiter)
+            await waiter
+
+    def _unbook(self, booked: float) -> None:
+        """A booked request failed for good, or was never sent: release its booking."""
+        if self.budget is not None:
+            self.budget.cancel(booked)
+            self._budget_changed()
+
+    def _budget_changed(self) -> None:
+        """A booking was settled or cancelled: the prompts waiting for room look again."""
+        waiters, self._budget_waiters = self._budget_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
