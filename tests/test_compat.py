@@ -16,14 +16,16 @@ from typing import Any, Dict, List
 import pytest
 
 CONFTEST = '''
-import os, time
+import itertools, os, time
 import defan_pytest
+
+CALLS = itertools.count()
 
 @defan_pytest.model("oracle", version="1")
 def oracle(prompt):
-    delay = float(os.environ.get("ORACLE_DELAY", "0"))
-    if delay:
-        time.sleep(delay)
+    slow_after = int(os.environ.get("ORACLE_SLOW_AFTER", "-1"))
+    if 0 <= slow_after <= next(CALLS):
+        time.sleep(1)  # a model that turns slow
     if "group 4" in prompt:
         return "Nobody Special"                       # hallucinated (a bare, wrong name)
     if "group 5" in prompt:
@@ -154,12 +156,15 @@ def test_split_keeps_groups_whole_and_skips_the_gate(project: pytest.Pytester, x
 
 def test_timeout_per_test_and_a_session_timeout_during_the_calls(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     assert run(project, "--timeout=30").ret == pytest.ExitCode.TESTS_FAILED  # the toy gate
-    monkeypatch.setenv("ORACLE_DELAY", "0.25")
-    slow = project.runpytest_subprocess(*BASE, "--defan-concurrency=1", "--session-timeout=1.5", timeout=240)
+    # Three quick answers, then a second each: the session timeout (generous, so that a busy
+    # machine still gets the quick answers in before it, and well short of the 15 s the slow
+    # ones take) ends the calls; the call in flight then finishes and is kept too.
+    monkeypatch.setenv("ORACLE_SLOW_AFTER", "3")
+    slow = project.runpytest_subprocess(*BASE, "--defan-concurrency=1", "--session-timeout=5", timeout=240)
     no_internal_error(slow)
     assert slow.ret == pytest.ExitCode.INTERRUPTED
     slow.stdout.fnmatch_lines(["*session timeout*every answer received is kept in the cache*"])
-    monkeypatch.delenv("ORACLE_DELAY")
+    monkeypatch.delenv("ORACLE_SLOW_AFTER")
     again = project.runpytest_subprocess(*BASE, timeout=240)
     m = re.search(r"18 prompts: (\d+) answered by the model, (\d+) from the cache", again.stdout.str())
     assert m is not None and 3 <= int(m.group(2)) < 18, again.stdout.str()[-1500:]

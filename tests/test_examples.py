@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -298,9 +297,7 @@ def test_readme_main_command_runs_the_example_and_not_the_test_suite(
         monkeypatch.delenv(name)  # pytester.run passes os.environ on
     monkeypatch.setenv("DEFAN_DATA_DIR", str(public_dir))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    started = time.monotonic()
     result = pytester.run(*command, "--defan-model=my-rag", "--defan-domain=nobel")  # README, verbatim
-    elapsed = time.monotonic() - started
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines([
         "defan: model my-rag, 600 prompts",
@@ -319,7 +316,6 @@ def test_readme_main_command_runs_the_example_and_not_the_test_suite(
     assert "failed" not in out.splitlines()[-1]
     fch = float(table_line(out, "nobel")[2])
     assert 0.25 <= fch <= 0.65, f"nobel FCH {fch}: the README's figures need measuring again"
-    assert elapsed < 60
 
 
 TESTPATHS_PROJECT = {
