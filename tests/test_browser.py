@@ -20,6 +20,7 @@ from defan_pytest.report import html as html_report
 
 from test_html_report import INJECTIONS, make_report, make_rows
 
+pytestmark = pytest.mark.slow  # a real Chromium
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (the test extras)")
 
 

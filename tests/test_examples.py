@@ -287,6 +287,7 @@ def table_line(stdout: str, scope: str) -> List[str]:
     return lines[-1]
 
 
+@pytest.mark.slow
 def test_readme_main_command_runs_the_example_and_not_the_test_suite(
     pytester: pytest.Pytester, public_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -366,6 +367,7 @@ def example_project(tmp_path_factory: pytest.TempPathFactory, public_dir: Path) 
     return project
 
 
+@pytest.mark.slow
 def test_a_knob_that_drops_knowledge_fails_the_level_gate(example_project: Path, public_dir: Path) -> None:
     result = run_example(example_project, public_dir, *SMALL, "--defan-report=physics-only.json",
                          MY_RAG_KNOWLEDGE="nobel_physics")
@@ -380,6 +382,7 @@ def test_a_knob_that_drops_knowledge_fails_the_level_gate(example_project: Path,
     assert changed["domains"]["nobel"]["fch"] >= base["domains"]["nobel"]["fch"] + 0.2
 
 
+@pytest.mark.slow
 def test_a_knob_that_drops_knowledge_fails_the_regression_gate(example_project: Path, public_dir: Path) -> None:
     # The README's main command (its default sample of 600 prompts: 40 groups) makes the
     # baseline; the knob's run is compared with it.  (At the 10 groups of SMALL a paired test
@@ -406,6 +409,7 @@ def claims(rep: dict) -> Dict[str, Optional[str]]:
     return {row["id"]: row["claim"] for row in rep["rows"]}
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_serial_figures(example_project: Path, public_dir: Path) -> None:
     result = run_example(example_project, public_dir, *SMALL, "-n", "2", "--defan-cache=cache-n2",
                          "--defan-report=n2.json")

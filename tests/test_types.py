@@ -127,6 +127,7 @@ def test_the_dataset_loader_and_defan_score_read_the_registry(yesno: types.Answe
     types.register(YesNo())
 
 
+@pytest.mark.slow
 def test_a_toy_type_runs_in_a_pytest_session(pytester: pytest.Pytester) -> None:
     # A conftest.py registers the type and a model, as a user's project would; serial and -n 2.
     pytester.makeconftest(
