@@ -5,6 +5,8 @@
   through the resolver users get, with ``../shared/defan-public`` as a fast local source; tests
   that need the real files skip, with the reason, when it is nowhere to be had.
 * Everything else runs on the synthetic files of ``tests/data`` (``synthetic_public``).
+* Every test leaves the registries (models, answer types, metrics) as it found them
+  (:func:`registries_restored`): what a test or an in-process session registers goes with it.
 """
 from __future__ import annotations
 
@@ -13,10 +15,15 @@ import hashlib
 import os
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from defan_pytest.calls import models
+from defan_pytest.metrics import summary
+from defan_pytest.scoring import types as answer_types
 
 sys.path.insert(0, str(Path(__file__).parent))
 # litellm must never fetch its price table over the network in tests.
@@ -132,6 +139,48 @@ def synthetic_public(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     clear_caches()
     yield synthetic_dir()
     clear_caches()
+
+
+def _by_name(
+    entries: Callable[[], Mapping[str, Any]], unregister: Callable[[str], Any], register: Callable[[Any], Any]
+) -> tuple[Callable[[], Any], Callable[[Any], None]]:
+    """(snapshot, restore) of a registry seen through its functions: ``entries()`` (name ->
+    entry), ``unregister(name)`` and ``register(entry)``."""
+
+    def snapshot() -> dict[str, Any]:
+        return dict(entries())
+
+    def restore(saved: dict[str, Any]) -> None:
+        for name, entry in list(entries().items()):
+            if saved.get(name) is not entry:
+                unregister(name)  # added by the test, or replaced (a model registered again)
+        present = entries()
+        for name, entry in saved.items():
+            if name not in present:
+                register(entry)  # removed by the test
+
+    return snapshot, restore
+
+
+#: (name, snapshot, restore) of each process-wide registry a test can change.  A registry that
+#: is a :class:`defan_pytest.registry.Registry` is simply ``("...", REG.snapshot, REG.restore)``.
+REGISTRIES: list[tuple[str, Callable[[], Any], Callable[[Any], None]]] = [
+    ("models", *_by_name(models.registered, models.unregister,
+                         lambda m: models.model(m.name, version=m.version)(m.fn))),
+    ("answer types", *_by_name(lambda: {n: answer_types.get(n) for n in answer_types.names()},
+                               answer_types.unregister, answer_types.register)),
+    ("metrics", *_by_name(lambda: summary.METRICS, summary.unregister_metric, summary.register_metric)),
+]
+
+
+@pytest.fixture(autouse=True)
+def registries_restored() -> Iterator[None]:
+    """Every registry as it was before the test: a model, type or metric that a test (or a
+    session it runs in this process) registers and does not remove cannot leak into the next."""
+    saved = [(restore, snapshot()) for _name, snapshot, restore in REGISTRIES]
+    yield
+    for restore, snapshot in saved:
+        restore(snapshot)
 
 
 @pytest.fixture

@@ -209,9 +209,13 @@ class _Core:
         self.log_requests = log_requests
         self.models = list(models)
         self.lock = threading.Lock()
+        #: Notified whenever a chat request arrives (``total`` grows), so a test waits on it.
+        self.arrived = threading.Condition(self.lock)
         self.counts: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
         self.total = 0
+        self.in_flight = 0  # chat requests being handled now ...
+        self.peak_in_flight = 0  # ... and the most at once
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self.stopping: asyncio.Event | None = None  # created on the serving loop
@@ -237,6 +241,7 @@ class _Core:
             self.counts.clear()
             self.fault_counts.clear()
             self.total = 0
+            self.peak_in_flight = self.in_flight
             self.requests.clear()
             for rule in self.faults:
                 rule.reset()
@@ -248,6 +253,16 @@ class _Core:
 
     # ---- routes ------------------------------------------------------------------------
     async def chat(self, request: web.Request) -> web.StreamResponse:
+        with self.lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            return await self._chat(request)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         try:
             body = json.loads(raw)
@@ -258,6 +273,7 @@ class _Core:
         prompt = _last_user_prompt(body.get("messages"))
         with self.lock:
             self.total += 1
+            self.arrived.notify_all()
             self.counts[prompt] += 1
             if self.log_requests:
                 self.requests.append({
@@ -514,6 +530,18 @@ class OpenAIServer:
     def total(self) -> int:
         with self._core.lock:
             return self._core.total
+
+    def wait_for_total(self, n: int, timeout: float) -> bool:
+        """Wait until ``n`` chat requests have arrived in all (faulted ones included); False if
+        ``timeout`` seconds pass first."""
+        with self._core.arrived:
+            return self._core.arrived.wait_for(lambda: self._core.total >= n, timeout)
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most chat requests handled at the same time (since the start or :meth:`reset`)."""
+        with self._core.lock:
+            return self._core.peak_in_flight
 
     @property
     def fault_counts(self) -> dict[str, int]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
@@ -21,6 +20,7 @@ from defan_pytest.report import html as html_report
 
 from test_html_report import INJECTIONS, make_report, make_rows
 
+pytestmark = pytest.mark.slow  # a real Chromium
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (the test extras)")
 
 
@@ -54,7 +54,7 @@ class Page:
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.goto(path.as_uri())
-        self.page.wait_for_selector("body[data-ready='1']", state="attached", timeout=15_000)
+        self.page.wait_for_selector("body[data-ready='1']", state="attached", timeout=60_000)
 
     def text(self, selector: str) -> str:
         return str(self.page.inner_text(selector))
@@ -67,12 +67,9 @@ class Page:
         return self.count()
 
     def wait_count(self, n: int) -> None:
-        """Wait for the table to show ``n`` prompts (the search waits for typing to stop).  Polled
-        from here: the page's policy forbids the string evaluation wait_for_function uses."""
-        deadline = time.monotonic() + 10
-        while self.count() != n and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert self.count() == n
+        """Wait for the table to show ``n`` prompts (the search waits for typing to stop).  A
+        selector wait: the page's policy forbids the string evaluation wait_for_function uses."""
+        self.page.wait_for_selector(f"#p-info[data-count='{n}']", state="attached", timeout=60_000)
 
     def ids(self) -> List[str]:
         return list(self.page.eval_on_selector_all("#rows tbody tr[data-id]", "rs => rs.map(r => r.dataset.id)"))

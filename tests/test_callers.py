@@ -121,7 +121,7 @@ def test_answers_cached_by_one_path_are_reused_by_the_other_with_their_usage(tmp
 
 
 PROBE = """
-import json, sys, time
+import json, sys
 sys.path.insert(0, {tests!r})
 from defan_pytest.calls.backends import make_caller
 from defan_pytest.calls.pool import CallPool
@@ -131,15 +131,13 @@ from defan_pytest.calls.models import LitellmModel
 model = LitellmModel("t", "openai/test-model", {{"api_base": {base!r}, "api_key": "sk-x", "temperature": 0}})
 caller = make_caller(model, timeout=10, path={path!r})
 store = ResponseCache({cache!r}, caller.identity, background=True)
-t = time.perf_counter()
 pool = CallPool(caller, store=store)
 pool.start([Prompt("q", "q")])
 pool.join(120)
-first = time.perf_counter() - t
 r = pool.result("q")
 pool.close()
 store.close()
-print(json.dumps({{"text": r.text, "via": r.via, "first": first,
+print(json.dumps({{"text": r.text, "via": r.via,
                   "modules": sorted(m for m in ("litellm", "openai", "aiohttp", "httpx") if m in sys.modules)}}))
 """
 

@@ -74,7 +74,7 @@ def test_a_model_answers_and_each_prompt_is_sent_once(path: str) -> None:
     assert pool.stats.snapshot()["calls"] == 40 and pool.stats.errors == 0
     # the tokens the server counted (words, for this server) and each request's latency
     assert {(out[p].prompt_tokens, out[p].completion_tokens) for p in prompts} == {(1, 3)}
-    assert all(0.02 <= out[p].latency < 5 for p in prompts)
+    assert all(out[p].latency >= 0.02 for p in prompts)  # the server's latency included
 
 
 def test_both_paths_send_the_same_request() -> None:
@@ -115,9 +115,11 @@ FAULT_KINDS = {500: ("InternalServerError", "InternalServerError"),
 @pytest.mark.parametrize("fault", list(FAULT_KINDS))
 def test_server_faults_are_retried_then_errored(fault, path: str) -> None:
     kind = FAULT_KINDS[fault][PATHS.index(path)]
-    rule = {"fault": fault, "match": "x", "hang_seconds": 3}
+    # The hang outlasts any timeout (the server's exit ends it); only a hang needs a short
+    # timeout, and "y" must be answered within it even on a busy machine.
+    rule = {"fault": fault, "match": "x", "hang_seconds": 600}
     with OpenAIServer(answers={"y": "Y"}, faults=[rule]) as srv:
-        pool, out = run_pool(model_caller(srv, path, timeout=0.5), ["x", "y"], retries=2)
+        pool, out = run_pool(model_caller(srv, path, timeout=1 if fault == "hang" else 30), ["x", "y"], retries=2)
         assert out["x"].text is None and kind in out["x"].error
         assert out["x"].attempts == 3 and srv.counts["x"] == 3  # retried, then errored
         assert out["y"].text == "Y"  # one failing prompt does not stop the others
@@ -166,12 +168,15 @@ def test_secrets_never_reach_error_messages() -> None:
 
 def test_pool_bounds_concurrency_and_runs_sync_callables_in_threads() -> None:
     active, peak, lock = [0], [0], threading.Lock()
+    full = threading.Event()  # as many calls in flight as the pool allows
 
     def slow(prompt: str) -> str:
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(0.02)
+            if active[0] == 6:
+                full.set()
+        full.wait(30)  # the first calls stay in flight until the pool has started six
         with lock:
             active[0] -= 1
         return prompt[::-1]
@@ -199,9 +204,13 @@ def test_rpm_spaces_request_starts() -> None:
         starts.append(time.monotonic())
         return prompt
 
+    before = time.monotonic()
     run_pool(CallableCaller(CallableModel("r", stamp, True)), [f"p{i}" for i in range(5)], concurrency=5, rpm=600)
-    gaps = [b - a for a, b in zip(starts, starts[1:])]
-    assert min(gaps) >= 0.09  # 600 per minute: one start every 0.1 s
+    # 600 per minute: the k-th start no sooner than k x 0.1 s after the pool started (a lower
+    # bound, which a busy machine only makes truer; the gap between two starts is not: a start
+    # that is late on its slot leaves a short gap to the next one).
+    assert len(starts) == 5
+    assert all(start >= before + k * 0.1 - 0.001 for k, start in enumerate(sorted(starts)))
 
 
 def test_classify() -> None:
@@ -326,11 +335,9 @@ def test_missing_credentials_stop_the_run_before_the_first_call(monkeypatch: pyt
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
         monkeypatch.delenv(name, raising=False)
     caller = make_caller(LitellmModel("t", "openai/test-model", {}), timeout=5, path=path)
-    t0 = time.monotonic()
     pool, out = run_pool(caller, [f"q{i}" for i in range(20)], concurrency=4, retries=4)
-    assert time.monotonic() - t0 < 20  # litellm's import included; no request, no retry
     assert pool.fatal is not None and "no credentials for 'openai/test-model'" in pool.fatal
-    assert "OPENAI_API_KEY" in pool.fatal and pool.stats.calls == 0
+    assert "OPENAI_API_KEY" in pool.fatal and pool.stats.calls == 0 and pool.stats.retries == 0  # no request
     # the provider's own message, had a call gone out, is fatal too (litellm reports it as a 500)
     msg = "litellm.InternalServerError: OpenAIException - Missing credentials. Please pass an `api_key`"
     err = type("InternalServerError", (Exception,), {"status_code": 500})(msg)
@@ -356,7 +363,7 @@ def test_a_sync_callable_that_never_returns_times_out_in_a_daemon_thread() -> No
 
     try:
         pool, out = run_pool(CallableCaller(CallableModel("stuck", stuck, False)), ["hang", "fine"],
-                             timeout=0.3, retries=0)
+                             timeout=1.0, retries=0)
         assert out["hang"].error.startswith("TimeoutError") and out["fine"].text == "ok"
         hung = [t for t in threading.enumerate() if t.name.startswith("defan-call-stuck") and t.is_alive()]
         assert hung and all(t.daemon for t in hung)  # cannot keep the interpreter from exiting
@@ -388,15 +395,13 @@ def test_an_async_callable_blocking_the_loop_is_stopped_by_the_watchdog() -> Non
     release = threading.Event()
 
     async def blocking(prompt: str) -> str:
-        release.wait(30)  # a blocking call inside async def: the loop cannot run its timer
+        release.wait()  # a blocking call inside async def: the loop cannot run its timer
         return "late"
 
     try:
         pool = CallPool(CallableCaller(CallableModel("blocker", blocking, True)), timeout=0.3, margin=0.7, retries=0)
-        t0 = time.monotonic()
         pool.start([Prompt(f"p{i}", f"q{i}") for i in range(15)])
-        assert pool.join(10)
-        assert time.monotonic() - t0 < 5
+        assert pool.join(60)  # the call never returns: only the watchdog ends the run
         assert pool.fatal is not None and "model 'blocker' blocked the event loop" in pool.fatal
         with pytest.raises(FatalCallError):
             pool.result("p3", timeout=1)
@@ -416,7 +421,7 @@ def test_an_async_callable_ignoring_its_cancellation_is_stopped_by_the_watchdog(
 
     pool = CallPool(CallableCaller(CallableModel("stubborn", stubborn, True)), timeout=0.2, margin=0.5, retries=0)
     pool.start([Prompt("p", "q")])
-    assert pool.join(5)
+    assert pool.join(60)
     assert pool.fatal is not None and "model 'stubborn' did not return within" in pool.fatal
     pool.close()
 
@@ -425,14 +430,14 @@ def test_timed_out_sync_calls_piling_up_stop_the_run() -> None:
     release = threading.Event()
 
     def stuck(prompt: str) -> str:
-        release.wait(30)
+        release.wait()
         return "late"
 
     try:
         pool = CallPool(CallableCaller(CallableModel("pile", stuck, False)), concurrency=2, timeout=0.2, retries=3,
                         backoff=0.01, max_backoff=0.02)
         pool.start([Prompt(f"p{i}", f"q{i}") for i in range(10)])
-        assert pool.join(10)
+        assert pool.join(60)
         assert pool.fatal is not None and "still running in their threads" in pool.fatal
         pool.close()
     finally:

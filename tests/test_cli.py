@@ -603,16 +603,22 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
     import signal
-    import time
 
-    # About ten seconds of scoring (long name responses), interrupted after a few.
+    # About ten seconds of scoring (long name responses), interrupted once it has begun: the
+    # command says which scorer runs just before it scores.
     slow = line(type="name", answer="Ada Lovelace", response="Ada Lovelace said " * 2000)
     path = write(tmp_path, *[slow] * 100)
     proc = subprocess.Popen([str(DEFAN), "score", str(path), "--spacy-model", "none", "--json",
                              str(tmp_path / "r.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    assert proc.stderr is not None
+    before = []
+    for said in proc.stderr:
+        before.append(said)
+        if said.startswith("defan: scorer:"):
+            break
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
+    err = "".join(before) + err
     if proc.returncode == 0:
         pytest.skip("scoring finished before the signal")
     assert proc.returncode == 130 and err.strip().splitlines()[-1] == "defan: interrupted", err

@@ -16,14 +16,16 @@ from typing import Any, Dict, List
 import pytest
 
 CONFTEST = '''
-import os, time
+import itertools, os, time
 import defan_pytest
+
+CALLS = itertools.count()
 
 @defan_pytest.model("oracle", version="1")
 def oracle(prompt):
-    delay = float(os.environ.get("ORACLE_DELAY", "0"))
-    if delay:
-        time.sleep(delay)
+    slow_after = int(os.environ.get("ORACLE_SLOW_AFTER", "-1"))
+    if 0 <= slow_after <= next(CALLS):
+        time.sleep(1)  # a model that turns slow
     if "group 4" in prompt:
         return "Nobody Special"                       # hallucinated (a bare, wrong name)
     if "group 5" in prompt:
@@ -61,6 +63,7 @@ def no_internal_error(result: pytest.RunResult) -> None:
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
 
 
+@pytest.mark.slow
 @XDIST
 def test_rerunfailures_never_reruns_verdicts_and_counts_each_prompt_once(project: pytest.Pytester, xdist: List[str]) -> None:
     result = run(project, "--reruns", "2", "--defan-strict", "--defan-report=r.json", *xdist)
@@ -73,6 +76,7 @@ def test_rerunfailures_never_reruns_verdicts_and_counts_each_prompt_once(project
     result.stdout.fnmatch_lines(["*FAILED defan::gate?toy? - toy: FCH 0.17 > max_fch 0.1*"])
 
 
+@pytest.mark.slow
 @XDIST
 def test_html_lists_every_prompt_its_verdict_and_the_gate(project: pytest.Pytester, xdist: List[str]) -> None:
     result = run(project, "--html=report.html", "--self-contained-html", *xdist)
@@ -93,6 +97,7 @@ def test_html_lists_every_prompt_its_verdict_and_the_gate(project: pytest.Pytest
     assert "DefAn" in page
 
 
+@pytest.mark.slow
 @XDIST
 def test_allure_results_have_status_name_labels_and_the_verdict(project: pytest.Pytester, xdist: List[str]) -> None:
     result = run(project, "--alluredir=allure", *xdist)
@@ -113,6 +118,7 @@ def test_allure_results_have_status_name_labels_and_the_verdict(project: pytest.
     assert "claim:    'Nobody Special'" in (folder / attachment["source"]).read_text()
 
 
+@pytest.mark.slow
 @XDIST
 def test_json_report_has_each_prompts_verdict(project: pytest.Pytester, xdist: List[str]) -> None:
     result = run(project, "--json-report", "--json-report-file=out.json", *xdist)
@@ -137,6 +143,7 @@ def test_sugar_shows_items_progress_and_no_hallucinated_passes(project: pytest.P
     assert "100%" in out and not re.search(r"\b1[0-9][0-9]%", out.replace("100%", ""))
 
 
+@pytest.mark.slow
 @XDIST
 def test_split_keeps_groups_whole_and_skips_the_gate(project: pytest.Pytester, xdist: List[str]) -> None:
     ran: List[str] = []
@@ -152,19 +159,24 @@ def test_split_keeps_groups_whole_and_skips_the_gate(project: pytest.Pytester, x
     assert sorted(ran) == sorted(f"toy-q{g:04d}-p{p:02d}" for g in range(6) for p in range(3))
 
 
+@pytest.mark.slow
 def test_timeout_per_test_and_a_session_timeout_during_the_calls(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     assert run(project, "--timeout=30").ret == pytest.ExitCode.TESTS_FAILED  # the toy gate
-    monkeypatch.setenv("ORACLE_DELAY", "0.25")
-    slow = project.runpytest_subprocess(*BASE, "--defan-concurrency=1", "--session-timeout=1.5", timeout=240)
+    # Three quick answers, then a second each: the session timeout (generous, so that a busy
+    # machine still gets the quick answers in before it, and well short of the 15 s the slow
+    # ones take) ends the calls; the call in flight then finishes and is kept too.
+    monkeypatch.setenv("ORACLE_SLOW_AFTER", "3")
+    slow = project.runpytest_subprocess(*BASE, "--defan-concurrency=1", "--session-timeout=5", timeout=240)
     no_internal_error(slow)
     assert slow.ret == pytest.ExitCode.INTERRUPTED
     slow.stdout.fnmatch_lines(["*session timeout*every answer received is kept in the cache*"])
-    monkeypatch.delenv("ORACLE_DELAY")
+    monkeypatch.delenv("ORACLE_SLOW_AFTER")
     again = project.runpytest_subprocess(*BASE, timeout=240)
     m = re.search(r"18 prompts: (\d+) answered by the model, (\d+) from the cache", again.stdout.str())
     assert m is not None and 3 <= int(m.group(2)) < 18, again.stdout.str()[-1500:]
 
 
+@pytest.mark.slow
 @XDIST
 def test_github_annotations_point_at_the_breached_key_and_the_test(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
@@ -185,6 +197,7 @@ def test_github_annotations_point_at_the_breached_key_and_the_test(
         assert strict.startswith(f"::error file={strict_file}::defan toy-q0004-p01"), strict
 
 
+@pytest.mark.slow
 def test_cov_and_randomly_leave_the_figures_unchanged(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     plain = run(project, "--defan-report=plain.json")
     monkeypatch.setenv("PYTEST_ADDOPTS", "")  # pytest-randomly on

@@ -9,7 +9,6 @@ from __future__ import annotations
 import collections
 import csv
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -291,11 +290,11 @@ def test_public_line_points_at_the_physical_line(public_rows: list[Row], public_
     _check_physical_lines(public_rows, public_dir)
 
 
-def test_public_load_is_fast_when_cached(public_rows: list[Row], public_dir: Path) -> None:
-    start = time.perf_counter()
+def test_a_cached_public_load_parses_nothing_again(public_rows: list[Row], public_dir: Path) -> None:
     rows = load_public(data_dir=public_dir)
-    assert time.perf_counter() - start < 0.5
-    assert len(rows) == len(public_rows)
+    again = load_public(data_dir=public_dir)
+    assert len(again) == len(rows) == len(public_rows)
+    assert all(a is b for a, b in zip(again, rows))  # the rows parsed once, not read again
 
 
 def test_load_public_domain_selection(public_rows: list[Row], public_dir: Path) -> None:
@@ -304,15 +303,12 @@ def test_load_public_domain_selection(public_rows: list[Row], public_dir: Path) 
     assert len(rows) == 1305 + 15218
 
 
-def test_every_public_row_loads_and_reading_stays_fast(public_dir: Path) -> None:
-    # Golds are checked against their type at load (issue 8): all 70,793 public rows pass, and
-    # reading the split from scratch (digests, parsing, gold checks) stays well under a second
-    # or two.
+def test_every_public_row_loads(public_dir: Path) -> None:
+    # Golds are checked against their type at load (issue 8): all 70,793 public rows pass when
+    # the split is read from scratch (digests, parsing, gold checks).  How long that takes is
+    # bench/'s business (bench/collect_speed.py loads the split).
     from defan_pytest.dataset import clear_caches
 
     clear_caches()
-    start = time.perf_counter()
     rows = load_public(data_dir=public_dir)
-    elapsed = time.perf_counter() - start
     assert len(rows) == 70793
-    assert elapsed < 3.0, f"reading the public split took {elapsed:.2f} s"

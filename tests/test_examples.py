@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -288,6 +287,7 @@ def table_line(stdout: str, scope: str) -> List[str]:
     return lines[-1]
 
 
+@pytest.mark.slow
 def test_readme_main_command_runs_the_example_and_not_the_test_suite(
     pytester: pytest.Pytester, public_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -298,9 +298,7 @@ def test_readme_main_command_runs_the_example_and_not_the_test_suite(
         monkeypatch.delenv(name)  # pytester.run passes os.environ on
     monkeypatch.setenv("DEFAN_DATA_DIR", str(public_dir))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    started = time.monotonic()
     result = pytester.run(*command, "--defan-model=my-rag", "--defan-domain=nobel")  # README, verbatim
-    elapsed = time.monotonic() - started
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines([
         "defan: model my-rag, 600 prompts",
@@ -319,7 +317,6 @@ def test_readme_main_command_runs_the_example_and_not_the_test_suite(
     assert "failed" not in out.splitlines()[-1]
     fch = float(table_line(out, "nobel")[2])
     assert 0.25 <= fch <= 0.65, f"nobel FCH {fch}: the README's figures need measuring again"
-    assert elapsed < 60
 
 
 TESTPATHS_PROJECT = {
@@ -370,6 +367,7 @@ def example_project(tmp_path_factory: pytest.TempPathFactory, public_dir: Path) 
     return project
 
 
+@pytest.mark.slow
 def test_a_knob_that_drops_knowledge_fails_the_level_gate(example_project: Path, public_dir: Path) -> None:
     result = run_example(example_project, public_dir, *SMALL, "--defan-report=physics-only.json",
                          MY_RAG_KNOWLEDGE="nobel_physics")
@@ -384,6 +382,7 @@ def test_a_knob_that_drops_knowledge_fails_the_level_gate(example_project: Path,
     assert changed["domains"]["nobel"]["fch"] >= base["domains"]["nobel"]["fch"] + 0.2
 
 
+@pytest.mark.slow
 def test_a_knob_that_drops_knowledge_fails_the_regression_gate(example_project: Path, public_dir: Path) -> None:
     # The README's main command (its default sample of 600 prompts: 40 groups) makes the
     # baseline; the knob's run is compared with it.  (At the 10 groups of SMALL a paired test
@@ -410,6 +409,7 @@ def claims(rep: dict) -> Dict[str, Optional[str]]:
     return {row["id"]: row["claim"] for row in rep["rows"]}
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_serial_figures(example_project: Path, public_dir: Path) -> None:
     result = run_example(example_project, public_dir, *SMALL, "-n", "2", "--defan-cache=cache-n2",
                          "--defan-report=n2.json")

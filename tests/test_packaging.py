@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two builds and twine
+
 ROOT = Path(__file__).resolve().parents[1]
 #: What the build reads; the rest is there to prove it stays out.
 BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in")

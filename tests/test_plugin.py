@@ -235,6 +235,7 @@ def _figures(pytester: pytest.Pytester, *extra: str) -> tuple[dict, list, int]:
     return {"domains": report["domains"], "overall": report["overall"]}, gate, result.ret
 
 
+@pytest.mark.slow
 def test_serial_and_xdist_give_the_same_figures_and_verdicts(project: pytest.Pytester, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     thresholds(project, "[defaults]\nmax_fch = 0.6\nmin_rc = 0.5\n[domains.math]\nmax_fch = 0.4\n")
@@ -308,6 +309,7 @@ def _percentages(lines: list[str]) -> list[int]:
     return [int(m.group(1)) for line in lines for m in re.finditer(r"\[\s*(\d+)%\]", line)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
 def test_a_big_run_prints_a_line_per_domain_and_monotonic_progress(project: pytest.Pytester, xdist: list[str]) -> None:
     thresholds(project, "[defaults]\nmax_fch = 0.9\n")
@@ -420,6 +422,7 @@ def _regression_outcomes(result: pytest.RunResult) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
 def test_identical_runs_never_regress(reg_project: pytest.Pytester, xdist: list[str]) -> None:
     result = reg_project.runpytest("--defan-model=table", *REG_ARGS, "--defan-baseline=base.json",
@@ -432,6 +435,7 @@ def test_identical_runs_never_regress(reg_project: pytest.Pytester, xdist: list[
     assert (change["change"], change["worse_flips"], change["better_flips"], change["regressed"]) == (0, 0, 0, False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
 def test_a_worse_model_regresses_with_its_flipped_prompts(reg_project: pytest.Pytester, xdist: list[str]) -> None:
     result = reg_project.runpytest("--defan-model=table-worse", *REG_ARGS, "--defan-baseline=base.json",

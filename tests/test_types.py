@@ -128,7 +128,6 @@ def test_unregistered_type_is_gone(yesno: types.AnswerType) -> None:
     types.unregister("yesno")
     with pytest.raises(types.UnknownAnswerType):
         types.get("yesno")
-    types.register(YesNo())  # the fixture removes it again
 
 
 def test_registering_forgets_parsed_golds(yesno: types.AnswerType) -> None:
@@ -158,9 +157,9 @@ def test_the_dataset_loader_and_defan_score_read_the_registry(yesno: types.Answe
     assert [(r["claim"], r["correct"]) for r in report["rows"]] == [("yes", True), ("no", False)]
     types.unregister("yesno")
     assert main(["score", str(data), "--spacy-model", "none"]) == 2  # no such type any more
-    types.register(YesNo())
 
 
+@pytest.mark.slow
 def test_a_toy_type_runs_in_a_pytest_session(pytester: pytest.Pytester) -> None:
     # A conftest.py registers the type and a model, as a user's project would; serial and -n 2.
     pytester.makeconftest(
@@ -178,11 +177,7 @@ def test_a_toy_type_runs_in_a_pytest_session(pytester: pytest.Pytester) -> None:
              "group": w} for w in ("wet", "dry") for i in range(3)]
     pytester.path.joinpath("toy.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     pytester.path.joinpath("thresholds.toml").write_text("[domains.toy]\nmax_fch = 0.4\nmax_pmh = 0.6\n")
-    try:
-        _run_toy_sessions(pytester)
-    finally:
-        if "yesno" in types.names():
-            types.unregister("yesno")  # registered by the sessions' conftest.py in this process
+    _run_toy_sessions(pytester)  # what the sessions' conftest.py registers goes with the test (conftest.py)
 
 
 def _run_toy_sessions(pytester: pytest.Pytester) -> None:

@@ -86,6 +86,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_the_steps_run_a_baseline_then_a_pull_request(project: Path) -> None:
     wf = _load()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GITHUB_"))}

@@ -1,0 +1,724 @@
+"""The shape of the package, read from its source with :mod:`ast` (issue 18, "a house with rooms").
+
+Every ``.py`` file under ``defan_pytest/`` is parsed (no module list is kept by hand), and:
+
+* the layer contract holds (:data:`LAYERS`, lowest first): a module imports its own room and
+  lower layers only; ``defan_pytest/__init__.py`` is the public facade and may import anything;
+* module-level imports make no cycle;
+* pytest, ``_pytest`` and pluggy are imported only under ``defan_pytest/plugin/``;
+* no private name (``_x``: a module or an attribute) is imported from another room;
+* the house rules: modules of at most :data:`MAX_MODULE_LINES` lines and functions of at most
+  :data:`MAX_FUNCTION_LINES` (unless the docstring says "Long because ..."), function-local
+  imports only of the heavy or optional third-party modules of :data:`LAZY_IMPORTS`, and no
+  ``from defan_pytest.x import y as z`` renaming.
+
+A "room" is the first name under ``defan_pytest``: a subpackage (``calls``) or a top-level
+module (``errors``).  Both module-level and function-local imports count, and so do the imports
+under ``if TYPE_CHECKING:`` (a type is a dependency too), except for the cycle check, which is
+about what Python runs.  Importing ``defan_pytest.a.b`` is counted as an import of
+``defan_pytest.a.b`` only, not of the package ``defan_pytest.a`` Python initialises first.
+
+Each rule has one allowlist of the violations the tree had when the check was written (issue 18
+moved the files first and cleans each room after): a violation not in its list fails, and so
+does an entry of a list that no longer occurs, so the lists can only shrink until they are empty.
+An entry names the file and what it imports, without a line number, so that editing a file
+elsewhere does not disturb it; the failure messages give the lines.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "defan_pytest"
+SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
+
+#: The rooms, lowest layer first: a room may import its own modules and the rooms of lower
+#: layers.  ``records`` is coming (issue 18); a room listed here need not exist yet.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"errors", "safetext", "version", "registry", "verdicts", "records"}),
+    frozenset({"stats", "scoring"}),
+    frozenset({"dataset"}),
+    frozenset({"calls", "cache"}),
+    frozenset({"metrics"}),
+    frozenset({"gates"}),
+    frozenset({"report"}),
+    frozenset({"settings"}),
+    frozenset({"run"}),
+    frozenset({"plugin", "cli"}),
+)
+LAYER_OF = {room: index for index, rooms in enumerate(LAYERS) for room in rooms}
+
+#: Imports between two rooms of one layer that the design needs (importer, imported).  The
+#: base layer is one layer of small modules, but two of them build on another: every error of
+#: the package (the registry's among them) is a DefanError, and the problem lists
+#: errors.format_problems prints are made printable by safetext.
+SAME_LAYER_IMPORTS = frozenset({("registry", "errors"), ("errors", "safetext")})
+
+#: The modules that are the plugin's business only.
+PYTEST_MODULES = frozenset({"pytest", "_pytest", "pluggy"})
+
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+#: What a docstring says to keep a long module or function.
+LONG_REASON = "Long because"
+
+#: Third-party modules a function may import when it needs them (top-level names): heavy ones
+#: whose import costs start-up time for every run that does not use them (litellm, spaCy,
+#: dateparser, aiohttp with yarl under it, jsonschema, rapidfuzz), and optional plugins that may
+#: not be installed (allure-pytest, pytest-sugar).
+LAZY_IMPORTS = frozenset(
+    {"litellm", "spacy", "dateparser", "aiohttp", "yarl", "jsonschema", "rapidfuzz",
+     "allure_commons", "pytest_sugar"}
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Today's violations (each list only shrinks; see the module docstring)
+# --------------------------------------------------------------------------------------------
+
+ALLOWED_LAYER_VIOLATIONS: frozenset[str] = frozenset({
+    "defan_pytest/dataset/shards.py -> metrics",
+    "defan_pytest/run.py -> defan_pytest",
+})
+ALLOWED_CYCLES: frozenset[str] = frozenset({
+    "defan_pytest.scoring.claims, defan_pytest.scoring.structured",
+})
+ALLOWED_PYTEST_IMPORTS: frozenset[str] = frozenset()
+ALLOWED_PRIVATE_IMPORTS: frozenset[str] = frozenset()
+ALLOWED_LONG_MODULES: frozenset[str] = frozenset({
+    "defan_pytest/cache/store.py",
+    "defan_pytest/calls/callers.py",
+    "defan_pytest/calls/pool.py",
+    "defan_pytest/calls/usage.py",
+    "defan_pytest/dataset/user.py",
+    "defan_pytest/gates/level.py",
+    "defan_pytest/gates/paired.py",
+    "defan_pytest/gates/thresholds.py",
+    "defan_pytest/metrics/summary.py",
+    "defan_pytest/plugin/__init__.py",
+    "defan_pytest/report/html/__init__.py",
+    "defan_pytest/run.py",
+    "defan_pytest/scoring/text/numbers.py",
+    "defan_pytest/scoring/text/words.py",
+    "defan_pytest/stats/intervals.py",
+})
+ALLOWED_LONG_FUNCTIONS: frozenset[str] = frozenset({
+    "defan_pytest/calls/callers.py::lean_route",
+    "defan_pytest/calls/pool.py::CallPool._one",
+    "defan_pytest/cli/__init__.py::_build_parser",
+    "defan_pytest/cli/__init__.py::_score",
+    "defan_pytest/dataset/fetch.py::_download",
+    "defan_pytest/dataset/public.py::read_public_csv",
+    "defan_pytest/dataset/shards.py::combine",
+    "defan_pytest/dataset/user.py::_validate_record",
+    "defan_pytest/dataset/user.py::load_user_set",
+    "defan_pytest/gates/level.py::_judge_scope",
+    "defan_pytest/gates/paired.py::compare",
+    "defan_pytest/gates/regression.py::judge",
+    "defan_pytest/plugin/__init__.py::DefanPlugin._finish",
+    "defan_pytest/report/html/__init__.py::payload",
+    "defan_pytest/run.py::Run.configure",
+    "defan_pytest/scoring/types/_entity.py::EntityAnswerType.candidates",
+    "defan_pytest/settings.py::Settings.parse",
+})
+ALLOWED_LOCAL_IMPORTS: frozenset[str] = frozenset({
+    "defan_pytest/calls/callers.py: defan_pytest.version",
+    "defan_pytest/calls/callers.py: urllib.parse",
+    "defan_pytest/calls/pool.py: defan_pytest.safetext",
+    "defan_pytest/calls/usage.py: defan_pytest.calls.models",
+    "defan_pytest/calls/usage.py: json",
+    "defan_pytest/calls/usage.py: re",
+    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports",
+    "defan_pytest/cli/__init__.py: defan_pytest.metrics.summary",
+    "defan_pytest/cli/__init__.py: defan_pytest.report.tables",
+    "defan_pytest/cli/__init__.py: defan_pytest.run",
+    "defan_pytest/cli/__init__.py: defan_pytest.scoring.ner",
+    "defan_pytest/cli/__init__.py: defan_pytest.scoring.scorer",
+    "defan_pytest/cli/__init__.py: defan_pytest.version",
+    "defan_pytest/cli/reports.py: defan_pytest.dataset.shards",
+    "defan_pytest/cli/reports.py: defan_pytest.gates.level",
+    "defan_pytest/cli/reports.py: defan_pytest.gates.regression",
+    "defan_pytest/cli/reports.py: defan_pytest.gates.thresholds",
+    "defan_pytest/cli/reports.py: defan_pytest.metrics.summary",
+    "defan_pytest/cli/reports.py: defan_pytest.report.github",
+    "defan_pytest/cli/reports.py: defan_pytest.report.html",
+    "defan_pytest/cli/reports.py: defan_pytest.report.schema",
+    "defan_pytest/cli/reports.py: defan_pytest.report.tables",
+    "defan_pytest/cli/reports.py: defan_pytest.run",
+    "defan_pytest/dataset/domains.py: defan_pytest.dataset.fetch",
+    "defan_pytest/dataset/domains.py: defan_pytest.scoring.equivalence",
+    "defan_pytest/dataset/domains.py: defan_pytest.scoring.types",
+    "defan_pytest/dataset/shards.py: defan_pytest.metrics.summary",
+    "defan_pytest/errors.py: defan_pytest.safetext",
+    "defan_pytest/gates/paired.py: defan_pytest.scoring.equivalence",
+    "defan_pytest/gates/regression.py: defan_pytest.gates.paired",
+    "defan_pytest/gates/regression.py: defan_pytest.metrics.summary",
+    "defan_pytest/gates/regression.py: defan_pytest.safetext",
+    "defan_pytest/metrics/summary.py: defan_pytest.scoring.equivalence",
+    "defan_pytest/plugin/__init__.py: collections",
+    "defan_pytest/plugin/__init__.py: defan_pytest.calls.pool",
+    "defan_pytest/plugin/__init__.py: defan_pytest.dataset",
+    "defan_pytest/plugin/__init__.py: defan_pytest.errors",
+    "defan_pytest/plugin/__init__.py: defan_pytest.gates.level",
+    "defan_pytest/plugin/__init__.py: defan_pytest.plugin.hookspecs",
+    "defan_pytest/plugin/__init__.py: defan_pytest.report.github",
+    "defan_pytest/plugin/__init__.py: defan_pytest.report.progress",
+    "defan_pytest/plugin/__init__.py: defan_pytest.report.tables",
+    "defan_pytest/plugin/__init__.py: defan_pytest.run",
+    "defan_pytest/plugin/__init__.py: defan_pytest.safetext",
+    "defan_pytest/plugin/__init__.py: defan_pytest.scoring.ner",
+    "defan_pytest/plugin/__init__.py: defan_pytest.scoring.scorer",
+    "defan_pytest/plugin/__init__.py: defan_pytest.settings",
+    "defan_pytest/plugin/__init__.py: html",
+    "defan_pytest/report/html/__init__.py: defan_pytest.metrics.summary",
+    "defan_pytest/report/html/__init__.py: defan_pytest.scoring.equivalence",
+    "defan_pytest/run.py: defan_pytest",
+    "defan_pytest/run.py: defan_pytest.cache.folder",
+    "defan_pytest/run.py: defan_pytest.cache.store",
+    "defan_pytest/run.py: defan_pytest.calls.callers",
+    "defan_pytest/run.py: defan_pytest.calls.models",
+    "defan_pytest/run.py: defan_pytest.calls.pool",
+    "defan_pytest/run.py: defan_pytest.calls.redaction",
+    "defan_pytest/run.py: defan_pytest.calls.usage",
+    "defan_pytest/run.py: defan_pytest.dataset",
+    "defan_pytest/run.py: defan_pytest.dataset.sampling",
+    "defan_pytest/run.py: defan_pytest.dataset.shards",
+    "defan_pytest/run.py: defan_pytest.gates.level",
+    "defan_pytest/run.py: defan_pytest.gates.regression",
+    "defan_pytest/run.py: defan_pytest.gates.thresholds",
+    "defan_pytest/run.py: defan_pytest.metrics.summary",
+    "defan_pytest/run.py: defan_pytest.report.html",
+    "defan_pytest/run.py: defan_pytest.report.schema",
+    "defan_pytest/run.py: defan_pytest.report.tables",
+    "defan_pytest/run.py: defan_pytest.report.writer",
+    "defan_pytest/run.py: defan_pytest.scoring.ner",
+    "defan_pytest/run.py: defan_pytest.scoring.scorer",
+    "defan_pytest/run.py: defan_pytest.version",
+    "defan_pytest/run.py: hashlib",
+    "defan_pytest/run.py: types",
+    "defan_pytest/scoring/types/__init__.py: defan_pytest.scoring.equivalence",
+    "defan_pytest/settings.py: defan_pytest.calls.models",
+    "defan_pytest/settings.py: defan_pytest.dataset.sampling",
+    "defan_pytest/settings.py: defan_pytest.dataset.shards",
+    "defan_pytest/settings.py: defan_pytest.scoring.ner",
+})
+ALLOWED_ALIASES: frozenset[str] = frozenset({
+    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports as cli_reports",
+    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports.PROG as _PROG",
+    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports.UsageError as _UsageError",
+    "defan_pytest/cli/reports.py: defan_pytest.gates.level as gate",
+    "defan_pytest/cli/reports.py: defan_pytest.gates.regression as regression_gate",
+    "defan_pytest/cli/reports.py: defan_pytest.report.html as html_report",
+    "defan_pytest/cli/reports.py: defan_pytest.report.schema as baseline",
+    "defan_pytest/gates/regression.py: defan_pytest.gates.paired as regression",
+    "defan_pytest/gates/regression.py: defan_pytest.metrics.summary as metrics",
+    "defan_pytest/plugin/__init__.py: defan_pytest.gates.level as gate",
+    "defan_pytest/plugin/__init__.py: defan_pytest.report.tables as reports",
+    "defan_pytest/report/html/__init__.py: defan_pytest.metrics.summary as metrics",
+    "defan_pytest/run.py: defan_pytest.cache.folder as folder_check",
+    "defan_pytest/run.py: defan_pytest.cache.store as cache_mod",
+    "defan_pytest/run.py: defan_pytest.calls.pool as calls",
+    "defan_pytest/run.py: defan_pytest.dataset.sampling as prompts",
+    "defan_pytest/run.py: defan_pytest.gates.level as gate",
+    "defan_pytest/run.py: defan_pytest.gates.regression as regression_gate",
+    "defan_pytest/run.py: defan_pytest.metrics.summary as metrics",
+    "defan_pytest/run.py: defan_pytest.report.html as html_report",
+    "defan_pytest/run.py: defan_pytest.report.schema as baseline",
+    "defan_pytest/run.py: defan_pytest.report.tables as reports",
+    "defan_pytest/run.py: defan_pytest.report.writer as outputs",
+    "defan_pytest/scoring/scorer.py: defan_pytest.scoring.ner as ner_mod",
+    "defan_pytest/settings.py: defan_pytest.dataset.sampling as prompts",
+})
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the package
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Module:
+    """One source file of the package."""
+
+    name: str  # dotted: defan_pytest.calls.pool
+    rel: str  # defan_pytest/calls/pool.py
+    is_package: bool  # an __init__.py
+    text: str
+    tree: ast.Module
+
+    @property
+    def room(self) -> str | None:
+        """The first name under the package (``calls``, ``errors``); None for the facade."""
+        parts = self.name.split(".")
+        return parts[1] if len(parts) > 1 else None
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One name an import statement binds (``import a.b``, or ``from a import b``)."""
+
+    importer: Module
+    line: int
+    module: str  # the absolute module the statement names
+    name: str | None  # the name taken from it (a from-import), else None
+    alias: str | None
+    function: str | None  # the qualified name of the function it is in, else None (module level)
+    type_checking: bool  # under ``if TYPE_CHECKING:``
+    target: str  # the module this makes Python import: a submodule when the name is one
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.module}.{self.name}" if self.name else self.module
+
+    @property
+    def top(self) -> str:
+        return self.module.split(".")[0]
+
+    @property
+    def ours(self) -> bool:
+        return self.top == PACKAGE
+
+    @property
+    def room(self) -> str | None:
+        parts = self.target.split(".")
+        return parts[1] if len(parts) > 1 else None
+
+    @property
+    def where(self) -> str:
+        return f"{self.importer.rel}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Violation:
+    key: str  # the allowlist entry (no line number)
+    message: str  # file:line: what is wrong
+
+
+@dataclass(frozen=True)
+class Package:
+    """The modules of a package and their imports."""
+
+    modules: dict[str, Module]
+    imports: tuple[Imported, ...]
+
+    def rooms(self) -> set[str]:
+        return {m.room for m in self.modules.values() if m.room is not None}
+
+
+def read_package(source: Path) -> Package:
+    """Parse every module of the package in the folder ``source``."""
+    found: dict[str, Module] = {}
+    for path in sorted(source.rglob("*.py")):
+        parts = list(path.relative_to(source.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts.pop()
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(source.parent).as_posix()
+        found[".".join(parts)] = Module(".".join(parts), rel, is_package, text, ast.parse(text, rel))
+    imported: list[Imported] = []
+    for module in found.values():
+        visitor = _ImportVisitor(module, set(found))
+        visitor.visit(module.tree)
+        imported.extend(visitor.found)
+    return Package(found, tuple(imported))
+
+
+@lru_cache(maxsize=1)
+def package() -> Package:
+    """defan_pytest, read once."""
+    return read_package(SOURCE)
+
+
+def _absolute(module: Module, level: int, name: str | None) -> str:
+    """The absolute module a (possibly relative) from-import names."""
+    if level == 0:
+        return name or ""
+    parts = module.name.split(".")
+    if not module.is_package:
+        parts.pop()
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+class _ImportVisitor(ast.NodeVisitor):
+    def __init__(self, module: Module, known: set[str]) -> None:
+        self.module = module
+        self.known = known
+        self.found: list[Imported] = []
+        self.scope: list[str] = []  # class and function names, for qualified names
+        self.functions = 0
+        self.type_checking = 0
+
+    def _function(self) -> str | None:
+        return ".".join(self.scope) if self.functions else None
+
+    def _scoped(self, node: ast.AST, is_function: bool) -> None:
+        self.scope.append(getattr(node, "name"))
+        self.functions += is_function
+        self.generic_visit(node)
+        self.functions -= is_function
+        self.scope.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._scoped(node, True)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._scoped(node, True)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._scoped(node, False)
+
+    def visit_If(self, node: ast.If) -> None:
+        if not _is_type_checking(node.test):
+            self.generic_visit(node)
+            return
+        self.visit(node.test)
+        self.type_checking += 1
+        for child in node.body:
+            self.visit(child)
+        self.type_checking -= 1
+        for child in node.orelse:
+            self.visit(child)
+
+    def _add(self, node: ast.stmt, module: str, name: str | None, alias: str | None) -> None:
+        target = f"{module}.{name}" if name and f"{module}.{name}" in self.known else module
+        self.found.append(
+            Imported(self.module, node.lineno, module, name, alias, self._function(), self.type_checking > 0, target)
+        )
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(node, alias.name, None, alias.asname)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = _absolute(self.module, node.level, node.module)
+        for alias in node.names:
+            self._add(node, module, alias.name, alias.asname)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+# --------------------------------------------------------------------------------------------
+# The rules
+# --------------------------------------------------------------------------------------------
+
+
+def layer_violations(pkg: Package) -> Iterator[Violation]:
+    for imp in pkg.imports:
+        room, target_room = imp.importer.room, imp.room
+        if not imp.ours or room is None or target_room == room:
+            continue
+        if target_room is None:
+            yield Violation(f"{imp.importer.rel} -> {PACKAGE}", f"{imp.where}: imports the facade {PACKAGE}")
+            continue
+        if room not in LAYER_OF or target_room not in LAYER_OF:
+            continue  # test_every_room_has_a_layer says so
+        mine, theirs = LAYER_OF[room], LAYER_OF[target_room]
+        if theirs < mine or (theirs == mine and (room, target_room) in SAME_LAYER_IMPORTS):
+            continue
+        how = "a room of the same layer" if theirs == mine else "a higher layer"
+        yield Violation(
+            f"{imp.importer.rel} -> {target_room}",
+            f"{imp.where}: {room} (layer {mine + 1}) imports {imp.target} of {target_room} "
+            f"(layer {theirs + 1}: {how})",
+        )
+
+
+def _module_graph(pkg: Package) -> dict[str, dict[str, Imported]]:
+    """Module -> the modules of the package its module-level imports run, with one import each."""
+    graph: dict[str, dict[str, Imported]] = {name: {} for name in pkg.modules}
+    for imp in pkg.imports:
+        if imp.ours and imp.function is None and not imp.type_checking and imp.target in graph:
+            if imp.target != imp.importer.name:
+                graph[imp.importer.name].setdefault(imp.target, imp)
+    return graph
+
+
+def _strongly_connected(graph: dict[str, dict[str, Imported]]) -> list[list[str]]:
+    """Tarjan's components of more than one module, each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def _cycle_through(start: str, members: set[str], graph: dict[str, dict[str, Imported]]) -> list[str]:
+    """A shortest import path from ``start`` back to itself inside one component."""
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for nxt in sorted(graph[node]):
+            if nxt == start:
+                return paths[node] + [start]
+            if nxt in members and nxt not in paths:
+                paths[nxt] = paths[node] + [nxt]
+                queue.append(nxt)
+    raise AssertionError(f"{start} is in no cycle")  # not reached: a component has one
+
+
+def cycle_violations(pkg: Package) -> Iterator[Violation]:
+    graph = _module_graph(pkg)
+    for component in _strongly_connected(graph):
+        path = _cycle_through(component[0], set(component), graph)
+        steps = "; ".join(f"{graph[a][b].where} imports {b}" for a, b in zip(path, path[1:]))
+        more = f" (the cycle joins {len(component)} modules: {', '.join(component)})" if len(component) > len(path) - 1 else ""
+        yield Violation(", ".join(component), f"import cycle {' -> '.join(path)}: {steps}{more}")
+
+
+def pytest_import_violations(pkg: Package) -> Iterator[Violation]:
+    for imp in pkg.imports:
+        if imp.top in PYTEST_MODULES and imp.importer.room != "plugin":
+            yield Violation(f"{imp.importer.rel}: {imp.top}", f"{imp.where}: imports {imp.dotted} outside {PACKAGE}/plugin/")
+
+
+def private_import_violations(pkg: Package) -> Iterator[Violation]:
+    for imp in pkg.imports:
+        if not imp.ours or imp.room == imp.importer.room:
+            continue
+        if any(_is_private(part) for part in imp.dotted.split(".")[1:]):
+            yield Violation(
+                f"{imp.importer.rel}: {imp.dotted}",
+                f"{imp.where}: imports the private {imp.dotted} from another room ({imp.room})",
+            )
+
+
+def long_module_violations(pkg: Package) -> Iterator[Violation]:
+    for module in pkg.modules.values():
+        count = len(module.text.splitlines())
+        if count > MAX_MODULE_LINES and LONG_REASON not in (ast.get_docstring(module.tree) or ""):
+            yield Violation(module.rel, f"{module.rel}: {count} lines (over {MAX_MODULE_LINES}; no {LONG_REASON!r})")
+
+
+def _functions(tree: ast.AST, scope: str = "") -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = f"{scope}{node.name}"
+            if not isinstance(node, ast.ClassDef):
+                yield name, node
+            yield from _functions(node, f"{name}.")
+        else:
+            yield from _functions(node, scope)
+
+
+def long_function_violations(pkg: Package) -> Iterator[Violation]:
+    """Functions longer than the limit, counted from the ``def`` line to the last line of the
+    body, the docstring included (decorators not)."""
+    for module in pkg.modules.values():
+        for name, node in _functions(module.tree):
+            count = (node.end_lineno or node.lineno) - node.lineno + 1
+            if count > MAX_FUNCTION_LINES and LONG_REASON not in (ast.get_docstring(node) or ""):
+                yield Violation(
+                    f"{module.rel}::{name}",
+                    f"{module.rel}:{node.lineno}: {name}() has {count} lines "
+                    f"(over {MAX_FUNCTION_LINES}; no {LONG_REASON!r} in its docstring)",
+                )
+
+
+def local_import_violations(pkg: Package) -> Iterator[Violation]:
+    for imp in pkg.imports:
+        if imp.function is None:
+            continue
+        if imp.ours:
+            why = "a module of the package (import it at the top; fix a cycle instead)"
+        elif imp.top not in LAZY_IMPORTS:
+            why = "not a heavy or optional third-party module (LAZY_IMPORTS)"
+        else:
+            continue
+        yield Violation(
+            f"{imp.importer.rel}: {imp.target if imp.ours else imp.module}",
+            f"{imp.where}: {imp.function}() imports {imp.dotted}: {why}",
+        )
+
+
+def alias_violations(pkg: Package) -> Iterator[Violation]:
+    for imp in pkg.imports:
+        if imp.ours and imp.alias is not None and imp.alias != (imp.name or imp.module.split(".")[-1]):
+            yield Violation(
+                f"{imp.importer.rel}: {imp.dotted} as {imp.alias}",
+                f"{imp.where}: imports {imp.dotted} as {imp.alias} (use the name it has)",
+            )
+
+
+#: rule -> (its check, its allowlist)
+RULES: dict[str, tuple[Callable[[Package], Iterator[Violation]], frozenset[str]]] = {
+    "layers": (layer_violations, ALLOWED_LAYER_VIOLATIONS),
+    "cycles": (cycle_violations, ALLOWED_CYCLES),
+    "pytest-imports": (pytest_import_violations, ALLOWED_PYTEST_IMPORTS),
+    "private-imports": (private_import_violations, ALLOWED_PRIVATE_IMPORTS),
+    "long-modules": (long_module_violations, ALLOWED_LONG_MODULES),
+    "long-functions": (long_function_violations, ALLOWED_LONG_FUNCTIONS),
+    "local-imports": (local_import_violations, ALLOWED_LOCAL_IMPORTS),
+    "aliases": (alias_violations, ALLOWED_ALIASES),
+}
+
+
+def _new_violations(rule: str) -> str:
+    """The violations of ``rule`` its allowlist does not hold, one a line ('' for none)."""
+    check, allowed = RULES[rule]
+    new = [v for v in check(package()) if v.key not in allowed]
+    return "\n".join(sorted({f"{v.message}   [{v.key}]" for v in new}))
+
+
+# --------------------------------------------------------------------------------------------
+# The tests
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_package_is_read() -> None:
+    # A wrong SOURCE would make every rule pass on nothing.
+    assert {"defan_pytest", "defan_pytest.plugin", "defan_pytest.errors"} <= set(package().modules)
+    assert any(imp.ours for imp in package().imports)
+
+
+def test_every_room_has_a_layer() -> None:
+    unknown = sorted(package().rooms() - set(LAYER_OF))
+    assert not unknown, (
+        f"rooms of {PACKAGE} in no layer of tests/test_architecture.py's LAYERS: {', '.join(unknown)}; "
+        "give each its place in the layer contract (docs/ARCHITECTURE.md)"
+    )
+
+
+def test_no_room_is_in_two_layers() -> None:
+    assert sum(len(layer) for layer in LAYERS) == len(LAYER_OF)
+
+
+def test_imports_follow_the_layers() -> None:
+    new = _new_violations("layers")
+    assert not new, f"imports against the layer contract (own room and lower layers only):\n{new}"
+
+
+def test_no_import_cycle() -> None:
+    new = _new_violations("cycles")
+    assert not new, f"module-level import cycles:\n{new}"
+
+
+def test_pytest_is_imported_by_the_plugin_only() -> None:
+    new = _new_violations("pytest-imports")
+    assert not new, f"pytest, _pytest or pluggy imported outside {PACKAGE}/plugin/:\n{new}"
+
+
+def test_no_private_name_is_imported_across_rooms() -> None:
+    new = _new_violations("private-imports")
+    assert not new, f"private names imported from another room (make them public, or move the code):\n{new}"
+
+
+def test_no_module_is_too_long() -> None:
+    new = _new_violations("long-modules")
+    assert not new, f"modules over {MAX_MODULE_LINES} lines (split them, or say why: {LONG_REASON!r}):\n{new}"
+
+
+def test_no_function_is_too_long() -> None:
+    new = _new_violations("long-functions")
+    assert not new, f"functions over {MAX_FUNCTION_LINES} lines (split them, or say why: {LONG_REASON!r}):\n{new}"
+
+
+def test_function_local_imports_are_lazy_third_party_modules() -> None:
+    new = _new_violations("local-imports")
+    assert not new, f"function-local imports (allowed only for {', '.join(sorted(LAZY_IMPORTS))}):\n{new}"
+
+
+def test_imports_keep_their_names() -> None:
+    new = _new_violations("aliases")
+    assert not new, f"imports of the package under another name:\n{new}"
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_allowlists_only_shrink(rule: str) -> None:
+    check, allowed = RULES[rule]
+    stale = sorted(allowed - {v.key for v in check(package())})
+    assert not stale, (
+        f"tests/test_architecture.py allows {rule} violations that no longer occur; remove them "
+        "from its allowlist:\n" + "\n".join(stale)
+    )
+
+
+def test_the_rules_find_what_they_forbid(tmp_path: Path) -> None:
+    # Once the allowlists are empty, only this shows that the checks still see violations.
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    files = {
+        "__init__.py": "from defan_pytest.settings import x\n",  # the facade imports anything
+        "errors.py": "from defan_pytest.safetext import printable\n",  # a needed same-layer import
+        "safetext.py": "def printable(text):\n    return text\n",
+        "stats/__init__.py": "",
+        "stats/_core.py": "_z = 1.96\n",
+        "dataset/__init__.py": "import pytest\nfrom defan_pytest.metrics import summary\n",
+        "metrics/__init__.py": "",
+        "metrics/a.py": "from defan_pytest.metrics.summary import figure\n",
+        "metrics/summary.py": (
+            "from defan_pytest.stats._core import _z\nfrom . import a\n"
+            "def figure():\n    import spacy\n    from typing import TYPE_CHECKING\n    return _z\n"
+        ),
+        "gates/__init__.py": "",
+        "gates/level.py": "import defan_pytest\n",
+        "run.py": (
+            '"""Long because it is a test."""\nfrom defan_pytest.gates import level as gate\n'
+            f"def main():\n    import json\n    from defan_pytest import dataset\n{body}\n"
+            f'def kept():\n    """Long because it is a test."""\n{body}\n'
+            + "#\n" * MAX_MODULE_LINES
+        ),
+        "settings.py": "#\n" * (MAX_MODULE_LINES + 1),
+        "newroom/__init__.py": "",
+    }
+    for name, text in files.items():
+        path = tmp_path / PACKAGE / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    pkg = read_package(tmp_path / PACKAGE)
+    found = {rule: sorted(v.key for v in check(pkg)) for rule, (check, _) in RULES.items()}
+    assert found == {
+        "layers": ["defan_pytest/dataset/__init__.py -> metrics", "defan_pytest/gates/level.py -> defan_pytest"],
+        "cycles": ["defan_pytest.metrics.a, defan_pytest.metrics.summary"],
+        "pytest-imports": ["defan_pytest/dataset/__init__.py: pytest"],
+        "private-imports": ["defan_pytest/metrics/summary.py: defan_pytest.stats._core._z"],
+        "long-modules": ["defan_pytest/settings.py"],
+        "long-functions": ["defan_pytest/run.py::main"],
+        "local-imports": [
+            "defan_pytest/metrics/summary.py: typing",
+            "defan_pytest/run.py: defan_pytest.dataset",
+            "defan_pytest/run.py: json",
+        ],
+        "aliases": ["defan_pytest/run.py: defan_pytest.gates.level as gate"],
+    }
+    assert pkg.rooms() - set(LAYER_OF) == {"newroom"}
