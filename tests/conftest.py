@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from defan_pytest.calls import models
-from defan_pytest.metrics import summary
+from defan_pytest.calls.backends import BACKENDS
+from defan_pytest.metrics import registry as metric_registry
 from defan_pytest.scoring import types as answer_types
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -167,9 +168,9 @@ def _by_name(
 REGISTRIES: list[tuple[str, Callable[[], Any], Callable[[Any], None]]] = [
     ("models", *_by_name(models.registered, models.unregister,
                          lambda m: models.model(m.name, version=m.version)(m.fn))),
-    ("answer types", *_by_name(lambda: {n: answer_types.get(n) for n in answer_types.names()},
-                               answer_types.unregister, answer_types.register)),
-    ("metrics", *_by_name(lambda: summary.METRICS, summary.unregister_metric, summary.register_metric)),
+    ("answer types", answer_types.REGISTRY.snapshot, answer_types.REGISTRY.restore),
+    ("metrics", metric_registry.REGISTRY.snapshot, metric_registry.REGISTRY.restore),
+    ("model backends", BACKENDS.snapshot, BACKENDS.restore),
 ]
 
 
