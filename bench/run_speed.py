@@ -43,11 +43,11 @@ def synth(prompt):
 '''
 LEAN = '''
 import pytest
-from defan_pytest.plugin import DefanItem
+from defan_pytest.plugin.items import PromptItem
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    if not isinstance(item, DefanItem):
+    if not isinstance(item, PromptItem):
         return None
     ihook = item.ihook
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)

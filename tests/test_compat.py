@@ -143,6 +143,23 @@ def test_sugar_shows_items_progress_and_no_hallucinated_passes(project: pytest.P
     assert "100%" in out and not re.search(r"\b1[0-9][0-9]%", out.replace("100%", ""))
 
 
+def test_an_in_process_session_puts_pytest_sugar_back(project: pytest.Pytester) -> None:
+    # pytest-sugar's status function is module state: wrapped for a DefAn session, it must be the
+    # original again once that session ends (the next session in the process may not be DefAn's).
+    import pytest_sugar
+
+    original = pytest_sugar.pytest_report_teststatus
+    project.makeconftest(CONFTEST + (
+        "\ndef pytest_terminal_summary(terminalreporter):\n"
+        "    import pytest_sugar\n"
+        "    terminalreporter.write_line('sugar status: ' + pytest_sugar.pytest_report_teststatus.__qualname__)\n"
+    ))
+    result = project.runpytest_inprocess(*BASE, "--defan-cache=off")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the toy gate
+    result.stdout.fnmatch_lines(["sugar status: Sugar.teststatus"])
+    assert pytest_sugar.pytest_report_teststatus is original
+
+
 @pytest.mark.slow
 @XDIST
 def test_split_keeps_groups_whole_and_skips_the_gate(project: pytest.Pytester, xdist: List[str]) -> None:

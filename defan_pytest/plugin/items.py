@@ -1,0 +1,212 @@
+"""The tests a DefAn run adds to the session: one per selected prompt, and the verdicts of the
+gate and the regression gate on each scope, all children of one collector (node id ``defan``).
+
+The gate's and the regression gate's verdicts are tests of their own, run on the controller
+through pytest's standard protocol once every prompt has reported, so that every plugin (JUnit,
+html, allure, rerunfailures, ...) sees them like any other test.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Tuple, Type, Union
+
+import pytest
+
+from defan_pytest.calls.protocol import FatalCallError
+from defan_pytest.gates.level import FAIL, INSUFFICIENT, PASS, Verdict
+from defan_pytest.plugin.wording import describe, verdict_line
+from defan_pytest.run import Run
+from defan_pytest.verdicts import RIGHT, outcome_of
+
+__all__ = [
+    "PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
+    "PromptItem", "RegressionFailure", "RegressionItem", "in_repository", "record_of",
+]
+
+#: The user property that carries a prompt's record to the controller (and to every report).
+PROPERTY = "defan"
+#: The user property with the verdict in words, which CI test viewers list with the test case.
+VERDICT_PROPERTY = "defan_verdict"
+
+
+def record_of(report: Any) -> Optional[Dict[str, Any]]:
+    """The record a prompt's test report carries, if it is one."""
+    for name, value in getattr(report, "user_properties", ()) or ():
+        if name == PROPERTY and isinstance(value, dict):
+            return value
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def in_repository(source: str, root: str) -> Optional[Path]:
+    """``source`` as a path when it lies inside ``root`` (once per data file, not per item)."""
+    try:
+        Path(source).resolve().relative_to(Path(root).resolve())
+    except (ValueError, OSError):
+        return None
+    return Path(source)
+
+
+class Asker(Protocol):
+    """What a prompt's test needs of the run's plugin (:class:`~defan_pytest.plugin.session.DefanPlugin`)."""
+
+    run: Run
+    #: Whether a report shows each prompt's verdict in full (a report section a prompt).
+    details: bool
+
+    def start_pool(self, selected: List["PromptItem"]) -> None:
+        """Start asking every selected prompt."""
+
+
+class DefanCollector(pytest.Collector):
+    """The parent of every DefAn item (node id ``defan``)."""
+
+    def collect(self) -> List[Union[pytest.Item, pytest.Collector]]:  # pragma: no cover - the plugin makes the items
+        return []
+
+
+class DefanFailure(AssertionError):
+    """A prompt that hallucinated or was misaligned, under --defan-strict."""
+
+
+class GateFailure(AssertionError):
+    """The gate failed (or could not judge) one scope."""
+
+
+class RegressionFailure(AssertionError):
+    """The regression gate found a scope worse than its baseline."""
+
+
+class DefanItem(pytest.Item):
+    """What every DefAn test shares: :meth:`judge` says whether it failed (the failure's text)
+    and what its report shows; a failure is its text alone, never a traceback; its location is
+    the file that set what it checks (``source``, ``line``), else ``unsourced``."""
+
+    #: The exception a failure of this kind of test raises.
+    failure: Type[AssertionError] = AssertionError
+    #: The title of the report section with what a passing test checked.
+    section = "defan"
+    #: The location when no file of the repository set what the test checks.
+    unsourced = "defan"
+
+    def __init__(self, *, source: Union[str, Path, None], line: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+        self.line = line
+
+    def judge(self) -> Tuple[Optional[str], str]:
+        """``(failure, section)``: the failure's text (``None``: it passed), and the report
+        section's text (``""``: none)."""
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        """The test's name where its location is shown."""
+        return self.name
+
+    def runtest(self) -> None:
+        failure, section = self.judge()
+        if section:
+            self.add_report_section("call", self.section, section)  # pytest-html shows report sections
+        if failure is not None:
+            raise self.failure(failure)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        if isinstance(excinfo.value, self.failure):
+            return str(excinfo.value)
+        if isinstance(excinfo.value, FatalCallError):
+            return f"the run stopped: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> Tuple[Any, Optional[int], str]:
+        return self.source or self.unsourced, self.line, self.label
+
+
+class PromptItem(DefanItem):
+    """One DefAn prompt: asks the model (through the run's pool), scores the answer and puts
+    the verdict on the report's ``user_properties``.  Its location is the question's row when
+    the data file is in the repository (a user's own set); the test's own id otherwise, never a
+    file outside the repository (CI annotations, JUnit)."""
+
+    failure = DefanFailure
+
+    def __init__(self, *, row: Any, index: int, plugin: Asker, **kwargs: Any) -> None:
+        super().__init__(source=None, line=0, **kwargs)
+        self.row = row
+        self.index = index
+        self.plugin = plugin
+        self.record: Optional[Dict[str, Any]] = None
+        self.source = in_repository(row.source, str(self.config.rootpath))
+        self.line = max(0, row.line - 1) if self.source is not None else 0
+
+    @property
+    def label(self) -> str:
+        return f"defan {self.row.id}"
+
+    def judge(self) -> Tuple[Optional[str], str]:
+        plugin = self.plugin
+        run = plugin.run
+        if run.fatal is not None:
+            # The run stopped on a failure every call would share (bad key, unknown model):
+            # the remaining prompts are not asked, and not counted as failures either.
+            pytest.skip(f"not asked: the run stopped ({run.fatal})")
+        if run.pool is None:  # not prefetched (a plugin ran the item outside the loop): start now
+            plugin.start_pool([it for it in self.session.items if isinstance(it, PromptItem)])
+        try:
+            rec = run.verdict(self.row, self.index)
+        except FatalCallError as exc:
+            run.fatal = str(exc)
+            pytest.skip(f"not asked: the run stopped ({exc})")
+        self.record = rec
+        # Replaced, not appended: a rerun (pytest-rerunfailures) must not leave a stale record.
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in (PROPERTY, VERDICT_PROPERTY)]
+        self.user_properties.append((PROPERTY, rec))
+        self.user_properties.append((VERDICT_PROPERTY, verdict_line(rec)))
+        # The whole verdict (costs a little per item) only where a report shows it.
+        section = describe(rec) if plugin.details else ""
+        if run.settings.strict and outcome_of(rec) is not RIGHT:
+            return section or describe(rec), section
+        return None, section
+
+
+class GateItem(DefanItem):
+    """The gate's verdicts on one scope (a domain, or ``overall``); located at the scope's
+    table in the thresholds file."""
+
+    failure = GateFailure
+    section = "defan gate"
+    unsourced = "thresholds.toml"
+
+    def __init__(self, *, scope: str, verdicts: List[Verdict], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scope = scope
+        self.verdicts = verdicts
+        self.user_properties.append(("defan_gate", [v.message for v in verdicts]))
+
+    def judge(self) -> Tuple[Optional[str], str]:
+        bad = [v.message for v in self.verdicts if v.status in (FAIL, INSUFFICIENT)]
+        if bad:
+            return "\n".join(bad), ""
+        return None, "\n".join(v.message for v in self.verdicts if v.status == PASS)
+
+
+class RegressionItem(DefanItem):
+    """The regression gate's verdict on one scope (a domain, or ``overall``): the change of each
+    metric against the baseline, judged by a paired test over paraphrase groups."""
+
+    failure = RegressionFailure
+    section = "defan regression"
+    unsourced = "thresholds.toml"
+
+    def __init__(self, *, scope: str, changes: Mapping[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scope = scope
+        self.changes = changes
+        self.user_properties.append(("defan_regression", [c.get("message") for c in changes.values()]))
+
+    def judge(self) -> Tuple[Optional[str], str]:
+        bad = [str(c.get("message")) for c in self.changes.values() if c.get("regressed")]
+        if bad:
+            return "\n".join(bad), ""
+        return None, "\n".join(str(c.get("message")) for c in self.changes.values())

@@ -1,0 +1,364 @@
+"""The run's own plugin instance, registered as ``defan-session`` when ``--defan-model`` is
+given (the way pytest registers ``LogXML`` and xdist its ``DSession``): it holds the
+pytest-free :class:`~defan_pytest.run.Run` and drives it through the session - the items at
+collection, the model calls before they run, the records as they report, and on the
+controller the gate's and the regression gate's tests, the reports and the GitHub summary.
+
+Beside it are registered the run's :class:`~defan_pytest.plugin.terminal.Terminal` and the
+integrations of the other plugins the session runs (:mod:`defan_pytest.plugin.integrations`);
+:meth:`DefanPlugin.stop` unregisters them all when the session ends.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Dict, Generator, List, Mapping, Optional, Tuple, Union
+
+import pytest
+
+from defan_pytest.dataset import DOMAINS
+from defan_pytest.errors import format_problems
+from defan_pytest.gates.level import Verdict
+from defan_pytest.plugin import integrations
+from defan_pytest.plugin.items import DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, record_of
+from defan_pytest.plugin.terminal import Terminal
+from defan_pytest.report import github
+from defan_pytest.run import Run, Worker
+from defan_pytest.scoring import ner
+from defan_pytest.settings import ConfigError, Settings
+
+__all__ = ["DefanPlugin", "worker_of"]
+
+
+def worker_of(config: pytest.Config) -> Worker:
+    """Where this process stands in the run: an xdist worker, the controller of one, or alone."""
+    is_worker = hasattr(config, "workerinput")
+    workerinput = getattr(config, "workerinput", {})
+    shared = bool(getattr(config.option, "numprocesses", None)) or is_worker or bool(getattr(config.option, "tx", None))
+    return Worker(
+        shared=shared,
+        id=str(workerinput.get("workerid", "main")),
+        count=int(workerinput.get("workercount", 1) or 1),
+        is_worker=is_worker,
+    )
+
+
+class DefanPlugin:
+    """The hooks of one DefAn run (see the module docstring)."""
+
+    def __init__(self, config: pytest.Config, run: Run) -> None:
+        self.config = config
+        self.run = run
+        self.worker = worker_of(config)
+        self.terminal = Terminal(config, run, self.worker)
+        self.watcher: Any = None
+        self.started = time.time()
+        self.session: Optional[pytest.Session] = None
+        # The gate's and the regression gate's tests, counted into the session's total once the
+        # run starts, so that progress percentages climb to 100% through them.
+        self.planned: Optional[List[Tuple[str, str]]] = None
+        self.counted = False
+        self.integrations: Dict[str, integrations.Integration] = {}
+        # Each prompt's verdict in words, where a report shows it (costs a little per item).
+        self.details = False
+
+    @classmethod
+    def start(cls, config: pytest.Config, values: Dict[str, Any]) -> "DefanPlugin":
+        """Configure the run from the options' raw ``values`` (every problem is one usage
+        error, before any call) and register its plugins."""
+        config.addinivalue_line("markers", "defan: a DefAn prompt or gate verdict")
+        config.addinivalue_line("markers", "defan_gate: a verdict of the DefAn gate")
+        config.addinivalue_line("markers", "defan_regression: a verdict of the DefAn regression gate")
+        is_worker = hasattr(config, "workerinput")
+        if is_worker:
+            # Only the controller compares with the baseline and writes the report.
+            values["baseline"] = values["report"] = values["html"] = None
+        settings, problems = Settings.parse(
+            values, root=Path(str(config.rootpath)), invocation_dir=Path(config.invocation_params.dir)
+        )
+        try:
+            run = Run.configure(settings, problems)
+        except ConfigError as exc:
+            raise pytest.UsageError(format_problems(exc.problems, "defan-pytest: configuration")) from None
+        for d in sorted(set(DOMAINS) | {r.domain for r in run.rows}):
+            config.addinivalue_line("markers", f"defan_{d}: DefAn prompts of the {d} domain")
+        if is_worker:
+            run.run_id = config.workerinput.get("defan_run_id", "")  # type: ignore[attr-defined]
+        plugin = cls(config, run)
+        config.pluginmanager.register(plugin, "defan-session")
+        config.pluginmanager.register(plugin.terminal, "defan-terminal")
+        plugin.integrations = integrations.start(config, run)
+        plugin.details = any(i.details for i in plugin.integrations.values())
+        return plugin
+
+    def stop(self) -> None:
+        """Unregister the run's plugins (the session has ended)."""
+        integrations.stop(self.config, self.integrations)
+        self.integrations = {}
+        self.config.pluginmanager.unregister(self.terminal)
+        self.config.pluginmanager.unregister(self)
+
+    def header_lines(self) -> List[str]:
+        """The model, the size of the run and which scorer runs (rules only, or which pipeline)."""
+        run = self.run
+        return [
+            f"defan: model {run.model_name}, {len(run.rows):,} prompts",
+            f"defan scorer: {ner.describe(run.settings.spacy_model)['text']}",
+        ]
+
+    # -- collection ------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: List[pytest.Item]) -> Generator[None, None, None]:
+        """Add one item per selected prompt before -k, -m, --deselect and --lf filter the list."""
+        parent = DefanCollector.from_parent(session, name="defan", nodeid="defan")
+        made: List[pytest.Item] = []
+        for i, row in enumerate(self.run.rows):
+            item = PromptItem.from_parent(parent, name=row.id, row=row, index=i, plugin=self)
+            item.add_marker("defan")
+            item.add_marker(f"defan_{row.domain}")
+            self._mark(item)
+            made.append(item)
+        items.extend(made)
+        # Report the items as collected, so the terminal's counts and progress include them.
+        result: List[Union[pytest.Item, pytest.Collector]] = list(made)
+        self.config.hook.pytest_collectreport(report=pytest.CollectReport(parent.nodeid, "passed", None, result))
+        return (yield)
+
+    def _mark(self, item: pytest.Item) -> None:
+        """The marks the other plugins' integrations give every DefAn test."""
+        for integration in self.integrations.values():
+            for mark in integration.marks():
+                item.add_marker(mark)
+
+    # -- calls (before the items report) -------------------------------------------------------
+
+    def start_pool(self, selected: List[PromptItem]) -> None:
+        """Start asking every selected prompt."""
+        self.run.start_pool([it.row for it in selected], self.worker)
+
+    def _prefetch(self, session: pytest.Session) -> None:
+        """Ask the model every selected prompt before the items run, through one pool.
+
+        Items then only score.  A serial run shows the progress itself; a worker publishes it in
+        the cache for the controller.
+        """
+        selected = [it for it in session.items if isinstance(it, PromptItem)]
+        if not selected:
+            return
+        run = self.run
+        if not self.worker.is_worker:
+            self.terminal.write_estimate([it.row for it in selected])  # before the first call
+        self.start_pool(selected)
+        printer = None if self.worker.is_worker else self.terminal.progress(run.pool.stats.snapshot)
+        began = time.monotonic()
+        try:
+            fatal = run.wait(deadline=self._session_deadline())
+        finally:
+            if printer is not None:
+                printer.stop()
+        run.durations["calls"] = round(time.monotonic() - began, 3)
+        if fatal is None and not self.worker.is_worker:
+            # One process runs every item: score them all in one batch, so that spaCy NER (for the
+            # few names the rules leave open) runs once through nlp.pipe.  An xdist worker scores
+            # item by item instead, so the workers split the scoring between them.
+            began = time.monotonic()
+            run.score_all([it.row for it in selected])
+            run.durations["scoring"] = round(time.monotonic() - began, 3)
+        if fatal is not None:
+            run.fatal = fatal
+            if self.worker.shared:
+                run.publish_fatal()
+            if not self.worker.is_worker:
+                raise session.Interrupted(f"defan-pytest: {fatal}")
+
+    def _session_deadline(self) -> Optional[float]:
+        """pytest-timeout's --session-timeout, which it checks only between tests, also bounds
+        the model calls that run before any test."""
+        seconds = self.config.getoption("session_timeout", None)
+        if seconds is None:
+            try:
+                seconds = self.config.getini("session_timeout") or None
+            except ValueError:  # pytest-timeout is not installed
+                seconds = None
+        try:
+            return self.started + float(seconds) if seconds else None
+        except (TypeError, ValueError):
+            return None
+
+    def _watch_workers(self) -> Any:
+        """xdist controller: show the workers' call progress, and stop the run on a fatal failure."""
+        if self.run.cache_folder(shared=True) is None:
+            return None
+        progress = self.run.watch_progress()
+        dsession = self.config.pluginmanager.get_plugin("dsession")
+
+        def source() -> Any:
+            stats = progress()
+            if self.run.fatal and dsession is not None and not dsession.shouldstop:
+                dsession.shouldstop = f"defan-pytest: {self.run.fatal}"
+            return stats
+
+        return self.terminal.progress(source)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:
+        if not session.config.option.collectonly:
+            if session.config.pluginmanager.has_plugin("dsession"):
+                self.terminal.write_estimate(self.run.rows)  # the workers' selection is theirs: at most this
+                self.watcher = self._watch_workers()  # xdist controller: workers make the calls
+            else:
+                self._prefetch(session)  # serial run, or an xdist worker
+        try:
+            result = yield
+        finally:
+            if self.watcher is not None:
+                self.watcher.stop()
+                self.watcher = None
+        if not self.worker.is_worker:
+            self._finish(session)
+        return result
+
+    # -- results (controller only) -----------------------------------------------------------
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def _plan(self) -> List[Tuple[str, str]]:
+        """The verdict tests the run will end with: ``("gate", scope)`` for every scope the
+        thresholds set a limit for, ``("regression", scope)`` for every scope with a baseline."""
+        if self.planned is None:
+            run = self.run
+            domains = list(dict.fromkeys(r.domain for r in run.rows))
+            scopes = [*domains, "overall"]
+            planned: List[Tuple[str, str]] = []
+            t = run.thresholds
+            if t is not None:
+                for scope in scopes:
+                    limits = t.for_overall() if scope == "overall" else t.for_domain(scope)
+                    if not limits.is_empty:
+                        planned.append(("gate", scope))
+            if run.baseline is not None:
+                planned.extend(("regression", scope) for scope in scopes)
+            self.planned = planned
+        return self.planned
+
+    def _count_verdict_tests(self) -> None:
+        """Count the verdict tests into the session's total (once): pytest and xdist set the
+        total when collection ends, and a total that grew afterwards would make the progress
+        percentage fall back when the gate's tests run."""
+        if self.counted or self.session is None or self.worker.is_worker:
+            return
+        self.counted = True
+        extra = len(self._plan())
+        self.session.testscollected += extra
+        tr = self.terminal.reporter
+        if tr is not None and hasattr(tr, "tests_count"):  # pytest-sugar's progress bar
+            tr.tests_count += extra
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        # The first item result ends the call phase: close the progress line before the
+        # terminal prints anything else.
+        if self.watcher is not None:
+            watcher, self.watcher = self.watcher, None
+            watcher.stop()
+        self._count_verdict_tests()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # A rerun attempt (pytest-rerunfailures) is not a result: only the final report counts.
+        if report.when != "call" or self.worker.is_worker or report.outcome == "rerun":
+            return
+        rec = record_of(report)
+        if rec is not None:
+            self.run.records.append(rec)
+            self.terminal.count(rec)
+
+    def _finish(self, session: pytest.Session) -> None:
+        """The figures, the gate, the regression gate, their tests and the reports."""
+        run = self.run
+        config = session.config
+        self._count_verdict_tests()
+        if run.fatal is None and len(run.records) < len(run.rows) and not run.settings.gate_narrowed:
+            # -k, -m, --deselect, --lf, a path or pytest-split ran part of the selection: the
+            # figures describe that part only, which the limits were not set for.
+            run.narrowed = True
+            run.gate_skipped = (
+                f"the gate judges whole runs: {len(run.records)} of the {len(run.rows)} selected prompts ran "
+                "(narrowed by -k, -m, --deselect, --lf, a path or pytest-split); --defan-gate-narrowed judges anyway"
+            )
+        elif len(run.records) < len(run.rows):
+            run.narrowed = True
+        run.finish()
+        if run.fatal is None and run.records:
+            run.compare()
+        # The gate's verdicts are tests of their own, run here on the controller through the
+        # standard protocol: in the terminal, in --junitxml, in every reporting plugin and in the
+        # exit code, like any test.
+        items = self._verdict_items(session)
+        for i, item in enumerate(items):
+            config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
+        config.hook.pytest_defan_summary(config=config, summary=run.summary, verdicts=run.verdicts)
+        run.write_report()
+        self._github()
+
+    def _verdict_items(self, session: pytest.Session) -> List[DefanItem]:
+        """The gate's and the regression gate's tests, in the planned order; those that cannot
+        judge are marked skipped, with the reason (reported at the gate's own location)."""
+        run = self.run
+        by_scope: Dict[str, List[Verdict]] = {}
+        for v in run.verdicts:
+            by_scope.setdefault(v.scope, []).append(v)
+        skip = run.gate_skipped
+        if run.fatal is not None:
+            skip = f"not judged: the run stopped ({run.fatal})"
+        parent = DefanCollector.from_parent(session, name="defan", nodeid="defan")
+        items: List[DefanItem] = []
+        for kind, scope in self._plan():
+            item: DefanItem
+            if kind == "gate":
+                verdicts = by_scope.get(scope, [])
+                item = GateItem.from_parent(
+                    parent, name=f"gate[{scope}]", scope=scope, verdicts=verdicts,
+                    source=run.thresholds_source, line=run.thresholds_line(scope, verdicts),
+                )
+                item.add_marker("defan_gate")
+                reason = skip
+                if reason is None and scope != "overall" and scope not in (run.summary or {}).get("domains", {}):
+                    reason = "no prompt of this domain ran"
+            else:
+                changes: Mapping[str, Any] = ((run.comparison or {}).get("scopes") or {}).get(scope, {})
+                item = RegressionItem.from_parent(
+                    parent, name=f"regression[{scope}]", scope=scope, changes=changes,
+                    source=run.thresholds_source, line=run.regression_line(scope, changes),
+                )
+                item.add_marker("defan_regression")
+                reason = skip or (run.comparison or {}).get("reason")
+                if reason is None and not changes:
+                    reason = "no prompt of this scope in both runs"
+            item.add_marker("defan")
+            if reason is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
+            self._mark(item)
+            items.append(item)
+        return items
+
+    def _github(self) -> None:
+        """GitHub Actions: the Markdown step summary, and an annotation per breach and regression
+        (unless another plugin already annotates the failed tests)."""
+        run = self.run
+        if run.summary is None or not (os.environ.get("GITHUB_STEP_SUMMARY") or os.environ.get("GITHUB_ACTIONS") == "true"):
+            return
+        report = run.report()
+        github.append_step_summary(github.step_summary(report))
+        if os.environ.get("GITHUB_ACTIONS") == "true" and not any(
+            i.annotates_failures for i in self.integrations.values()
+        ):
+            self.terminal.annotations = github.error_annotations(report, run.annotation_lines())
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.run.report_error is not None and session.exitstatus == pytest.ExitCode.OK:
+            # The report asked for is missing: the run did not do what it was told to.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.run.close(self.worker)

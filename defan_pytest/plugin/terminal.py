@@ -1,0 +1,288 @@
+"""What a DefAn run prints: the estimate and the progress line before the items run, each
+prompt's letter and word (or a line per domain in a big run), and the summary at the end (the
+gate table, the counts, usage, the regression gate, the hallucinated questions).
+
+Every word comes from :mod:`defan_pytest.verdicts`; text from the data file and the model is
+passed through :func:`~defan_pytest.safetext.printable` before it reaches the terminal.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import pytest
+
+from defan_pytest.gates.table import format_gate_table
+from defan_pytest.plugin.items import record_of
+from defan_pytest.plugin.wording import short
+from defan_pytest.report.progress import ProgressPrinter
+from defan_pytest.report.tables import format_table
+from defan_pytest.run import Run, Worker, error_kind
+from defan_pytest.safetext import printable
+from defan_pytest.verdicts import CALL_ERROR, RIGHT, Outcome, outcome_of
+
+__all__ = ["HALLUCINATED_SHOWN", "LINES_ABOVE", "Terminal"]
+
+#: Above this many selected prompts (and without -v), DefAn items print no letter each: the
+#: terminal shows a line per domain at every quarter instead.
+LINES_ABOVE = 1000
+#: Questions the summary names, at most (the most hallucinated first).
+HALLUCINATED_SHOWN = 10
+
+#: What pytest's status hook answers: category, letter, and the word (with its markup).
+Status = Tuple[str, str, Any]
+
+
+def _prompt_record(report: Any) -> Optional[Dict[str, Any]]:
+    """The record of a prompt's passed call report (``None`` for any other report)."""
+    if getattr(report, "when", None) != "call" or not report.passed:
+        return None
+    return record_of(report)
+
+
+def shown_outcome(report: Any) -> Optional[Outcome]:
+    """The outcome a DefAn prompt's report shows instead of a plain pass: hallucinated,
+    misaligned or a call error (``None``: a right answer, or not a prompt's call report)."""
+    rec = _prompt_record(report)
+    if rec is None:
+        return None
+    outcome = outcome_of(rec)
+    return None if outcome is RIGHT else outcome
+
+
+def status(report: Any, verbose: bool = False) -> Optional[Status]:
+    """A prompt's own category, letter and word: hallucinated, misaligned and call errors have
+    their own, and with -v each prompt's line says its verdict, claim, gold, question and answer."""
+    rec = _prompt_record(report)
+    if rec is None:
+        return None
+    outcome = outcome_of(rec)
+    if outcome is CALL_ERROR:
+        word = printable(f"{outcome.status} {short(rec['error'], 160)}")
+        return str(outcome.category), outcome.letter, (word, {outcome.colour: True})
+    if outcome is RIGHT and not verbose:
+        return None
+    detail = printable(f" (claim {rec['claim']!r}, gold {rec['answer'].strip()!r})")
+    if verbose:
+        detail = printable(
+            f" claim {short(rec['claim'], 40)!r}, gold {short(rec['answer'], 40)!r}; "
+            f"Q: {short(rec.get('question'), 70)} A: {short(rec.get('response'), 60)!r}"
+        )
+    return outcome.category or "passed", outcome.letter, (outcome.status + detail, {outcome.colour: True})
+
+
+def domain_line(domain: str, counts: Mapping[str, int], total: int) -> str:
+    """A big run's progress in one domain."""
+    done = counts["done"]
+    return (
+        f"defan {domain}: {done:,}/{total:,} prompts ({100 * done // max(1, total)}%): "
+        f"{counts['hallucinated']:,} hallucinated, {counts['misaligned']:,} misaligned, "
+        f"{counts['errors']:,} call errors"
+    )
+
+
+class Terminal:
+    """The terminal output of one run, registered as ``defan-terminal`` beside the run's plugin."""
+
+    def __init__(self, config: pytest.Config, run: Run, worker: Worker) -> None:
+        self.config = config
+        self.run = run
+        self.worker = worker
+        #: The ``::error`` lines of GitHub Actions, printed at the end of the summary.
+        self.annotations: List[str] = []
+        verbosity = config.get_verbosity() if hasattr(config, "get_verbosity") else config.option.verbose
+        # A big run reports a line per domain now and then instead of a wall of letters.
+        self.lines_mode = verbosity <= 0 and len(run.rows) > LINES_ABOVE
+        self.domain_totals: Dict[str, int] = {}
+        for row in run.rows:
+            self.domain_totals[row.domain] = self.domain_totals.get(row.domain, 0) + 1
+        self.domain_counts: Dict[str, Dict[str, int]] = {}
+        self.domain_marks: Dict[str, int] = {}
+
+    @property
+    def reporter(self) -> Any:
+        """pytest's terminal reporter, if the session has one."""
+        return self.config.pluginmanager.get_plugin("terminalreporter")
+
+    # -- before the items run -----------------------------------------------------------------
+
+    def write_estimate(self, rows: Sequence[Any]) -> None:
+        """The estimate of what the run will send and cost, before the first call."""
+        tr = self.reporter
+        if tr is not None and rows:
+            tr.ensure_newline()
+            tr.write_line(printable(self.run.estimate_line(rows)))
+
+    def progress(self, source: Callable[[], Any]) -> Optional[ProgressPrinter]:
+        """Start the progress line of the calls (``source`` gives their figures), if there is a terminal."""
+        tr = self.reporter
+        if tr is None:
+            return None
+        interval = float(os.environ.get("DEFAN_PROGRESS_SECONDS", "10") or 10)
+        return ProgressPrinter(
+            write=lambda text: tr.write(text, flush=True), source=source, live=bool(tr.isatty), interval=interval,
+        ).start()
+
+    # -- while they report --------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)  # first: another plugin (pytest-sugar) answers every report
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Optional[Status]:
+        """A prompt's own letter and word (they do not fail the run unless --defan-strict: the
+        gate decides); a big run prints no letters (a line per domain instead)."""
+        ours = status(report, verbose=config.get_verbosity() > 0)
+        if not self.lines_mode or getattr(report, "when", None) != "call":
+            return ours
+        if ours is None:
+            if not report.passed or record_of(report) is None:
+                return None
+            ours = ("passed", ".", "PASSED")
+        category, _letter, word = ours
+        # No letter (a word, so pytest still counts the item's progress): the domain lines instead.
+        return category, "", word
+
+    def count(self, rec: Mapping[str, Any]) -> None:
+        """A big run: one line per domain at every quarter of its prompts."""
+        if not self.lines_mode:
+            return
+        domain = str(rec.get("domain"))
+        counts = self.domain_counts.setdefault(domain, {"done": 0, "hallucinated": 0, "misaligned": 0, "errors": 0})
+        counts["done"] += 1
+        category = outcome_of(rec).category
+        if category == CALL_ERROR.category:
+            counts["errors"] += 1
+        elif category is not None:
+            counts[category] += 1
+        total = self.domain_totals.get(domain, 0) or counts["done"]
+        quarter = min(4, 4 * counts["done"] // total)
+        if quarter > self.domain_marks.get(domain, 0):
+            self.domain_marks[domain] = quarter
+            tr = self.reporter
+            if tr is not None:
+                tr.ensure_newline()
+                tr.write_line(domain_line(domain, counts, total))
+
+    # -- the summary ------------------------------------------------------------------------------
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if self.worker.is_worker:
+            return
+        if self.run.summary is not None:
+            self._write_results(terminalreporter, self.run.summary)
+        if config.get_verbosity() <= 0 and self.run.records:  # -v has shown every prompt
+            self._write_hallucinated(terminalreporter)
+
+    def _write_results(self, tr: Any, summary: Mapping[str, Any]) -> None:
+        """The gate table, the counts and usage, the regression gate, where the reports went."""
+        run = self.run
+        tr.write_sep("=", f"DefAn: {printable(run.model_name)}")
+        if run.fatal:
+            tr.write_line(f"the run stopped: {printable(run.fatal)}", red=True)
+        width = int(getattr(getattr(tr, "_tw", None), "fullwidth", 80) or 80)
+        if run.thresholds is not None and not run.thresholds.is_empty:
+            tr.write_line(format_gate_table(summary, run.thresholds, run.verdicts, width=width))
+        else:
+            tr.write_line(format_table(summary))
+            tr.write_line("no thresholds file: nothing was gated (see --defan-thresholds)")
+        if run.gate_skipped:
+            tr.write_line(f"gates skipped: {run.gate_skipped}", yellow=True)
+        if run.records:
+            self._write_counts(tr)
+            for line in run.usage_lines():  # tokens, latency, cost and the budget
+                tr.write_line(printable(line), yellow=line.startswith("budget") and "reached" in line)
+        if run.comparison is not None:
+            self._write_regression(tr)
+        if run.report_path is not None:
+            tr.write_line(f"report: {printable(str(run.report_path))}")
+        if run.html_path is not None:
+            tr.write_line(f"html report: {printable(str(run.html_path))}")
+        if run.report_error is not None:
+            tr.write_line(f"defan-pytest: the report was not written: {printable(run.report_error)}", red=True)
+        for note in run.notes[:10]:  # the data's text replaced where it entered (invalid characters)
+            tr.write_line(f"note: {printable(note)}", yellow=True)
+        if len(run.notes) > 10:
+            tr.write_line(f"note: ... and {len(run.notes) - 10} more", yellow=True)
+        for line in self.annotations:
+            tr.write_line(line)
+
+    def _write_counts(self, tr: Any) -> None:
+        """Where the answers came from, the verdict counts as FCH and PMH count them, and the
+        call errors grouped by kind."""
+        run = self.run
+        c = run.call_counts()
+        # Which version (and source) the cached answers belong to: an edited callable must
+        # not pass for the one whose answers were reused.
+        origin = f" ({c['cached_from']})" if c["cached"] and c.get("cached_from") else ""
+        peer = f"; {c['peer']} of them through another worker" if c.get("peer") else ""
+        tr.write_line(
+            f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache{origin}, "
+            f"{c['retries']} retries, {c['errors']} call errors{peer}"
+        )
+        scored = [outcome_of(r) for r in run.records if not r.get("error")]
+        wrong = sum(1 for o in scored if o.wrong)
+        misaligned = sum(1 for o in scored if o.misaligned)
+        both = sum(1 for o in scored if o.wrong and o.misaligned)
+        tr.write_line(
+            f"{len(scored)} scored: {wrong} hallucinated (FCH) of which {both} also misaligned; "
+            f"{misaligned} misaligned (PMH)"
+        )
+        kinds: Dict[str, int] = {}
+        example: Dict[str, str] = {}
+        for r in run.records:
+            kind = error_kind(r.get("error"))
+            if kind:
+                kinds[kind] = kinds.get(kind, 0) + 1
+                example.setdefault(kind, str(r["error"]))
+        for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:10]:
+            text = example[kind]
+            message = text.split(":", 1)[1].strip() if ":" in text else ""
+            tr.write_line(printable(f"  {n} x {kind}: {short(message, 100)}" if message else f"  {n} x {kind}"), yellow=True)
+
+    def _write_regression(self, tr: Any) -> None:
+        """The regression gate: each scope's changes, and the prompts that went from right to
+        hallucinated with both answers."""
+        comp = self.run.comparison or {}
+        base = comp.get("baseline") or {}
+        tr.write_sep("-", "DefAn: compared with the baseline")
+        if comp.get("status") == "skipped":
+            tr.write_line(f"regression gate skipped: {printable(str(comp.get('reason')))}", yellow=True)
+            return
+        pairs = comp.get("pairs") or {}
+        tr.write_line(printable(
+            f"baseline {base.get('path')} ({base.get('model')}, {base.get('created')}): "
+            f"{pairs.get('paired', 0)} prompts in common in {pairs.get('groups', 0)} groups"
+        ))
+        for mets in (comp.get("scopes") or {}).values():
+            for change in mets.values():
+                red = bool(change.get("regressed"))
+                tr.write_line(printable(("REGRESSED " if red else "  ") + str(change.get("message"))), red=red)
+        flipped = [f for f in comp.get("flipped") or () if f.get("direction") == "worse"]
+        if flipped:
+            shown = flipped[:20]
+            tr.write_line(f"right before, hallucinated now: {len(flipped)} prompts (first {len(shown)}; all in the report)")
+            for f in shown:
+                tr.write_line(printable(
+                    f"  {f.get('id')}: gold {short(f.get('answer'), 30)!r}; before {short(f.get('old_response'), 40)!r}"
+                    f" -> now {short(f.get('new_response'), 40)!r}"
+                ))
+
+    def _write_hallucinated(self, tr: Any) -> None:
+        """The hallucinated questions, a line per paraphrase group: how many of its prompts were
+        hallucinated, its question, the most frequent claim and the gold (-v shows every prompt)."""
+        groups: Dict[str, List[Mapping[str, Any]]] = {}
+        for rec in self.run.records:
+            if rec.get("error") is None:
+                groups.setdefault(str(rec.get("group")), []).append(rec)
+        counted = [(sum(1 for r in g if outcome_of(r).wrong), key, g) for key, g in groups.items()]
+        bad = sorted((b for b in counted if b[0]), key=lambda b: (-b[0], b[1]))
+        if not bad:
+            return
+        tr.write_line(f"hallucinated: {len(bad)} of {len(groups)} questions (most hallucinated first; -v shows every prompt)")
+        for n, key, g in bad[:HALLUCINATED_SHOWN]:
+            claim = Counter(repr(r.get("claim")) for r in g if outcome_of(r).wrong).most_common(1)[0][0]
+            tr.write_line(printable(
+                f"  {key}  {n}/{len(g)}  {short(g[0].get('question'), 72)}  claim {short(claim, 40)}, "
+                f"gold {short(str(g[0].get('answer', '')).strip(), 40)!r}"
+            ))
+        if len(bad) > HALLUCINATED_SHOWN:
+            tr.write_line(f"  ... and {len(bad) - HALLUCINATED_SHOWN} more")
