@@ -14,7 +14,9 @@
 Each has ``to_json()`` (the report's JSON, keys in the report's order) and ``from_json()``
 (reading that JSON back); keys this version does not know are kept (``extra``) and written back
 after the known ones.  :func:`error_kind` and :func:`error_kinds` say what kind of failure a call
-error is, in one place.  The base layer: imports nothing of the package.
+error is, in one place.  The base layer: imports nothing of the package.  (Long because every
+record of the report is here, each read both ways: the one place the report's JSON is written
+and read.)
 
 >>> rec = ScoredRecord("nobel-q0001-p00", "nobel", "nobel-q0001", "name", claim="Marie Curie",
 ...                    aligned=True, correct=True)
@@ -27,9 +29,10 @@ True
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, ClassVar, Dict, FrozenSet, List, Optional, Tuple
 
 __all__ = [
     "SCHEMA",
@@ -217,11 +220,42 @@ _MODEL_KEYS = {
     "callable": ("name", "kind", "version", "source"),
     "litellm": ("name", "kind", "model", "system_prompt", "version", "params"),
 }
-_MODEL_FIELDS = ("name", "kind", "version", "source", "model", "system_prompt", "params")
+
+
+class _Fields:
+    """``to_json``/``from_json`` of a record whose JSON is its fields in their order: tuples as
+    lists, mappings copied, the fields in ``_omitted`` left out when ``None``, ``extra`` last."""
+
+    _omitted: ClassVar[FrozenSet[str]] = frozenset()
+
+    def to_json(self) -> Json:
+        out: Json = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name == "extra" or (value is None and f.name in self._omitted):
+                continue
+            out[f.name] = list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
+        out.update(getattr(self, "extra", {}))
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Any:
+        """The record of ``data`` (a key without a default is required); unknown keys kept."""
+        values: Dict[str, Any] = {}
+        names = []
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if f.name == "extra":
+                continue
+            names.append(f.name)
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            value = data[f.name] if required else data.get(f.name, f.default)
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+        values["extra"] = _extra(data, names)
+        return cls(**values)
 
 
 @dataclass(frozen=True)
-class ModelMeta:
+class ModelMeta(_Fields):
     """The model a run asked, without a secret: a registered callable's ``name``, ``version``
     and ``source`` digest; a litellm model's ``name``, ``model`` string, ``system_prompt``,
     ``version`` and public call ``params``."""
@@ -247,31 +281,21 @@ class ModelMeta:
         return " ".join(parts)
 
     def to_json(self) -> Json:
-        keys = _MODEL_KEYS.get(self.kind)
-        if keys is None:  # a kind this version does not write: what it has
-            out = {k: getattr(self, k) for k in _MODEL_FIELDS if getattr(self, k) is not None or k in ("name", "kind")}
-        else:
-            out = {k: getattr(self, k) for k in keys}
-        if isinstance(out.get("params"), Mapping):
-            out["params"] = dict(out["params"])
+        """The keys a model of its kind has, in that kind's order (what it has, for another kind)."""
+        every = super().to_json()
+        keys = _MODEL_KEYS.get(self.kind) or [k for k, v in every.items() if v is not None or k in ("name", "kind")]
+        out = {k: every[k] for k in keys}
         out.update(self.extra)
         return out
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "ModelMeta":
-        get = data.get
-        return cls(
-            name=str(data["name"]), kind=str(data["kind"]), version=get("version"), source=get("source"),
-            model=get("model"), system_prompt=get("system_prompt"), params=get("params"),
-            extra=_extra(data, _MODEL_FIELDS),
-        )
-
 
 @dataclass(frozen=True)
-class DatasetMeta:
+class DatasetMeta(_Fields):
     """The identity of a data set: the public split at its pinned commit, a file of one's own
     by its sha256, or the questions of a responses file (``identity`` is what two runs must
     share to be compared)."""
+
+    _omitted = frozenset({"sha256"})
 
     source: str
     identity: str
@@ -282,23 +306,9 @@ class DatasetMeta:
     def describe(self) -> str:
         return f"{self.source} {self.identity}"
 
-    def to_json(self) -> Json:
-        out: Json = {"source": self.source, "identity": self.identity, "commit": self.commit}
-        if self.sha256 is not None:
-            out["sha256"] = dict(self.sha256)
-        out.update(self.extra)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "DatasetMeta":
-        return cls(
-            source=str(data["source"]), identity=str(data["identity"]), commit=data.get("commit"),
-            sha256=data.get("sha256"), extra=_extra(data, ("source", "identity", "commit", "sha256")),
-        )
-
 
 @dataclass(frozen=True)
-class ScorerMeta:
+class ScorerMeta(_Fields):
     """Which scorer ran: the ``rules`` version, and the spaCy pipeline if any (``ner``,
     ``pipeline``, ``version``)."""
 
@@ -318,21 +328,9 @@ class ScorerMeta:
             return f"rules {self.rules} with spaCy {self.pipeline} {self.version or ''}".rstrip()
         return f"rules {self.rules}, no spaCy pipeline"
 
-    def to_json(self) -> Json:
-        out: Json = {"rules": self.rules, "ner": self.ner, "pipeline": self.pipeline, "version": self.version}
-        out.update(self.extra)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "ScorerMeta":
-        return cls(
-            rules=str(data["rules"]), ner=bool(data["ner"]), pipeline=data.get("pipeline"),
-            version=data.get("version"), extra=_extra(data, ("rules", "ner", "pipeline", "version")),
-        )
-
 
 @dataclass(frozen=True)
-class Selection:
+class Selection(_Fields):
     """Which prompts a run selected: its ``domains``, ``sample`` and ``seed``, how many were
     ``selected`` and how many ``ran``, whether ``-k`` and the like ``narrowed`` it, and its
     ``shard`` (``"I/N"``)."""
@@ -346,32 +344,14 @@ class Selection:
     shard: Optional[str] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> Json:
-        out: Json = {
-            "domains": list(self.domains), "sample": self.sample, "seed": self.seed, "selected": self.selected,
-            "ran": self.ran, "narrowed": self.narrowed, "shard": self.shard,
-        }
-        out.update(self.extra)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Selection":
-        known = ("domains", "sample", "seed", "selected", "ran", "narrowed", "shard")
-        return cls(
-            domains=tuple(data["domains"]), sample=data.get("sample"), seed=int(data["seed"]),
-            selected=int(data["selected"]), ran=int(data["ran"]), narrowed=bool(data.get("narrowed")),
-            shard=data.get("shard"), extra=_extra(data, known),
-        )
-
-
-_CALL_COUNTS = ("prompts", "answered", "cached", "peer", "retries", "errors")
-
 
 @dataclass(frozen=True)
-class Calls:
+class Calls(_Fields):
     """How a run's prompts were answered: ``prompts``, ``answered`` by the model, ``cached``,
     through a ``peer`` worker, ``retries`` and call ``errors``, with the errors' kinds
     (``defan score`` asks nothing: prompts and errors only)."""
+
+    _omitted = frozenset({"prompts", "answered", "cached", "peer", "retries", "errors", "error_kinds"})
 
     prompts: Optional[int] = None
     answered: Optional[int] = None
@@ -382,38 +362,16 @@ class Calls:
     error_kinds: Optional[Mapping[str, int]] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> Json:
-        out: Json = {k: getattr(self, k) for k in _CALL_COUNTS if getattr(self, k) is not None}
-        if self.error_kinds is not None:
-            out["error_kinds"] = dict(self.error_kinds)
-        out.update(self.extra)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Calls":
-        get = data.get
-        return cls(
-            prompts=get("prompts"), answered=get("answered"), cached=get("cached"), peer=get("peer"),
-            retries=get("retries"), errors=get("errors"), error_kinds=get("error_kinds"),
-            extra=_extra(data, (*_CALL_COUNTS, "error_kinds")),
-        )
-
 
 @dataclass(frozen=True)
-class Merged:
+class Merged(_Fields):
     """What ``defan merge`` joined: the number of ``shards``, their ``files`` and when each was
     ``created``."""
 
     shards: int
     files: Tuple[str, ...]
     created: Tuple[Optional[str], ...]
-
-    def to_json(self) -> Json:
-        return {"shards": self.shards, "files": list(self.files), "created": list(self.created)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Merged":
-        return cls(shards=int(data["shards"]), files=tuple(data["files"]), created=tuple(data["created"]))
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 _META_KEYS = ("defan_pytest", "producer", "created", "model", "dataset", "scorer", "selection", "calls", "durations",
