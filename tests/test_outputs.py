@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from defan_pytest.report import writer
 from defan_pytest.report.writer import OutputError, check_output, is_report, write_output
 
 
@@ -122,7 +123,7 @@ def test_a_fifo_is_written_in_place(tmp_path: Path) -> None:
 
 
 def test_a_fifo_nobody_reads_is_an_error_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputs, "FIFO_WAIT", 0.2)
+    monkeypatch.setattr(writer, "FIFO_WAIT", 0.2)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     check_output(fifo)  # writable: a reader may come

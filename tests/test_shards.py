@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover
     pass
 from defan_pytest.cli import main
 
-from test_html_report import THRESHOLDS, make_report
+from test_html_report import THRESHOLDS as HTML_THRESHOLDS, make_report
 
 # -- the shares -------------------------------------------------------------------------------
 
@@ -286,7 +286,7 @@ def split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tuple[Path, List[P
     monkeypatch.chdir(tmp_path)
     for name in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
         monkeypatch.delenv(name, raising=False)
-    (tmp_path / "thresholds.toml").write_text(THRESHOLDS, encoding="utf-8")
+    (tmp_path / "thresholds.toml").write_text(HTML_THRESHOLDS, encoding="utf-8")
     whole = tmp_path / "whole.json"
     whole.write_text(json.dumps(make_report()), encoding="utf-8")
     files = []
