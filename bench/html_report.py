@@ -26,7 +26,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+if TYPE_CHECKING:
+    from defan_pytest.records import Report
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -67,11 +70,12 @@ def _synthetic_rows(n: int) -> List[Dict[str, Any]]:
     return out
 
 
-def build(n: int, shift: int = 0) -> Dict[str, Any]:
+def build(n: int, shift: int = 0) -> Report:
     """A v1 report of ``n`` prompts with synthetic responses and verdicts (``shift`` changes them)."""
     from defan_pytest.gates import level as gate, regression as regression_gate, thresholds
     from defan_pytest.metrics import summary as metrics
-    from defan_pytest import run
+    from defan_pytest.records import ReportMeta, ScoredRecord
+    from defan_pytest.report import builder
 
     rows_in = _public_rows()
     source = "the public split's questions"
@@ -96,7 +100,7 @@ def build(n: int, shift: int = 0) -> Dict[str, Any]:
             "id": rid, "domain": domain, "group": f"{domain}-q{group:04d}", "type": get("type"),
             "question": get("question"), "answer": gold, "response": response,
             "claim": None if err else claim, "aligned": None if err else aligned,
-            "correct": None if err else correct, "error": err, "error_kind": run.error_kind(err),
+            "correct": None if err else correct, "error": err,
         })
     summary = metrics.summarize(rows)
     limits = thresholds.parse_thresholds(
@@ -112,9 +116,10 @@ def build(n: int, shift: int = 0) -> Dict[str, Any]:
                       "selected": len(rows), "ran": len(rows), "narrowed": False, "shard": None},
         "calls": {"prompts": len(rows)}, "durations": {"total": None}, "bench_source": source,
     }
-    return run.build_report(
-        rows, summary, meta, thresholds=regression_gate.thresholds_meta(limits, summary, "point"),
-        verdicts=verdicts, gate_status=run.gate_status(verdicts),
+    return builder.build_report(
+        [ScoredRecord.from_json(r) for r in rows], summary, ReportMeta.from_json(meta),
+        thresholds=regression_gate.thresholds_meta(limits, summary, "point"), verdicts=verdicts,
+        gate_status=builder.gate_status(verdicts),
     )
 
 
@@ -150,8 +155,8 @@ def main() -> int:
     t = time.perf_counter()
     report = build(args.rows)
     base = build(args.rows, shift=1)
-    print(f"{args.rows:,} prompts ({report['meta']['bench_source']}); reports built in {time.perf_counter() - t:.1f} s; "
-          f"JSON report {len(json.dumps(report, ensure_ascii=False, indent=1)) / 1e6:.1f} MB")
+    print(f"{args.rows:,} prompts ({report.meta.extra['bench_source']}); reports built in {time.perf_counter() - t:.1f} s; "
+          f"JSON report {len(json.dumps(report.to_json(), ensure_ascii=False, indent=1)) / 1e6:.1f} MB")
     cases = {"small (56 rows)": (build(56), None), "full": (report, None), "full, with a baseline": (report, base)}
     files: Dict[str, Path] = {}
     for name, (rep, b) in cases.items():

@@ -2,9 +2,11 @@
 
 Each option is ``--defan-<noun>`` on the command line and ``defan_<noun>`` in the ini file (the
 option wins); :data:`OPTIONS` is the one table both are registered from, and the one place a
-default is written.  :meth:`Settings.from_values` parses and validates them all at once: every
-problem is collected and raised as one :class:`ConfigError`, before any model is called.
-Nothing here imports pytest.
+default is written (a report format added by another package brings its own option, read from
+:data:`defan_pytest.report.formats.FORMATS` when this module is imported).
+:meth:`Settings.from_values` parses and validates them all at once: every problem is collected
+and raised as one :class:`ConfigError`, before any model is called.  Nothing here imports
+pytest.  (Long because the option table, every option's help and default, is here whole.)
 
 >>> s = Settings.from_values({"model": "my-rag", "domain": ["nobel, math"], "sample": "10%"})
 >>> s.model, s.domains, str(s.sample), s.timeout, s.cache
@@ -22,23 +24,22 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List, Literal, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
+from typing import TYPE_CHECKING
+
+from defan_pytest.calls import models
 from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
-from defan_pytest.errors import DefanError
+from defan_pytest.errors import DefanError, problems_of
+from defan_pytest.registry import RegistryError
+from defan_pytest.report.formats import FORMATS, Output
+from defan_pytest.scoring import ner
 
-__all__ = [
-    "CALL_PATHS",
-    "DECISIONS",
-    "DEFAULT_CACHE",
-    "DEFAULT_CONCURRENCY",
-    "DEFAULT_RETRIES",
-    "DEFAULT_TIMEOUT",
-    "OPTIONS",
-    "ConfigError",
-    "Option",
-    "Settings",
-]
+if TYPE_CHECKING:
+    from defan_pytest.dataset.sampling import Sample
+    from defan_pytest.dataset.shards import Shard
+
+__all__ = ["DECISIONS", "DEFAULT_CACHE", "OPTIONS", "ConfigError", "Option", "Settings"]
 
 #: Folder of the response cache, relative to the rootdir.
 DEFAULT_CACHE = ".defan_cache"
@@ -48,6 +49,7 @@ DEFAULT_CACHE = ".defan_cache"
 DECISIONS: Tuple[str, ...] = ("point", "interval")
 
 Kind = Literal["string", "bool", "linelist", "args"]
+T = TypeVar("T")
 
 
 class ConfigError(DefanError):
@@ -85,7 +87,7 @@ class Option:
         return f"{self.help} (default: {shown})"
 
 
-OPTIONS: Tuple[Option, ...] = (
+_BUILT_IN: Tuple[Option, ...] = (
     Option("model", "string", None,
            "model to evaluate: a name registered with @defan_pytest.model, a [models.<name>] table, "
            "or a litellm model string such as openai/gpt-4o-mini", shown="none, plugin inactive"),
@@ -106,6 +108,7 @@ OPTIONS: Tuple[Option, ...] = (
            "reports together", shown="none: the whole selection"),
     Option("thresholds", "string", None,
            "thresholds file of the gate", shown="thresholds.toml in the rootdir, if present"),
+    # The built-in report formats' options (each format's ``option``, report.formats).
     Option("report", "string", None,
            "write the JSON report (same schema as 'defan score --json') to this file", shown="none"),
     Option("html", "string", None,
@@ -154,6 +157,23 @@ OPTIONS: Tuple[Option, ...] = (
            "overwrite)"),
 )
 
+
+def _format_options(built_in: FrozenSet[str]) -> Tuple[Tuple[Option, ...], Tuple[str, ...]]:
+    """The options of the report formats other packages add (``format.<name>`` entry points),
+    and the problems of loading them (reported when a run configures, never at import)."""
+    try:
+        formats = FORMATS.values()
+    except RegistryError as exc:
+        return (), tuple(problems_of(exc))
+    return tuple(
+        Option(f.option, "string", None, f.help, shown="none") for f in formats if f.option and f.option not in built_in
+    ), ()
+
+
+_FORMAT_OPTIONS, _FORMAT_PROBLEMS = _format_options(frozenset(o.noun for o in _BUILT_IN))
+#: Every option, in the order ``--help`` lists them: the built-in ones, then those of the report
+#: formats other packages add.
+OPTIONS: Tuple[Option, ...] = _BUILT_IN + _FORMAT_OPTIONS
 _BY_NOUN: Dict[str, Option] = {o.noun: o for o in OPTIONS}
 
 
@@ -225,24 +245,120 @@ def _value(values: Mapping[str, Any], noun: str) -> Any:
     return value
 
 
+def _resolve(path: str, invocation_dir: Path) -> Path:
+    out = Path(path).expanduser()
+    return out if out.is_absolute() else invocation_dir / out
+
+
+def _unusable(values: Dict[str, Any], problems: List[str]) -> FrozenSet[str]:
+    """The options given a value that cannot be used as given (empty, invalid characters): said
+    once here, their value dropped (set to ``None``) so that the run does not act on them
+    (Run.configure loads no data set for a bad --defan-dataset, say, rather than the public
+    split in its place)."""
+    invalid = set()
+    for opt in OPTIONS:
+        if opt.kind == "bool":
+            continue
+        if _given_empty(values, opt.noun):
+            default = opt.shown if opt.shown is not None else str(opt.default)
+            problems.append(
+                f"{opt.flag}: given an empty value (an unset variable?); give a value, or leave "
+                f"the option out for its default ({default})"
+            )
+        elif not _encodable(values.get(opt.noun)):
+            problems.append(f"{opt.flag}: {values[opt.noun]!r} holds invalid characters (lone surrogates)")
+        else:
+            continue
+        invalid.add(opt.noun)
+        values[opt.noun] = None
+    return frozenset(invalid)
+
+
+def _parsed(
+    values: Mapping[str, Any], noun: str, parse: Callable[[str], T], error: Type[Exception], problems: List[str],
+) -> Optional[T]:
+    """``parse`` of a text option, ``None`` when not given; its ``error`` is a problem."""
+    raw = _value(values, noun)
+    if raw is None or not str(raw).strip():
+        return None
+    try:
+        return parse(str(raw))
+    except error as exc:
+        problems.append(f"--defan-{noun}: {exc}")
+        return None
+
+
+def _choice(values: Mapping[str, Any], noun: str, choices: Tuple[str, ...], problems: List[str]) -> str:
+    """One of ``choices`` (the option's default when the value is not one of them)."""
+    default = str(_BY_NOUN[noun].default)
+    value = str(_value(values, noun) or default).strip()
+    if value not in choices:
+        problems.append(f"--defan-{noun}: {value!r} is not one of: {', '.join(choices)}")
+        return default
+    return value
+
+
+def _spacy(values: Mapping[str, Any], problems: List[str]) -> Optional[str]:
+    spec = ner.resolve_spec(_value(values, "spacy-model"))
+    if spec is not None:
+        try:
+            ner.check(spec)
+        except ner.NerError as exc:
+            problems.append(f"--defan-spacy-model: {exc}")
+    return spec
+
+
+def _limits(values: Mapping[str, Any], problems: List[str]) -> Dict[str, Any]:
+    """The numbers of the calls: the budget, how many at once and per minute, retries, timeout."""
+    return {
+        "budget": _float(values, "budget", problems), "concurrency": _int(values, "concurrency", 1, problems),
+        "rpm": _float(values, "rpm", problems), "retries": _int(values, "retries", 0, problems),
+        "timeout": _float(values, "timeout", problems) or DEFAULT_TIMEOUT,
+    }
+
+
+def _as_given(values: Mapping[str, Any]) -> Dict[str, Any]:
+    """The options taken as given: texts (stripped where they name something) and switches."""
+    return {
+        "model": str(_value(values, "model") or "").strip(),
+        "dataset": str(_value(values, "dataset") or "public").strip(),
+        "thresholds": _value(values, "thresholds") or None,
+        "baseline": _value(values, "baseline") or None,
+        "cache": str(_value(values, "cache") or DEFAULT_CACHE).strip(),
+        **{noun.replace("-", "_"): bool(_value(values, noun))
+           for noun in ("force-output", "strict", "gate-narrowed", "baseline-force")},
+    }
+
+
+def _outputs(values: Mapping[str, Any], invocation_dir: Path) -> Dict[str, Output]:
+    """The report formats asked for (format name -> where), each by its option."""
+    outputs: Dict[str, Output] = {}
+    for fmt in FORMATS.values():
+        given = _value(values, fmt.option) if fmt.option in _BY_NOUN else None
+        if given:
+            outputs[fmt.name] = Output(f"--defan-{fmt.option}", str(given), _resolve(str(given), invocation_dir))
+    return outputs
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every setting of one run, parsed and validated.
 
     ``root`` is the folder relative paths of the cache and the dataset are taken from (the
     rootdir); ``invocation_dir`` the one a relative ``--defan-report`` or ``--defan-thresholds``
-    is taken from (where pytest was started).
+    is taken from (where pytest was started).  ``outputs``: the report formats asked for (format
+    name -> :class:`~defan_pytest.report.formats.Output`: ``--defan-report``, ``--defan-html``,
+    an added format's option).
     """
 
     model: str
     domains: Tuple[str, ...] = ()
     dataset: str = "public"
-    sample: Any = None  # prompts.Sample
+    sample: Optional["Sample"] = None
     seed: int = 0
     thresholds: Optional[str] = None
-    report: Optional[str] = None
-    html: Optional[str] = None
-    shard: Any = None  # shards.Shard: (index, count) of --defan-shard
+    outputs: Mapping[str, Output] = field(default_factory=dict)
+    shard: Optional["Shard"] = None
     force_output: bool = False
     strict: bool = False
     gate_narrowed: bool = False
@@ -288,109 +404,38 @@ class Settings:
     ) -> Tuple["Settings", List[str]]:
         """Like :meth:`from_values`, but return the problems (so that a caller can add the
         problems of the dataset, the thresholds and the model and report them all at once)."""
-        from defan_pytest.calls import models
-        from defan_pytest.scoring import ner
-        from defan_pytest.dataset import sampling as prompts
+        # The dataset package (its fetcher and readers) loads when a run is configured, not when
+        # pytest starts: this module is imported on every pytest start (the plugin's options).
+        from defan_pytest.dataset.sampling import SampleError, parse_sample
+        from defan_pytest.dataset.shards import ShardError, parse_shard
 
         unknown = sorted(set(values) - set(_BY_NOUN))
         if unknown:
             raise ConfigError(f"unknown settings {', '.join(unknown)}; known: {', '.join(_BY_NOUN)}")
-        problems: List[str] = []
-        # Options whose value is unusable as given: said once here, and the run does not act on
-        # them (Run.configure loads no data set for a bad --defan-dataset, say, rather than the
-        # public split in its place).
-        invalid: set = set()
+        problems: List[str] = list(_FORMAT_PROBLEMS)
         values = dict(values)
-        for opt in OPTIONS:
-            if opt.kind == "bool":
-                continue
-            if _given_empty(values, opt.noun):
-                default = opt.shown if opt.shown is not None else str(opt.default)
-                problems.append(
-                    f"{opt.flag}: given an empty value (an unset variable?); give a value, or leave "
-                    f"the option out for its default ({default})"
-                )
-            elif not _encodable(values.get(opt.noun)):
-                problems.append(f"{opt.flag}: {values[opt.noun]!r} holds invalid characters (lone surrogates)")
-            else:
-                continue
-            invalid.add(opt.noun)
-            values[opt.noun] = None
+        invalid = _unusable(values, problems)
         names: List[str] = []
         for v in _value(values, "domain") or []:
             names.extend(x.strip() for x in str(v).split(",") if x.strip())
-        sample = None
-        raw_sample = _value(values, "sample")
-        if raw_sample is not None and str(raw_sample).strip():
-            try:
-                sample = prompts.parse_sample(str(raw_sample))
-            except prompts.SampleError as exc:
-                problems.append(f"--defan-sample: {exc}")
+        sample = _parsed(values, "sample", parse_sample, SampleError, problems)
         seed = _int(values, "seed", -(2**63), problems)
-        shard = None
-        raw_shard = _value(values, "shard")
-        if raw_shard is not None and str(raw_shard).strip():
-            from defan_pytest.dataset import shards
-
-            try:
-                shard = shards.parse_shard(str(raw_shard))
-            except shards.ShardError as exc:
-                problems.append(f"--defan-shard: {exc}")
+        shard = _parsed(values, "shard", parse_shard, ShardError, problems)
         # Blank entries are said once above (all blank) or are no parameter at all.
-        model_args = [v for v in _value(values, "model-arg") or () if str(v).strip()]
-        overrides, arg_problems = models.parse_model_args(model_args)
+        model_args, arg_problems = models.parse_model_args([v for v in _value(values, "model-arg") or () if str(v).strip()])
         problems.extend(arg_problems)
-        spacy_spec = ner.resolve_spec(_value(values, "spacy-model"))
-        if spacy_spec is not None:
-            try:
-                ner.check(spacy_spec)
-            except ner.NerError as exc:
-                problems.append(f"--defan-spacy-model: {exc}")
-        decide = str(_value(values, "decide") or "point").strip()
-        if decide not in DECISIONS:
-            problems.append(f"--defan-decide: {decide!r} is not one of: {', '.join(DECISIONS)}")
-            decide = "point"
-        call_path = str(_value(values, "call-path") or "auto").strip()
-        if call_path not in CALL_PATHS:
-            problems.append(f"--defan-call-path: {call_path!r} is not one of: {', '.join(CALL_PATHS)}")
-            call_path = "auto"
-        budget = _float(values, "budget", problems)
-        concurrency = _int(values, "concurrency", 1, problems)
-        rpm = _float(values, "rpm", problems)
-        retries = _int(values, "retries", 0, problems)
-        timeout = _float(values, "timeout", problems)
+        spacy_model = _spacy(values, problems)
+        decide = _choice(values, "decide", DECISIONS, problems)
+        call_path = _choice(values, "call-path", CALL_PATHS, problems)
+        invocation_dir = invocation_dir if invocation_dir is not None else Path.cwd()
         settings = cls(
-            model=str(_value(values, "model") or "").strip(),
-            domains=tuple(names),
-            dataset=str(_value(values, "dataset") or "public").strip(),
-            sample=sample,
-            seed=seed,
-            thresholds=_value(values, "thresholds") or None,
-            report=_value(values, "report") or None,
-            html=_value(values, "html") or None,
-            shard=shard,
-            force_output=bool(_value(values, "force-output")),
-            strict=bool(_value(values, "strict")),
-            gate_narrowed=bool(_value(values, "gate-narrowed")),
-            baseline=_value(values, "baseline") or None,
-            baseline_force=bool(_value(values, "baseline-force")),
-            decide=decide,
-            spacy_model=spacy_spec,
-            concurrency=concurrency,
-            rpm=rpm,
-            retries=retries,
-            timeout=timeout or DEFAULT_TIMEOUT,
-            model_args=overrides,
-            call_path=call_path,
-            budget=budget,
-            cache=str(_value(values, "cache") or DEFAULT_CACHE).strip(),
-            root=root if root is not None else Path.cwd(),
-            invocation_dir=invocation_dir if invocation_dir is not None else Path.cwd(),
-            invalid=frozenset(invalid),
+            domains=tuple(names), sample=sample, seed=seed, shard=shard, model_args=model_args,
+            spacy_model=spacy_model, decide=decide, call_path=call_path, **_limits(values, problems),
+            **_as_given(values), outputs=_outputs(values, invocation_dir),
+            root=root if root is not None else Path.cwd(), invocation_dir=invocation_dir, invalid=invalid,
         )
         return settings, problems
 
     def resolve_output(self, path: str) -> Path:
         """An output path as the user meant it: relative to where pytest was started."""
-        out = Path(path).expanduser()
-        return out if out.is_absolute() else self.invocation_dir / out
+        return _resolve(path, self.invocation_dir)

@@ -1,4 +1,5 @@
-"""Tests of defan_pytest.report.schema: the report schema and reading a baseline."""
+"""Tests of defan_pytest.report.schema: the report schema, reading a baseline, and when two runs can
+be compared."""
 from __future__ import annotations
 
 import json
@@ -7,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.report import schema as baseline
 from defan_pytest.metrics.summary import summarize
-from defan_pytest.run import build_report
+from defan_pytest.records import Report, ReportMeta, ScoredRecord
+from defan_pytest.gates.comparability import comparability
+from defan_pytest.report import schema
+from defan_pytest.report.builder import build_report
 
 
 def rows(n_groups: int = 3, wrong: int = 0, question: str = "Who won the {g}?") -> list[dict[str, Any]]:
@@ -39,8 +42,17 @@ def meta(identity: str = "DefAn-public@3fcefd0ee774", rules: str = "2026.11.1", 
 
 
 def report(**kw: Any) -> dict[str, Any]:
-    rs = kw.pop("rows", None) or rows()
-    return build_report(rs, summarize(rs), meta(**kw))
+    rs = [ScoredRecord.from_json(r) for r in kw.pop("rows", None) or rows()]
+    return build_report(rs, summarize(rs), ReportMeta.from_json(meta(**kw))).to_json()
+
+
+def records(rs: list[dict[str, Any]]) -> list[ScoredRecord]:
+    return [ScoredRecord.from_json(r) for r in rs]
+
+
+def comparable(base: dict[str, Any], meta: dict[str, Any], rs: list[dict[str, Any]]) -> list[str]:
+    m = ReportMeta.from_json(meta)
+    return comparability(Report.from_json(base), m.dataset, m.scorer, records(rs))
 
 
 def write(tmp_path: Path, data: Any, name: str = "base.json") -> Path:
@@ -51,15 +63,15 @@ def write(tmp_path: Path, data: Any, name: str = "base.json") -> Path:
 
 def test_a_built_report_validates_and_loads(tmp_path: Path) -> None:
     r = report()
-    assert baseline.validate_report(r) == []
-    loaded = baseline.load_report(write(tmp_path, r))
-    assert loaded["schema"] == "defan-pytest-report" and loaded["schema_version"] == 1
+    assert schema.validate_report(r) == []
+    loaded = schema.load_report(write(tmp_path, r))
+    assert loaded.to_json() == r and loaded.meta.model_name == "my-rag"
 
 
 def test_the_schema_is_a_valid_json_schema() -> None:
     import jsonschema
 
-    jsonschema.Draft202012Validator.check_schema(baseline.schema())
+    jsonschema.Draft202012Validator.check_schema(schema.schema())
 
 
 @pytest.mark.parametrize(
@@ -74,24 +86,24 @@ def test_the_schema_is_a_valid_json_schema() -> None:
 def test_unreadable_reports_are_one_clear_error(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "b.json"
     path.write_text(content, encoding="utf-8")
-    with pytest.raises(baseline.BaselineError, match=message) as info:
-        baseline.load_report(path, what="--defan-baseline")
+    with pytest.raises(schema.BaselineError, match=message) as info:
+        schema.load_report(path, what="--defan-baseline")
     assert str(path) in str(info.value)
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
-    with pytest.raises(baseline.BaselineError, match="no such file"):
-        baseline.load_report(tmp_path / "nope.json")
-    with pytest.raises(baseline.BaselineError, match="is a directory"):
-        baseline.load_report(tmp_path)
+    with pytest.raises(schema.BaselineError, match="no such file"):
+        schema.load_report(tmp_path / "nope.json")
+    with pytest.raises(schema.BaselineError, match="is a directory"):
+        schema.load_report(tmp_path)
 
 
 def test_a_report_that_breaks_the_schema_names_the_place(tmp_path: Path) -> None:
     r = report()
     del r["rows"][4]["claim"]
     r["rows"][5]["aligned"] = "yes"
-    with pytest.raises(baseline.BaselineError) as info:
-        baseline.load_report(write(tmp_path, r))
+    with pytest.raises(schema.BaselineError) as info:
+        schema.load_report(write(tmp_path, r))
     text = str(info.value)
     assert "rows/4" in text and "'claim' is a required property" in text
     assert "rows/5/aligned" in text
@@ -101,5 +113,35 @@ def test_schema_problems_are_capped(tmp_path: Path) -> None:
     r = report(rows=rows(n_groups=20))
     for row in r["rows"]:
         row["correct"] = "no"
-    problems = baseline.validate_report(r)
+    problems = schema.validate_report(r)
     assert len(problems) == 11 and problems[-1].startswith("...")
+
+
+def test_same_data_and_scorer_compare() -> None:
+    assert comparable(report(), meta(), rows()) == []
+
+
+def test_another_data_set_is_refused() -> None:
+    problems = comparable(report(identity="file:0123"), meta(), rows())
+    assert len(problems) == 1 and "another data set" in problems[0]
+
+
+def test_the_same_id_with_another_question_is_another_data_set() -> None:
+    problems = comparable(report(), meta(), rows(question="Who lost the {g}?"))
+    assert len(problems) == 1 and "hold another question or gold" in problems[0]
+    assert "sports-q0000-p00" in problems[0]
+
+
+def test_another_scorer_is_refused() -> None:
+    problems = comparable(report(rules="2020.1"), meta(), rows())
+    assert problems == [
+        "--defan-baseline: scored by another scorer (rules 2020.1, no spaCy pipeline; this run: rules 2026.11.1, "
+        "no spaCy pipeline)"
+    ]
+    assert comparable(report(ner=True), meta(), rows())  # another pipeline too
+
+
+def test_disjoint_prompts_are_refused() -> None:
+    other = [dict(r, id=r["id"].replace("sports", "nobel")) for r in rows()]
+    problems = comparable(report(), meta(), other)
+    assert len(problems) == 1 and "no prompt in common" in problems[0]

@@ -16,7 +16,10 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from defan_pytest.report import html as html_report
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.records import Report
+from defan_pytest.report import html
+from defan_pytest.report.builder import gate_status
 
 from test_html_report import INJECTIONS, make_report, make_rows
 
@@ -77,7 +80,9 @@ class Page:
 
 def _open(browser: Any, tmp_path: Path, report: Dict[str, Any], baseline: Any = None, name: str = "r.html") -> Page:
     path = tmp_path / name
-    html_report.write_html(path, report, baseline=baseline, baseline_path="baseline.json" if baseline else None)
+    base = Report.from_json(baseline) if baseline else None
+    path.write_text(html.render(Report.from_json(report), baseline=base, baseline_path="baseline.json" if base else None),
+                    encoding="utf-8")
     return Page(browser, path)
 
 
@@ -188,9 +193,6 @@ def embedded_index(page: Any, domain: str) -> int:
 
 
 def test_pages_of_a_bigger_report_and_a_shard(browser: Any, tmp_path: Path) -> None:
-    from defan_pytest.metrics import summary as metrics
-    from defan_pytest import run
-
     rows = []
     for k in range(9):  # 450 prompts: three pages of 200
         for r in make_rows(shift=k):
@@ -198,10 +200,10 @@ def test_pages_of_a_bigger_report_and_a_shard(browser: Any, tmp_path: Path) -> N
     rows[-1]["group"] = "__proto__"  # a group key is data, whatever it says
     report = make_report()
     report["rows"] = rows
-    summary = metrics.summarize(rows)
+    summary = summarize(rows)
     report["domains"], report["overall"] = summary["domains"], summary["overall"]
     report["meta"]["selection"]["shard"] = "2/3"
-    report["gate_status"] = run.gate_status([], skipped=True)
+    report["gate_status"] = gate_status([], skipped=True)
     view = _open(browser, tmp_path, json.loads(json.dumps(report)), name="big.html")
     page = view.page
     assert view.text("#p-info").startswith(f"1–200 of {len(rows)} prompts") and len(view.ids()) == 200

@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from defan_pytest.cli import main, score
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.records import ReportMeta, ScoredRecord
+from defan_pytest.report.builder import build_report, scorer_meta
 from defan_pytest.report.schema import validate_report
-from defan_pytest.cli import main
 
 DEFAN = Path(sys.executable).with_name("defan")
 DATA = Path(__file__).parent / "data"
@@ -93,10 +95,8 @@ class FakeScorer:
 
 @pytest.fixture
 def fake_scoring(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[FakeScorer]]:
-    module = types.ModuleType("defan_pytest.scoring.scorer")
-    module.Scorer = FakeScorer  # type: ignore[attr-defined]
-    module.ScoreInput = FakeInput  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "defan_pytest.scoring.scorer", module)
+    monkeypatch.setattr(score, "Scorer", FakeScorer)
+    monkeypatch.setattr(score, "ScoreInput", FakeInput)
     FakeScorer.made = []
     yield FakeScorer
 
@@ -109,10 +109,8 @@ def scoring_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             raise AssertionError("the scorer was constructed despite bad input")
 
-    module = types.ModuleType("defan_pytest.scoring.scorer")
-    module.Scorer = Forbidden  # type: ignore[attr-defined]
-    module.ScoreInput = FakeInput  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "defan_pytest.scoring.scorer", module)
+    monkeypatch.setattr(score, "Scorer", Forbidden)
+    monkeypatch.setattr(score, "ScoreInput", FakeInput)
 
 
 # --- usage ------------------------------------------------------------------------------------
@@ -651,9 +649,6 @@ def test_defan_score_says_which_scorer_ran(tmp_path: Path, capsys: pytest.Captur
 def _report_file(tmp_path: Path, name: str, wrong_groups: int, n_groups: int = 40, **meta: Any) -> Path:
     """A saved report as the plugin writes it: 5 paraphrases a group, the first ``wrong_groups``
     groups answered wrong."""
-    from defan_pytest.metrics.summary import summarize
-    from defan_pytest.run import build_report, scorer_meta
-
     rows = []
     for g in range(n_groups):
         for p in range(5):
@@ -669,14 +664,16 @@ def _report_file(tmp_path: Path, name: str, wrong_groups: int, n_groups: int = 4
         "defan_pytest": "0.1.0", "producer": "pytest", "created": "2026-11-30T00:00:00Z",
         "model": {"name": "my-rag", "kind": "callable", "version": "1", "source": "x"},
         "dataset": {"source": "notes.jsonl", "identity": "file:abc", "commit": None, "sha256": {}},
-        "scorer": scorer_meta(None),
+        "scorer": scorer_meta(None).to_json(),
         "selection": {"domains": ["notes"], "sample": None, "seed": 0, "selected": len(rows), "ran": len(rows),
                       "narrowed": False, "shard": None},
         "calls": {"prompts": len(rows), "errors": 0, "error_kinds": {}}, "durations": {"total": 1.0},
     }
     m.update(meta)
     path = tmp_path / name
-    path.write_text(json.dumps(build_report(rows, summarize(rows), m)), encoding="utf-8")
+    records = [ScoredRecord.from_json(r) for r in rows]
+    report = build_report(records, summarize(records), ReportMeta.from_json(m))
+    path.write_text(json.dumps(report.to_json()), encoding="utf-8")
     return path
 
 

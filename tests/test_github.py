@@ -4,13 +4,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from defan_pytest.records import Report
 from defan_pytest.report import github
 
+META = {
+    "defan_pytest": "0.1.0", "producer": "pytest", "created": "2026-11-30T00:00:00Z",
+    "model": {"name": "my-rag", "kind": "callable", "version": None, "source": "ab"},
+    "dataset": {"source": "public", "identity": "DefAn-public@3fcefd0ee774"},
+    "scorer": {"rules": "2026.11.1", "ner": False, "pipeline": None, "version": None},
+    "selection": {"domains": ["nobel"], "ran": 30, "sample": "30", "seed": 1, "selected": 30},
+    "calls": {}, "durations": {},
+}
 
-def report(regression: dict[str, Any] | None = None, **over: Any) -> dict[str, Any]:
+
+def report(regression: dict[str, Any] | None = None, **over: Any) -> Report:
     base: dict[str, Any] = {
         "schema": "defan-pytest-report", "schema_version": 1,
-        "meta": {"model": {"name": "my-rag", "kind": "callable"}, "selection": {"ran": 30, "sample": "30", "seed": 1}},
+        "meta": META,
         "thresholds": {"source": "thresholds.toml", "decide": "point", "figure": "mean",
                        "limits": {"nobel": {"max_fch": 0.35}, "overall": {"max_fch": 0.9}}},
         "gate_status": "fail",
@@ -26,7 +36,7 @@ def report(regression: dict[str, Any] | None = None, **over: Any) -> dict[str, A
         "rows": [],
     }
     base.update(over)
-    return base
+    return Report.from_json(base)
 
 
 REGRESSION = {

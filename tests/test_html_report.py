@@ -9,8 +9,12 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from defan_pytest.report import html as html_report, writer as outputs
+from defan_pytest import verdicts
 from defan_pytest.cli import main
+from defan_pytest.gates import level, regression, thresholds
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.records import Report, ReportMeta, ScoredRecord, error_kind
+from defan_pytest.report import builder, html, writer
 
 #: Text that would run if it were ever put into the page as markup.  Each sets window.__pwned.
 INJECTIONS = [
@@ -37,8 +41,6 @@ max_fch_rise = 0.01
 def make_rows(shift: int = 0) -> List[Dict[str, Any]]:
     """Rows of three domains (groups of 5, 5 and 1), one call error, injection strings in
     responses, claims, questions and the error."""
-    from defan_pytest.run import error_kind
-
     rows: List[Dict[str, Any]] = []
     k = 0
     for domain, groups, size in (("sports", 4, 5), ("nobel", 6, 5), ("math", 6, 1)):
@@ -61,16 +63,12 @@ def make_rows(shift: int = 0) -> List[Dict[str, Any]]:
 
 
 def make_report(shift: int = 0, baseline: Optional[Dict[str, Any]] = None, model: str = "my-rag") -> Dict[str, Any]:
-    """A v1 report of :func:`make_rows`, judged by :data:`THRESHOLDS` (and against ``baseline``
-    by the regression gate, when given)."""
-    from defan_pytest.gates import level as gate, regression as regression_gate, thresholds
-    from defan_pytest.metrics import summary as metrics
-    from defan_pytest import run
-
-    rows = make_rows(shift)
-    summary = metrics.summarize(rows)
+    """The JSON of a v1 report of :func:`make_rows`, judged by :data:`THRESHOLDS` (and against
+    ``baseline`` by the regression gate, when given)."""
+    rows = [ScoredRecord.from_json(r) for r in make_rows(shift)]
+    summary = summarize(rows)
     limits = thresholds.parse_thresholds(thresholds.read_toml(THRESHOLDS, "thresholds.toml"), source="thresholds.toml")
-    verdicts = gate.check(summary, limits)
+    judged = level.check(summary, limits)
     meta = {
         "defan_pytest": "0.1.0", "producer": "pytest", "created": "2030-01-01T00:00:00Z",
         "model": {"name": f"{model} {INJECTIONS[0]}", "kind": "callable", "version": "1", "source": "abc"},
@@ -82,11 +80,19 @@ def make_report(shift: int = 0, baseline: Optional[Dict[str, Any]] = None, model
     }
     comparison = None
     if baseline is not None:
-        comparison = regression_gate.judge(baseline, rows, limits, baseline_path="baseline.json")
-    return run.build_report(
-        rows, summary, meta, thresholds=regression_gate.thresholds_meta(limits, summary, "point"),
-        verdicts=verdicts, gate_status=run.gate_status(verdicts), regression=comparison,
-    )
+        comparison = regression.judge(baseline, rows, limits, baseline_path="baseline.json")
+    return builder.build_report(
+        rows, summary, ReportMeta.from_json(meta), thresholds=regression.thresholds_meta(limits, summary, "point"),
+        verdicts=judged, gate_status=builder.gate_status(judged), regression=comparison,
+    ).to_json()
+
+
+def render(report: Dict[str, Any]) -> str:
+    return html.render(Report.from_json(report))
+
+
+def payload(report: Dict[str, Any], baseline: Optional[Dict[str, Any]] = None, path: Optional[str] = None) -> Dict[str, Any]:
+    return html.payload(Report.from_json(report), Report.from_json(baseline) if baseline else None, path)
 
 
 def embedded(page: str) -> Dict[str, Any]:
@@ -98,8 +104,8 @@ def embedded(page: str) -> Dict[str, Any]:
 
 def test_the_page_is_self_contained_and_its_data_inert() -> None:
     report = make_report()
-    page = html_report.render(report)
-    assert page.startswith("<!DOCTYPE html>\n" + html_report.MARK)
+    page = render(report)
+    assert page.startswith("<!DOCTYPE html>\n" + html.MARK)
     # Nothing fetched at view time: no URL to load, and a policy that allows only the two inline blocks.
     assert not re.search(r'\b(?:src|href)\s*=\s*"(?:https?:)?//', page)
     assert "http://" not in page.split('id="defan-data">')[0] and "cdn" not in page.lower()
@@ -126,7 +132,7 @@ def test_the_scripts_hash_matches_the_policy() -> None:
     import base64
     import hashlib
 
-    page = html_report.render(make_report())
+    page = render(make_report())
     script = page.rsplit("<script>", 1)[1].split("</script>", 1)[0]
     style = page.split("<style>", 1)[1].split("</style>", 1)[0]
     for text in (script, style):
@@ -137,15 +143,15 @@ def test_the_scripts_hash_matches_the_policy() -> None:
 def test_verdict_codes_flips_and_consistency() -> None:
     base = make_report(shift=1)
     report = make_report()
-    got = html_report.payload(report, base, "baseline.json")
+    got = payload(report, base, "baseline.json")
     cols = got["cols"]
     rows = {r[cols.index("id")]: r for r in got["rows"]}
     # sports-q0000-p00: (0+0+0)%3 == 0 -> wrong now; shift 1 -> right before: a worse FCH flip.
     r = rows["sports-q0000-p00"]
-    assert r[cols.index("verdict")] & html_report.WRONG
-    assert r[cols.index("flip")] & html_report.FCH_WORSE
+    assert r[cols.index("verdict")] & verdicts.HALLUCINATED.code
+    assert r[cols.index("flip")] & html.FCH_WORSE
     assert r[cols.index("old_verdict")] in (0, 2)
-    assert rows["sports-q0003-p04"][cols.index("verdict")] == html_report.CALL_ERROR
+    assert rows["sports-q0003-p04"][cols.index("verdict")] == verdicts.CALL_ERROR.code
     assert got["kinds"] == ["RateLimitError"]
     assert got["baseline"]["figures"]["nobel"]["fch"] == base["domains"]["nobel"]["fch"]
     assert got["baseline"]["figures"]["overall"]["fch"] == base["overall"]["mean"]["fch"]
@@ -156,28 +162,28 @@ def test_verdict_codes_flips_and_consistency() -> None:
 def test_without_a_baseline_file_the_reports_own_regression_is_shown() -> None:
     pytest.importorskip("defan_pytest.gates.paired", reason="the regression gate's statistics are not there yet")
     report = make_report(baseline=make_report(shift=1))
-    got = html_report.payload(report)
+    got = payload(report)
     cols = got["cols"]
     assert got["baseline"]["from"] == "regression"
     assert got["baseline"]["figures"]["nobel"]["fch"] == report["regression"]["scopes"]["nobel"]["fch"]["old"]
     worse = {f["id"] for f in report["regression"]["flipped"] if f["direction"] == "worse" and f["metric"] == "fch"}
-    assert worse and worse == {r[cols.index("id")] for r in got["rows"] if r[cols.index("flip")] & html_report.FCH_WORSE}
+    assert worse and worse == {r[cols.index("id")] for r in got["rows"] if r[cols.index("flip")] & html.FCH_WORSE}
     assert "flipped" not in got["regression"] and got["regression"]["flipped_counts"]["worse"] >= len(worse)
 
 
 def test_long_texts_are_cut_in_the_page_only() -> None:
     report = make_report()
-    report["rows"][1]["response"] = "x" * (html_report.MAX_TEXT + 500)
-    got = html_report.payload(report)
+    report["rows"][1]["response"] = "x" * (html.MAX_TEXT + 500)
+    got = payload(report)
     text = got["rows"][1][got["cols"].index("response")]
-    assert text.startswith("x" * html_report.MAX_TEXT) and "500 more characters in the JSON report" in text
+    assert text.startswith("x" * html.MAX_TEXT) and "500 more characters in the JSON report" in text
     assert got["truncated"] == 1
 
 
 def test_a_lone_surrogate_does_not_cost_the_page() -> None:
     report = make_report()
     report["rows"][1]["response"] = "bad \ud800 text"
-    page = html_report.render(report)
+    page = render(report)
     page.encode("utf-8")
     assert "bad \ufffd text" in json.dumps(embedded(page), ensure_ascii=False)
 
@@ -189,7 +195,7 @@ def test_defan_html_writes_and_may_replace_only_its_own(tmp_path: Path, capsys: 
     report_path.write_text(json.dumps(make_report()), encoding="utf-8")
     assert main(["html", str(report_path), "--baseline", str(base_path), "-o", str(out)]) == 0
     assert "56 prompts" in capsys.readouterr().err
-    assert outputs.is_report(out)
+    assert writer.is_report(out)
     assert embedded(out.read_text(encoding="utf-8"))["baseline"]["from"] == "file"
     assert main(["html", str(report_path), "-o", str(out)]) == 0  # an earlier HTML report: replaced
     other = tmp_path / "notes.html"

@@ -1,5 +1,5 @@
 """The one writer of every output (defan_pytest.report.writer): nothing lost, nothing half-written,
-nothing hangs.  Each rule is tested through reports.write_json, the way both front ends write."""
+nothing hangs.  Each rule is tested through write_output with a report's JSON, as every format writes."""
 from __future__ import annotations
 
 import json
@@ -7,12 +7,18 @@ import os
 import stat
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from defan_pytest.report import writer as outputs
+from defan_pytest.report import writer
 from defan_pytest.report.writer import OutputError, check_output, is_report, write_output
-from defan_pytest.report.tables import write_json
+
+
+def write_json(path: Any, report: Any, **kw: Any) -> Path:
+    """``report`` written as the JSON report format writes it (indented UTF-8), by the one writer."""
+    return write_output(path, json.dumps(report, ensure_ascii=False, indent=1) + "\n", **kw)
+
 
 REPORT = {"rows": [{"id": "a"}], "domains": {}, "overall": {}}
 
@@ -117,7 +123,7 @@ def test_a_fifo_is_written_in_place(tmp_path: Path) -> None:
 
 
 def test_a_fifo_nobody_reads_is_an_error_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputs, "FIFO_WAIT", 0.2)
+    monkeypatch.setattr(writer, "FIFO_WAIT", 0.2)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     check_output(fifo)  # writable: a reader may come
@@ -148,9 +154,9 @@ def test_a_descriptor_path_appends_to_a_redirected_file(tmp_path: Path, path: st
 
     log = tmp_path / "log.txt"
     code = (
-        "import sys; from defan_pytest.report.tables import write_json\n"
+        "import json; from defan_pytest.report.writer import write_output\n"
         "print('table', flush=True)\n"
-        f"write_json({path!r}, {{'rows': [], 'domains': {{}}, 'overall': {{}}}})\n"
+        f"write_output({path!r}, json.dumps({{'rows': [], 'domains': {{}}, 'overall': {{}}}}))\n"
     )
     with open(log, "wb") as fh:
         subprocess.run([sys.executable, "-c", code], stdout=fh, check=True, timeout=60)

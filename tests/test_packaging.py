@@ -80,6 +80,8 @@ def test_wheel_holds_the_package_only(dist: Path) -> None:
     assert tops == {"defan_pytest", wheel.name.split("-py3")[0] + ".dist-info"}, tops
     assert not [n for n in names if n.endswith((".csv", ".jsonl", ".md", ".toml")) or "/tests/" in n or "examples" in n]
     assert {"defan_pytest/plugin/__init__.py", "defan_pytest/py.typed", "defan_pytest/dataset/public.py", "defan_pytest/report/report.schema.json"} <= set(names)
+    # The HTML report's page, style and script are package data.
+    assert {f"defan_pytest/report/html/report.{ext}" for ext in ("html", "css", "js")} <= set(names)
     info = wheel.name.split("-py3")[0] + ".dist-info"
     entry_points = zipfile.ZipFile(wheel).read(f"{info}/entry_points.txt").decode()
     assert "[pytest11]\ndefan = defan_pytest.plugin" in entry_points
@@ -109,3 +111,5 @@ def test_sdist_holds_the_package_and_its_metadata(dist: Path) -> None:
     tops = {n.split("/", 1)[0] for n in names}
     assert {"defan_pytest", "pyproject.toml", "README.md", "LICENSE", "PKG-INFO"} <= tops
     assert not tops & {"tests", "examples", "bench", "conftest.py", "thresholds.toml"}, tops
+    assert {f"defan_pytest/report/html/report.{ext}" for ext in ("html", "css", "js")} <= set(names)
+    assert "defan_pytest/report/report.schema.json" in names

@@ -1,26 +1,12 @@
-"""Tests of defan_pytest.report.tables: the fixed-width table and the JSON report."""
+"""Tests of defan_pytest.report.tables: the fixed-width table of a run's figures."""
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from defan_pytest.metrics.summary import summarize
-from defan_pytest.report.writer import OutputError
-from defan_pytest.report.tables import build_report, format_table, write_json
-
-DOMAIN_KEYS = {
-    "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
-    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
-}
-MEAN_KEYS = {
-    "domains", "rc_domains", "n", "scored", "errors", "groups", "scored_groups",
-    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
-}
-ROW_KEYS = {"id", "domain", "group", "type", "claim", "aligned", "correct", "error"}
+from defan_pytest.report.tables import format_table
 
 
 def record(domain: str, group: str, i: int, claim: str | None, correct: bool, aligned: bool = True,
@@ -120,75 +106,6 @@ def test_table_marks_figures_outside_thresholds(rows: list[dict[str, Any]]) -> N
     assert "!" in by_label["overall (mean of domains)"]
     assert "!" not in by_label["overall (pooled)"]
     assert marked.splitlines()[-1] == "! outside its threshold"
-
-
-def test_report_schema(rows: list[dict[str, Any]]) -> None:
-    summary = summarize(rows)
-    report = build_report(rows, summary)
-    assert list(report) == ["rows", "domains", "overall"]
-    assert [r["id"] for r in report["rows"]] == [r["id"] for r in rows]
-    for r in report["rows"]:
-        assert set(r) == ROW_KEYS
-    assert list(report["domains"]) == ["sports", "nobel", "math"]
-    for figs in report["domains"].values():
-        assert set(figs) == DOMAIN_KEYS
-        for key in ("n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count"):
-            assert isinstance(figs[key], int)
-        for rate in ("fch", "pmh", "rc", "error_rate"):
-            assert figs[rate] is None or isinstance(figs[rate], float)
-            ci = figs[f"{rate}_ci"]
-            assert ci is None or (isinstance(ci, list) and len(ci) == 2)
-    assert set(report["overall"]) == {"mean", "pooled"}
-    assert set(report["overall"]["mean"]) == MEAN_KEYS
-    assert set(report["overall"]["pooled"]) == DOMAIN_KEYS
-    # A copy: editing the report does not edit the caller's rows.
-    report["rows"][0]["claim"] = "changed"
-    assert rows[0]["claim"] == "42"
-
-
-def test_write_json_round_trip_utf8(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
-    report = build_report(rows, summarize(rows))
-    out = tmp_path / "report.json"
-    write_json(out, report)
-    raw = out.read_bytes()
-    assert "Röntgen".encode("utf-8") in raw  # not \u00f6-escaped
-    assert json.loads(raw.decode("utf-8")) == report
-    assert os.listdir(tmp_path) == ["report.json"]  # no temp file left behind
-
-
-def test_write_json_replaces_an_earlier_report_only(tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    write_json(str(out), {"rows": [1], "domains": {}, "overall": {}})
-    write_json(str(out), {"rows": [], "domains": {}, "overall": {}})  # an earlier report: replaced
-    assert json.loads(out.read_text(encoding="utf-8")) == {"rows": [], "domains": {}, "overall": {}}
-    out.write_text("old", encoding="utf-8")
-    with pytest.raises(OutputError, match="exists and is not a defan report"):
-        write_json(out, {"rows": [], "domains": {}, "overall": {}})
-    assert out.read_text(encoding="utf-8") == "old"
-    write_json(out, {"rows": [], "domains": {}, "overall": {}}, force=True)
-    assert json.loads(out.read_text(encoding="utf-8"))["rows"] == []
-
-
-def test_write_json_never_fails_on_a_lone_surrogate(tmp_path: Path) -> None:
-    # The last line of defence: text is sanitised where it enters, but one that slipped
-    # through must not cost the report (UTF-8 cannot encode a lone surrogate).
-    out = tmp_path / "report.json"
-    write_json(out, {"rows": [{"response": "Par\ud800is"}], "domains": {}, "overall": {}})
-    assert json.loads(out.read_text(encoding="utf-8"))["rows"][0]["response"] == "Par\ufffdis"
-
-
-def test_write_json_failure_keeps_old_file_and_leaves_no_temp(tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    out.write_text('{"old": true}', encoding="utf-8")
-    with pytest.raises(TypeError):
-        write_json(out, {"rows": [object()]})
-    assert out.read_text(encoding="utf-8") == '{"old": true}'
-    assert os.listdir(tmp_path) == ["report.json"]
-
-
-def test_write_json_missing_directory_raises(tmp_path: Path) -> None:
-    with pytest.raises(OutputError, match="does not exist"):
-        write_json(tmp_path / "nope" / "report.json", {})
 
 
 def test_table_prints_domain_names_safely() -> None:

@@ -12,7 +12,7 @@ import pytest
 import defan_pytest
 from defan_pytest.calls import models
 from defan_pytest.report.schema import validate_report
-from defan_pytest.run import Run, Worker, build_report
+from defan_pytest.run import Run, Worker
 from defan_pytest.settings import ConfigError, Settings
 
 ROWS = [
@@ -95,14 +95,6 @@ def test_cache_folder_follows_the_mode(project: Path) -> None:
     assert run.cache_folder(shared=True) == project / ".defan_cache" / "runs" / run.run_id
     run = Run.configure(_settings(project, cache="refresh"))
     assert run.cache_folder(shared=False) == project / ".defan_cache"
-
-
-def test_cli_and_plugin_reports_share_one_shape() -> None:
-    summary = {"domains": {}, "overall": {}}
-    keys = ["schema", "schema_version", "meta", "thresholds", "gate_status", "gate", "regression", "domains", "overall",
-            "rows"]
-    assert list(build_report([], summary, {"producer": "defan score"})) == keys
-    assert list(build_report([], summary, {}, verdicts=[], usage={"tokens": 1})) == [*keys[:-1], "usage", "rows"]
 
 
 def test_the_pipeline_never_imports_pytest() -> None:

@@ -5,15 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from defan_pytest import settings as settings_mod
-from defan_pytest.settings import OPTIONS, ConfigError, Settings
+from defan_pytest.calls.protocol import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from defan_pytest.settings import DEFAULT_CACHE, OPTIONS, ConfigError, Settings
 
 
 def test_defaults_come_from_the_one_table() -> None:
     s = Settings.from_values({"model": "m"}, root=Path("/r"), invocation_dir=Path("/i"))
     assert (s.concurrency, s.retries, s.timeout, s.cache, s.dataset, s.seed) == (
-        settings_mod.DEFAULT_CONCURRENCY, settings_mod.DEFAULT_RETRIES, settings_mod.DEFAULT_TIMEOUT,
-        settings_mod.DEFAULT_CACHE, "public", 0,
+        DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_CACHE, "public", 0,
     )
     assert s.domains == () and s.sample is None and s.rpm is None and not s.strict
     by_noun = {o.noun: o for o in OPTIONS}
@@ -66,6 +65,12 @@ def test_settings_are_frozen_and_outputs_resolve_from_the_invocation_dir(tmp_pat
         s.model = "other"  # type: ignore[misc]
     assert s.resolve_output("out/r.json") == tmp_path / "out" / "r.json"
     assert s.resolve_output("/abs/r.json") == Path("/abs/r.json")
+    asked = Settings.from_values({"model": "m", "report": "out/r.json", "html": "/abs/r.html"}, invocation_dir=tmp_path)
+    assert {name: (o.flag, o.given, o.path) for name, o in asked.outputs.items()} == {
+        "json": ("--defan-report", "out/r.json", tmp_path / "out" / "r.json"),
+        "html": ("--defan-html", "/abs/r.html", Path("/abs/r.html")),
+    }
+    assert s.outputs == {}
 
 
 @pytest.mark.parametrize(("noun", "value"), [

@@ -13,9 +13,12 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import pytest
 
-from defan_pytest.report import github, html as html_report, writer as outputs
-from defan_pytest.metrics import summary as metrics
-from defan_pytest.dataset import shards
+from defan_pytest import dataset
+from defan_pytest.dataset import sampling, shards
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.records import Report
+from defan_pytest.report import github, html, writer
+from defan_pytest.report.schema import load_report
 
 try:  # Imported once here: hypothesis's pytest plugin imports it at the end of every session, and
     # pytester's in-process sessions would otherwise import it anew each time (seconds each).
@@ -24,7 +27,7 @@ except ImportError:  # pragma: no cover
     pass
 from defan_pytest.cli import main
 
-from test_html_report import make_report
+from test_html_report import THRESHOLDS as HTML_THRESHOLDS, make_report
 
 # -- the shares -------------------------------------------------------------------------------
 
@@ -64,10 +67,7 @@ def test_shares_depend_on_the_selection_only() -> None:
 
 
 def test_shares_of_a_public_sample(synthetic_public: Path) -> None:
-    from defan_pytest import dataset
-    from defan_pytest.dataset import sampling as prompts
-
-    rows = prompts.select(dataset.load_dataset(str(synthetic_public)), prompts.parse_sample("50%"), 7)
+    rows = sampling.select(dataset.load_dataset(str(synthetic_public)), sampling.parse_sample("50%"), 7)
     parts = [shards.select(rows, shards.Shard(i, 3)) for i in (1, 2, 3)]
     assert sum(len(p) for p in parts) == len(rows)
     assert parts == [shards.select(list(reversed(rows)), shards.Shard(i, 3))[::-1] for i in (1, 2, 3)]
@@ -202,7 +202,7 @@ def test_merging_1_3_and_7_shards_gives_the_unsharded_run(project: pytest.Pytest
         assert (sel["selected"], sel["ran"], sel["shard"], sel["narrowed"]) == (54, 54, None, False)
         assert merged["meta"]["producer"] == "defan merge" and merged["meta"]["merged"]["shards"] == n
         assert summary.read_text(encoding="utf-8") == whole_summary.read_text(encoding="utf-8")
-        assert outputs.is_report(page) and f'"selected":54' in page.read_text(encoding="utf-8")
+        assert writer.is_report(page) and f'"selected":54' in page.read_text(encoding="utf-8")
 
 
 def test_a_merged_run_against_a_baseline_gives_the_unsharded_regression(
@@ -273,9 +273,9 @@ def _split(report: Dict[str, Any], n: int) -> List[Dict[str, Any]]:
     out = []
     for i in range(1, n + 1):
         rows = shards.select(report["rows"], shards.Shard(i, n))
-        summary = metrics.summarize(rows)
+        figures = summarize(rows)
         part = json.loads(json.dumps(report))
-        part.update(rows=rows, domains=summary["domains"], overall=summary["overall"], gate_status="skipped")
+        part.update(rows=rows, domains=figures["domains"], overall=figures["overall"], gate_status="skipped")
         part["meta"]["selection"].update(shard=f"{i}/{n}", selected=len(rows), ran=len(rows))
         out.append(part)
     return out
@@ -286,9 +286,7 @@ def split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tuple[Path, List[P
     monkeypatch.chdir(tmp_path)
     for name in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
         monkeypatch.delenv(name, raising=False)
-    from test_html_report import THRESHOLDS as TOY_THRESHOLDS
-
-    (tmp_path / "thresholds.toml").write_text(TOY_THRESHOLDS, encoding="utf-8")
+    (tmp_path / "thresholds.toml").write_text(HTML_THRESHOLDS, encoding="utf-8")
     whole = tmp_path / "whole.json"
     whole.write_text(json.dumps(make_report()), encoding="utf-8")
     files = []
@@ -315,11 +313,10 @@ def test_split_reports_merge_back(split: Tuple[Path, List[Path]], capsys: pytest
     for key in ("domains", "overall", "gate", "gate_status"):
         _same(merged[key], original[key])
     assert [r["id"] for r in merged["rows"]] == [r["id"] for r in original["rows"]]
-    assert github.step_summary(merged) == github.step_summary(original)
-    from defan_pytest.report.schema import load_report
-
-    assert load_report("merged.json")["meta"]["merged"]["files"] == [str(f) for f in files]  # valid: a baseline too
-    assert html_report.MARK in Path("merged.html").read_text(encoding="utf-8")
+    assert github.step_summary(Report.from_json(merged)) == github.step_summary(Report.from_json(original))
+    loaded = load_report("merged.json")  # valid: a baseline too
+    assert loaded.meta.merged is not None and loaded.meta.merged.files == tuple(str(f) for f in files)
+    assert html.MARK in Path("merged.html").read_text(encoding="utf-8")
 
 
 def test_refuses_shards_of_different_runs(split: Tuple[Path, List[Path]], capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,60 +7,61 @@ pipeline), or no prompt in common.  The regression gate refuses such a baseline 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Protocol
 
-__all__ = ["comparability"]
+from defan_pytest.records import DatasetMeta, Report, ScorerMeta
+
+__all__ = ["Prompt", "comparability"]
 
 
-def _scorer_text(scorer: Mapping[str, Any]) -> str:
-    rules = scorer.get("rules", "?")
-    if scorer.get("ner"):
-        return f"rules {rules} with spaCy {scorer.get('pipeline')} {scorer.get('version') or ''}".rstrip()
-    return f"rules {rules}, no spaCy pipeline"
+class Prompt(Protocol):
+    """What a prompt is compared by: a dataset row or a record (its id, question and gold)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def question(self) -> str: ...
+
+    @property
+    def answer(self) -> str: ...
 
 
 def comparability(
-    baseline: Mapping[str, Any],
-    meta: Mapping[str, Any],
-    rows: Sequence[Mapping[str, Any]],
+    baseline: Report,
+    dataset: DatasetMeta,
+    scorer: ScorerMeta,
+    prompts: Sequence[Prompt],
     *,
     where: str = "--defan-baseline",
 ) -> list[str]:
-    """Why the run described by ``meta`` (its report's ``meta``) with prompts ``rows`` (each
-    with ``id``, ``question`` and ``answer``) cannot be compared with ``baseline`` (a loaded
-    report); empty when it can.  ``where`` names the baseline in the messages."""
+    """Why a run of ``dataset`` scored by ``scorer`` with ``prompts`` cannot be compared with
+    ``baseline`` (a loaded report); empty when it can.  ``where`` names the baseline in the
+    messages."""
     problems: list[str] = []
-    b_meta = baseline.get("meta") or {}
-    b_data, data = b_meta.get("dataset") or {}, meta.get("dataset") or {}
-    if b_data.get("identity") != data.get("identity"):
+    b_data, b_scorer = baseline.meta.dataset, baseline.meta.scorer
+    if b_data.identity != dataset.identity:
         problems.append(
-            f"{where}: made on another data set ({b_data.get('source')} {b_data.get('identity')}; "
-            f"this run: {data.get('source')} {data.get('identity')})"
+            f"{where}: made on another data set ({b_data.describe()}; this run: {dataset.describe()})"
         )
-    b_scorer, scorer = b_meta.get("scorer") or {}, meta.get("scorer") or {}
-    keys = ("rules", "ner", "pipeline", "version")
-    if any(b_scorer.get(k) != scorer.get(k) for k in keys):
-        problems.append(
-            f"{where}: scored by another scorer ({_scorer_text(b_scorer)}; this run: {_scorer_text(scorer)})"
-        )
-    old = {str(r.get("id")): r for r in baseline.get("rows") or ()}
-    common = [r for r in rows if str(r.get("id")) in old]
+    if b_scorer.key != scorer.key:
+        problems.append(f"{where}: scored by another scorer ({b_scorer.describe()}; this run: {scorer.describe()})")
+    old = {r.id: r for r in baseline.rows}
+    common = [p for p in prompts if p.id in old]
     if not common:
         problems.append(
-            f"{where}: no prompt in common with this run ({len(old)} prompts there, {len(rows)} here): "
+            f"{where}: no prompt in common with this run ({len(old)} prompts there, {len(prompts)} here): "
             "select the same domains and sample (--defan-domain, --defan-sample, --defan-seed)"
         )
     else:
         differ = [
-            r for r in common
-            if (old[str(r["id"])].get("question"), str(old[str(r["id"])].get("answer", "")).strip())
-            != (r.get("question"), str(r.get("answer", "")).strip())
+            p for p in common
+            if (old[p.id].question, str(old[p.id].answer).strip()) != (p.question, str(p.answer).strip())
         ]
         if differ and not any("another data set" in p for p in problems):
-            first = differ[0]
             problems.append(
                 f"{where}: {len(differ)} prompt(s) with the same id hold another question or gold "
-                f"(first: {first['id']}): made on another data set"
+                f"(first: {differ[0].id}): made on another data set"
             )
     return problems

@@ -1,18 +1,21 @@
 """Speaking GitHub Actions' language: a Markdown step summary and ``::error`` annotations.
 
-Both are made from a report (the v1 JSON of :func:`defan_pytest.run.build_report`), so the
-plugin, ``defan gate`` and ``defan merge`` say the same thing.  With ``GITHUB_STEP_SUMMARY``
-set (GitHub sets it in every step), :func:`append_step_summary` appends the summary to that
-file; with ``GITHUB_ACTIONS=true``, :func:`annotations` gives one workflow command per breach
-and per regression, pointing at the line of ``thresholds.toml`` that set the limit.
-Nothing here imports pytest.
+Both are made from a :class:`~defan_pytest.records.Report`, so the plugin, ``defan gate`` and
+``defan merge`` say the same thing (they write them through the ``github`` report format,
+:mod:`defan_pytest.report.formats`).  :func:`append_step_summary` appends the summary to the
+step summary file (``GITHUB_STEP_SUMMARY``, which GitHub sets in every step);
+:func:`error_annotations` gives one workflow command per breach and per regression, pointing at
+the line of ``thresholds.toml`` that set the limit.  Nothing here imports pytest.
 """
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the records load when a report is made, not on every pytest start
+    from defan_pytest.records import Report
 
 __all__ = ["error_annotations", "append_step_summary", "escape_data", "escape_property", "step_summary"]
 
@@ -56,31 +59,30 @@ def _signed(value: Any) -> str:
     return "–" if not isinstance(value, (int, float)) else f"{value:+.3f}"
 
 
-def step_summary(report: Mapping[str, Any]) -> str:
+def step_summary(report: Report) -> str:
     """The Markdown summary of a report: verdicts, the domain table with limits, breaches,
     regressions with their intervals, and the top flipped prompts."""
-    meta = report.get("meta") or {}
-    model = (meta.get("model") or {}).get("name") or "responses"
-    gate_status = report.get("gate_status", "not judged")
-    reg = report.get("regression") or None
+    model = report.meta.model_name or "responses"
+    gate_status = report.gate_status
+    reg = report.regression or None
     reg_status = reg.get("status") if reg else None
     icon = "❌" if "fail" in (gate_status, reg_status) else "✅" if gate_status == "pass" else "⚠️"
     lines = [f"## {icon} DefAn: {_cell(model, 80)}", ""]
-    sel = meta.get("selection") or {}
+    sel = report.meta.selection
     facts = [
         f"level gate: **{gate_status}**",
         f"regression gate: **{reg_status}**" if reg else "regression gate: no baseline",
-        f"{sel.get('ran', len(report.get('rows') or ()))} prompts",
+        f"{sel.ran} prompts",
     ]
-    if sel.get("sample"):
-        facts.append(f"sample {sel['sample']} (seed {sel.get('seed')})")
+    if sel.sample:
+        facts.append(f"sample {sel.sample} (seed {sel.seed})")
     lines += [" · ".join(facts), ""]
 
-    limits = (report.get("thresholds") or {}).get("limits") or {}
+    limits = (report.thresholds or {}).get("limits") or {}
     lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
-    scopes = list((report.get("domains") or {}).items())
-    figure = (report.get("thresholds") or {}).get("figure", "mean")
-    scopes.append((f"overall ({figure})", ((report.get("overall") or {}).get(figure)) or {}))
+    scopes = list(report.domains.items())
+    figure = report.figure
+    scopes.append((f"overall ({figure})", report.overall.get(figure) or {}))
     for name, figs in scopes:
         lim = limits.get("overall" if name.startswith("overall") else name, {})
 
@@ -95,7 +97,7 @@ def step_summary(report: Mapping[str, Any]) -> str:
             f"| {_rate(figs.get('rc'))}{_ci(figs.get('rc_ci'))} | {limit('min_rc')} | {figs.get('errors', 0)} |"
         )
     lines.append("")
-    breaches = [v for v in report.get("gate") or () if v.get("status") in ("fail", "insufficient")]
+    breaches = report.breaches
     if breaches:
         lines += ["### Breaches", ""]
         lines += [f"- {_cell(v.get('message'), 300)}" for v in breaches]
@@ -143,7 +145,7 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def error_annotations(report: Mapping[str, Any], lines_of: Mapping[str, int] | None = None) -> list[str]:
+def error_annotations(report: Report, lines_of: Mapping[str, int] | None = None) -> list[str]:
     """``::error`` workflow commands: one per breached limit and one per regression.
 
     ``lines_of`` maps ``"<scope>/<metric>"`` (``"regression/<scope>/<metric>"`` for a
@@ -151,7 +153,7 @@ def error_annotations(report: Mapping[str, Any], lines_of: Mapping[str, int] | N
     report's ``thresholds.source`` (made relative to the working directory, as GitHub wants).
     """
     lines_of = lines_of or {}
-    source = (report.get("thresholds") or {}).get("source")
+    source = (report.thresholds or {}).get("source")
     file = None
     if source:
         try:
@@ -170,10 +172,9 @@ def error_annotations(report: Mapping[str, Any], lines_of: Mapping[str, int] | N
         props.append(f"title={escape_property(title)}")
         return f"::error {','.join(props)}::{escape_data(message)}"
 
-    for v in report.get("gate") or ():
-        if v.get("status") in ("fail", "insufficient"):
-            out.append(command(f"DefAn gate[{v.get('scope')}]", str(v.get("message")), f"{v.get('scope')}/{v.get('metric')}"))
-    reg = report.get("regression") or {}
+    for v in report.breaches:
+        out.append(command(f"DefAn gate[{v.get('scope')}]", str(v.get("message")), f"{v.get('scope')}/{v.get('metric')}"))
+    reg = report.regression or {}
     for scope, mets in (reg.get("scopes") or {}).items():
         for metric, c in mets.items():
             if c.get("regressed"):
@@ -182,8 +183,9 @@ def error_annotations(report: Mapping[str, Any], lines_of: Mapping[str, int] | N
 
 
 def append_step_summary(text: str, path: str | os.PathLike[str] | None = None) -> Path | None:
-    """Append ``text`` to the step summary file (``GITHUB_STEP_SUMMARY``), if there is one;
-    returns its path.  A summary that cannot be written is not a failure of the run."""
+    """Append ``text`` to the step summary file ``path`` (default: ``GITHUB_STEP_SUMMARY``), if
+    there is one; returns its path.  A summary that cannot be written is not a failure of the
+    run."""
     target = path if path is not None else os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return None

@@ -4,8 +4,8 @@ A report (``--defan-report``, ``defan score --json``) is versioned (``schema_ver
 published as a JSON Schema (``defan_pytest/report.schema.json``).  :func:`load_report` reads one
 and checks it against the schema, so that a truncated or hand-edited baseline is one clear
 message naming the file and the first problems, never a ``KeyError`` half-way through a run.
-Whether two runs can be compared is :func:`defan_pytest.gates.comparability.comparability`'s
-question.
+
+Whether two runs can be compared is the gate's question (:mod:`defan_pytest.gates.comparability`).
 """
 from __future__ import annotations
 
@@ -15,19 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from defan_pytest.errors import DefanError
+from defan_pytest.records import SCHEMA, SCHEMA_VERSION, Report
 
 __all__ = [
-    "SCHEMA",
-    "SCHEMA_VERSION",
     "BaselineError",
     "load_report",
     "schema",
     "validate_report",
 ]
-
-#: The value of every report's ``schema`` key, and the version this code writes and reads.
-SCHEMA = "defan-pytest-report"
-SCHEMA_VERSION = 1
 
 # At most this many schema problems are listed (a report of 70,000 rows with a wrong key in every
 # row would otherwise print 70,000 lines).
@@ -64,8 +59,9 @@ def validate_report(report: Any) -> list[str]:
     return problems
 
 
-def load_report(path: str | Path, what: str = "report") -> dict[str, Any]:
-    """Read the report at ``path`` and check it against the schema.
+def load_report(path: str | Path, what: str = "report") -> Report:
+    """Read the report at ``path``, check it against the schema and read it into a
+    :class:`~defan_pytest.records.Report`.
 
     Raises :class:`BaselineError` naming the file: missing, not JSON, not a defan-pytest report,
     a schema version this code does not read, or not valid against the schema.
@@ -99,4 +95,4 @@ def load_report(path: str | Path, what: str = "report") -> dict[str, Any]:
             f"{what} {p}: does not match the report schema:\n  - " + "\n  - ".join(problems),
             [f"{what} {p}: {x}" for x in problems],
         )
-    return data
+    return Report.from_json(data)

@@ -1,23 +1,18 @@
-"""The terminal table and the JSON report for a DefAn run.
+"""The terminal table of a DefAn run's figures.
 
 The table is for a human reading a terminal or CI log: one fixed-width row per domain, then the
 two overall rows (the paper's mean of domains, and the pooled figure), with one column per
-metric of :data:`defan_pytest.metrics.registry.METRICS`. The JSON report is for machines and later
-comparison: ``{"rows": [...], "domains": {...}, "overall": {...}}`` where ``rows`` are the
-per-response records and the rest is :func:`defan_pytest.metrics.summary.summarize`.
+metric of :data:`defan_pytest.metrics.summary.METRICS`.  (The JSON report is the ``json``
+report format, :mod:`defan_pytest.report.formats`.)
 """
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from defan_pytest.metrics.registry import METRICS, Metric
-from defan_pytest.report.writer import Input, write_output
-from defan_pytest.safetext import printable, sanitize
+from defan_pytest.safetext import printable
 
-__all__ = ["build_report", "format_table", "write_json"]
+__all__ = ["format_table"]
 
 _MEAN_LABEL = "overall (mean of domains)"
 _POOLED_LABEL = "overall (pooled)"
@@ -111,38 +106,3 @@ def format_table(
         lines.append(f"{_BREACH} outside its threshold")
     return "\n".join(lines) + "\n"
 
-
-def build_report(rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) -> dict[str, Any]:
-    """Assemble the JSON report ``{"rows": [...], "domains": {...}, "overall": {...}}``.
-
-    ``rows`` are the per-response records (in the order they were asked), copied into plain
-    dicts so the report does not alias the caller's objects.
-    """
-    return {
-        "rows": [dict(r) for r in rows],
-        "domains": dict(summary.get("domains") or {}),
-        "overall": dict(summary.get("overall") or {}),
-    }
-
-
-def write_json(
-    path: str | os.PathLike[str],
-    report: Mapping[str, Any],
-    *,
-    inputs: Iterable[Input] = (),
-    force: bool = False,
-    force_hint: str = "",
-) -> Path:
-    """Write ``report`` to ``path`` as UTF-8 JSON through :func:`defan_pytest.report.writer.write_output`
-    (atomic for a file, in place for a FIFO or a device; never over an input of the run, nor over
-    a file that is not a report unless ``force``); return where it went.
-
-    Non-ASCII text (names such as ``Röntgen``) is kept as is rather than ``\\u``-escaped.  Raises
-    :class:`~defan_pytest.report.writer.OutputError` naming the path when the file may not or cannot
-    be written, before or while writing; nothing half-written is left behind.
-    """
-    text = json.dumps(report, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
-    # Text is sanitised where it enters; this is the last line of defence, so that one lone
-    # surrogate that slipped through cannot cost the whole report (UTF-8 cannot encode it).
-    text, _ = sanitize(text)
-    return write_output(path, text, inputs=inputs, force=force, force_hint=force_hint)

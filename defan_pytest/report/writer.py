@@ -1,4 +1,5 @@
-"""The one writer of every file defan-pytest produces (``--defan-report``, ``defan score --json``).
+"""The one writer of every file defan-pytest produces (every report format: ``--defan-report``,
+``--defan-html``, ``defan score --json``, ...).
 
 Writing a report must never cost the user a file they had, never leave half a file behind and
 never hang.  The rules, decided from what the path is *now*:
@@ -58,8 +59,8 @@ Input = Tuple[str, StrPath]
 PROTECTED_NAMES = frozenset({"conftest.py", "pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "pytest.ini"})
 PROTECTED_SUFFIXES = frozenset({".py", ".pyi", ".toml", ".cfg", ".ini", ".csv", ".jsonl"})
 
-# How our JSON reports start (reports.write_json: ``{"rows": [...], ...}``, indented or not).
-# The HTML report (html_report.render) starts with its own mark.
+# How our JSON reports start (the json report format; before version 1 ``{"rows": [...], ...}``),
+# indented or not.  The HTML report (report.html.render) starts with its own mark.
 _REPORT_START = re.compile(
     rb'\A\s*(?:\{\s*(?:"rows"\s*:\s*\[|"schema"\s*:\s*"defan-pytest-report")|<!DOCTYPE html>\s*<!-- defan-pytest-report )'
 )

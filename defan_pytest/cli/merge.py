@@ -1,0 +1,85 @@
+"""``defan merge REPORT.json...``: the reports of the shards of one run (``--defan-shard=I/N``)
+combined (:func:`defan_pytest.report.merge.combine`) and judged as one run.
+
+It gives the report, verdicts, exit code, step summary and HTML an unsharded run gives: exit 0
+when the gates pass, 1 when one fails, 2 (naming the files) for shards of different runs, a
+missing or duplicated shard, or a mix of sharded and unsharded reports.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, List, TextIO
+
+from defan_pytest.cli.common import (
+    PROG, add_format_options, baseline_for, check_outputs, inputs_of, judge, judged_context, load, outputs_of,
+    thresholds_for, verdicts_line, write,
+)
+from defan_pytest.dataset.shards import ShardError
+from defan_pytest.errors import format_problems
+from defan_pytest.report import builder, merge
+from defan_pytest.safetext import printable
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """The ``merge`` command's arguments."""
+    cmd = sub.add_parser(
+        "merge",
+        help="combine the reports of the shards of one run (--defan-shard) and judge the whole run",
+        description="Combine the reports of every shard of one run (pytest --defan-shard=I/N --defan-report=...) "
+        "into the report, figures, gate verdicts, exit code, step summary and HTML of the unsharded run; exit 0 "
+        "when the gates pass, 1 when one fails, 2 for bad input (shards of different runs, a shard missing or "
+        "given twice, an unsharded report among them).",
+    )
+    cmd.add_argument("reports", metavar="REPORT.json", type=Path, nargs="+", help="the shards' reports")
+    cmd.add_argument("-o", "--output", metavar="MERGED.json", type=Path, default=None,
+                     help="write the merged report here")
+    cmd.add_argument("--thresholds", metavar="F", type=Path, default=None,
+                     help="thresholds file (default: thresholds.toml here, else the one the runs used)")
+    cmd.add_argument("--baseline", metavar="B.json", type=Path, default=None,
+                     help="an earlier report: judge the change by a paired test (the regression gate)")
+    cmd.add_argument("--baseline-force", action="store_true",
+                     help="compare even with a baseline of another data set or scorer")
+    cmd.add_argument("--decide", choices=("point", "interval"), default=None,
+                     help="how the level gate decides (default: as the runs did)")
+    cmd.add_argument("--html", metavar="PATH", type=Path, default=None, help="also write the HTML report here")
+    cmd.add_argument("--force", action="store_true", help="let -o and --html replace a file that is not a defan report")
+    add_format_options(cmd)
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """The shards of one run combined and judged as one run."""
+    paths: List[Path] = list(args.reports)
+    inputs = [("a shard report", p) for p in paths] + inputs_of(
+        ("the thresholds file", args.thresholds), ("the baseline report", args.baseline)
+    )
+    outputs = outputs_of(args, {"json": ("-o", args.output), "html": ("--html", args.html)})
+    check_outputs(outputs, inputs, args.force)
+    loaded = [(str(p), load(p, "shard report")) for p in paths]
+    try:
+        combined = merge.combine(loaded)
+    except ShardError as exc:
+        print(format_problems(exc.problems, f"{PROG} merge: nothing was merged"), file=stderr)
+        return 2
+    rows, meta = combined.rows, combined.meta
+    first = dict(loaded)[combined.files[0]]
+    limits = thresholds_for(args.thresholds, (first.thresholds or {}).get("source"), meta.model_name,
+                            sorted({r.domain for r in rows}))
+    old = baseline_for(args.baseline, meta.dataset, meta.scorer, rows, args.baseline_force)
+    if old is None:
+        used = sorted({str(((r.regression or {}).get("baseline") or {}).get("path") or "") for _n, r in loaded} - {""})
+        if used:
+            print(f"{PROG}: note: the shards were compared with {', '.join(map(printable, used))}; pass --baseline "
+                  "to judge the regression gate of the whole run", file=stderr)
+    skipped = None
+    if meta.selection.narrowed:
+        skipped = "a shard ran part of its selection (-k, -m, --deselect, --lf, a path, or a stopped run)"
+    judged = judge(rows, builder.rejudged(meta, "defan merge", created=builder.now()), limits,
+                   args.decide or combined.decide, old, args.baseline, skipped, combined.usage, stdout)
+    if write(judged.report, outputs, judged_context(judged, inputs, args.force, old, args.baseline, stdout),
+             stderr) is None:
+        return 2
+    stdout.write(f"{PROG}: merged {combined.count} shards ({len(rows):,} prompts): {verdicts_line(judged.report)}\n")
+    return 1 if judged.failed else 0

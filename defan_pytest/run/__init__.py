@@ -1,0 +1,397 @@
+"""One DefAn run, without pytest: the orchestration of the call pool, scoring, figures, gates
+and outputs.
+
+The plugin (:mod:`defan_pytest.plugin`) builds a :class:`Run` from its :class:`Settings` in
+``pytest_configure`` and drives it from its hooks.  Everything pytest-specific (items, reports,
+the terminal, xdist's worker ids) stays in the plugin and reaches this module as plain values;
+what the run is to do is loaded and checked before any call by :mod:`defan_pytest.run.plan`,
+its report is built by :mod:`defan_pytest.report.builder` and written by the report formats
+(:mod:`defan_pytest.report.formats`).
+
+The steps, in the order a run takes them::
+
+    Run.configure(settings)        the Plan: selected rows, thresholds, model, outputs (all checked)
+    run.start_pool(rows, worker)   every prompt through one bounded pool (and the cache)
+    run.score_all(rows)            claims and verdicts, NER batched with nlp.pipe
+    run.record(row, index)         the ScoredRecord an item carries to the controller
+    run.finish()                   domain figures and the gate's verdicts (controller only)
+    run.compare()                  the regression gate, with a baseline
+    run.write_report()             every output asked for, from run.report()
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from defan_pytest.cache.store import ResponseCache
+from defan_pytest.calls import redaction, usage
+from defan_pytest.calls.backends import make_caller
+from defan_pytest.calls.prices import Price
+from defan_pytest.calls.pool import CallPool
+from defan_pytest.calls.protocol import Prompt
+from defan_pytest.gates import level, regression
+from defan_pytest.metrics.registry import METRICS
+from defan_pytest.metrics.summary import summarize
+# error_kind: the plugin's import (its call-error lines) until it reads records.error_kinds.
+from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection, error_kind
+from defan_pytest.report import builder, formats
+from defan_pytest.run.plan import Plan, budget, cache_folder, estimate_line, model_price, output_context, prepare
+from defan_pytest.scoring.scorer import ScoreInput, Scorer
+from defan_pytest.settings import Settings
+
+__all__ = ["Run", "Worker", "error_kind"]
+
+
+@dataclass(frozen=True)
+class Worker:
+    """Where this process stands in a run: ``shared`` when several processes (xdist) split the
+    calls through the cache; ``id`` and ``count`` of an xdist worker (``main`` otherwise)."""
+
+    shared: bool = False
+    id: str = "main"
+    count: int = 1
+    is_worker: bool = False
+
+    @property
+    def offset_index(self) -> int:
+        """The worker's number (``gw3`` -> 3), 0 for anything else."""
+        return int(self.id[2:]) if self.id.startswith("gw") and self.id[2:].isdigit() else 0
+
+
+class Run:
+    """Everything one process knows about a DefAn run (see the module docstring).
+
+    From the :class:`~defan_pytest.run.plan.Plan`: ``rows``, ``thresholds`` and their
+    ``thresholds_source``, ``baseline`` (the report), ``notes`` and ``gate_skipped`` (which the
+    plugin sets too when it ran part of the selection, with ``narrowed``).  Filled as the run
+    goes: ``pool``, ``records`` (one per prompt that ran: :class:`ScoredRecord`, or its JSON
+    from an xdist worker until :meth:`finish` reads it), ``fatal`` (the failure that stopped
+    the run), ``durations``, then ``summary``, ``verdicts``, ``comparison`` and what
+    :meth:`write_report` wrote (``written``, ``report_error``).
+    """
+
+    def __init__(self, settings: Settings, plan: Plan) -> None:
+        self.settings = settings
+        self.plan = plan
+        self.rows: List[Any] = list(plan.rows)
+        self.thresholds = plan.thresholds
+        self.thresholds_source = plan.thresholds_source
+        self.baseline = plan.baseline.report if plan.baseline is not None else None
+        self.notes: List[str] = list(plan.notes)
+        self.gate_skipped = plan.gate_skipped
+        self.narrowed = False
+        self.run_id = uuid.uuid4().hex
+        self.pool: Any = None
+        self.cache: Optional[ResponseCache] = None
+        self.scorer: Optional[Scorer] = None
+        self.scores: Dict[str, Any] = {}  # row id -> Score, when scored in one batch
+        self.records: List[Any] = []
+        self.fatal: Optional[str] = None
+        self.started = time.monotonic()
+        self.created = builder.now()
+        self.durations: Dict[str, Optional[float]] = {"calls": None, "scoring": None, "total": None}
+        self.summary: Optional[Dict[str, Any]] = None
+        self.verdicts: List[Any] = []
+        self.comparison: Optional[Dict[str, Any]] = None
+        self.written: Dict[str, Path] = {}
+        self.report_error: Optional[str] = None  # an output could not be written: why
+
+    @classmethod
+    def configure(cls, settings: Settings, problems: Sequence[str] = ()) -> "Run":
+        """Load and check everything the run needs (:func:`defan_pytest.run.plan.prepare`);
+        raise one :class:`~defan_pytest.settings.ConfigError` with every problem found
+        (``problems``: those the caller found already)."""
+        return cls(settings, prepare(settings, problems))
+
+    @property
+    def model_name(self) -> str:
+        """The name the run was asked for (``--defan-model``)."""
+        return self.settings.model
+
+    @property
+    def report_path(self) -> Optional[Path]:
+        """Where the JSON report (``--defan-report``) was written."""
+        return self.written.get("json")
+
+    @property
+    def html_path(self) -> Optional[Path]:
+        """Where the HTML report (``--defan-html``) was written."""
+        return self.written.get("html")
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def cache_folder(self, shared: bool) -> Optional[Path]:
+        """Where this run's cache (and, when shared, its claims and progress) lives, or None."""
+        return cache_folder(self.settings, shared, self.run_id)
+
+    @functools.cached_property
+    def price(self) -> Optional[Price]:
+        """The model's price (:func:`defan_pytest.run.plan.model_price`), or ``None``."""
+        return model_price(self.plan.model)
+
+    def start_pool(self, rows: Sequence[Any], worker: Worker) -> None:
+        """Start asking the model every prompt of ``rows`` through one pool (returns at once)."""
+        s, model = self.settings, self.plan.model
+        caller = make_caller(model, timeout=s.timeout, path=s.call_path)
+        identity = dict(caller.identity)
+        if identity.get("kind") == "callable" and identity.get("version") is None:
+            identity["run"] = self.run_id  # no version: never reused across runs
+        folder = self.cache_folder(worker.shared)
+        store = None
+        if folder is not None:
+            store = ResponseCache(
+                folder, identity, mode="use" if s.cache not in ("refresh", "off") else "refresh",
+                run=self.run_id, shared=worker.shared, owner=f"{worker.id}-{os.getpid()}", background=True,
+            )
+        self.cache = store
+        if worker.shared:
+            # Every worker walks the whole selection (claims keep each prompt to one call), each
+            # from its own offset so that workers rarely contend for the same prompt.
+            offset = (len(rows) * worker.offset_index) // max(1, worker.count)
+            rows = list(rows[offset:]) + list(rows[:offset])
+        last = [0.0]
+
+        def publish(stats: Any) -> None:
+            # Under xdist the controller shows progress from what each worker publishes here.
+            now = time.monotonic()
+            if store is not None and worker.shared and (now - last[0] >= 0.5 or stats.done >= stats.total):
+                last[0] = now
+                store.report_progress(stats.snapshot())
+
+        self.pool = CallPool(
+            caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout, store=store,
+            secrets=redaction.known_secrets(getattr(model, "params", {}) or {}), on_progress=publish,
+            budget=budget(s, model, self.price, store),
+        )
+        self.pool.start([Prompt(r.id, r.question) for r in rows])
+
+    def wait(self, tick: Callable[[], None] = lambda: None, deadline: Optional[float] = None) -> Optional[str]:
+        """Wait for every call of the pool; return the fatal failure that stopped it, if any.
+
+        ``deadline`` (a ``time.time()``): past it, no new prompt is sent and the run stops with
+        the answers it has (they are in the cache for a resumed run).
+        """
+        while not self.pool.join(0.2):
+            tick()
+            if deadline is not None and time.time() > deadline and self.pool.fatal is None:
+                self.pool.stop(
+                    "the session timeout (--session-timeout) passed during the model calls; "
+                    "every answer received is kept in the cache for the next run"
+                )
+        return self.pool.fatal  # type: ignore[no-any-return]
+
+    def watch_progress(self) -> Callable[[], Any]:
+        """On an xdist controller: a source of the workers' combined progress that also notes
+        a fatal failure a worker published (in :attr:`fatal`)."""
+        folder = self.cache_folder(shared=True)
+        assert folder is not None
+        watch = ResponseCache(folder, {}, run=self.run_id, shared=True, owner="controller")
+        self.cache = watch
+
+        def source() -> Any:
+            stats, fatal = watch.run_progress()
+            if fatal and self.fatal is None:
+                self.fatal = fatal
+            return stats
+
+        return source
+
+    def publish_fatal(self) -> None:
+        """A worker tells the controller (through the cache) that the run must stop."""
+        if self.cache is not None and self.pool is not None:
+            self.cache.report_progress(self.pool.stats.snapshot(), fatal=self.pool.fatal)
+
+    def estimate_line(self, rows: Sequence[Any]) -> str:
+        """What asking ``rows`` will send and cost, as the line printed before the first call
+        (:func:`defan_pytest.run.plan.estimate_line`)."""
+        return estimate_line(self.settings, self.plan, rows, self.price, self.cache_folder(shared=False))
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def get_scorer(self) -> Scorer:
+        """The scorer (built on first use: spaCy loads only if a response needs it)."""
+        if self.scorer is None:
+            self.scorer = Scorer(nlp=self.settings.spacy_model, answers=self.plan.answers)
+        return self.scorer
+
+    def score_all(self, rows: Sequence[Any]) -> None:
+        """Score every row's answer in one batch (NER once through ``nlp.pipe``)."""
+        answers = [self.pool.result(r.id) for r in rows]
+        inputs = [ScoreInput(r.question, r.answer, r.type, a.text, a.error, r.domain) for r, a in zip(rows, answers)]
+        self.scores = dict(zip((r.id for r in rows), self.get_scorer().score_many(inputs)))
+
+    def record(self, row: Any, index: int) -> ScoredRecord:
+        """The record of one row: its answer (waiting for it if need be), scored."""
+        response = self.pool.result(row.id)
+        score = self.scores.get(row.id)
+        if score is None:
+            score = self.get_scorer().score(
+                row.question, row.answer, row.type, response.text, error=response.error, domain=row.domain,
+            )
+        # A note of the scorer (a very long response read in a window, NER unavailable), and of
+        # the answer changed on its way in (invalid code points).
+        note = "; ".join(n for n in (getattr(score, "note", None), response.note) if n) or None
+        return ScoredRecord(
+            id=row.id, domain=row.domain, group=row.group_key, type=row.type, claim=score.claim,
+            aligned=score.aligned, correct=score.correct, error=score.error, note=note, index=index,
+            question=row.question, answer=row.answer, response=response.text, via=response.via,
+            answered_by=response.answered_by, attempts=response.attempts, prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens, latency=response.latency,
+        )
+
+    def verdict(self, row: Any, index: int) -> Dict[str, Any]:
+        """:meth:`record` as the plain JSON the plugin puts on an item's report (what xdist can
+        send to the controller)."""
+        return self.record(row, index).to_json()
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """Controller: figures from every record, then the gate (not after a fatal stop)."""
+        self.records = sorted((ScoredRecord.from_json(r) for r in self.records), key=lambda r: r.index or 0)
+        self.summary = summarize(self.records)
+        self.verdicts = (
+            level.check(self.summary, self.thresholds, decide=self.settings.decide)
+            if self.fatal is None and self.records else []
+        )
+        self.durations["total"] = round(time.monotonic() - self.started, 3)
+
+    def compare(self) -> Optional[Dict[str, Any]]:
+        """The regression gate: this run's records against the baseline's rows (after
+        :meth:`finish`); the JSON of the comparison, also kept in :attr:`comparison`."""
+        base = self.plan.baseline
+        if base is None:
+            return None
+        self.comparison = regression.judge(
+            base.report.to_json(), self.records, self.thresholds, baseline_path=str(base.path),
+            skipped=self.gate_skipped, forced=base.forced or None,
+        )
+        return self.comparison
+
+    def thresholds_line(self, scope: str, verdicts: Sequence[Any]) -> int:
+        """The 0-based line of the thresholds file a scope's verdict points at: the key that
+        failed (or, when all passed, the first key judged), 0 when it cannot be told."""
+        if self.thresholds is None or not verdicts:
+            return 0
+        bad = [v for v in verdicts if v.status in (level.FAIL, level.INSUFFICIENT)]
+        verdict = (bad or list(verdicts))[0]
+        if verdict.metric == "samples":
+            key = "min_samples"
+        elif verdict.metric in METRICS:
+            key = METRICS[verdict.metric].threshold_key
+        else:
+            return 0
+        line = self.thresholds.line_of(scope, key)
+        return line - 1 if line else 0
+
+    def regression_line(self, scope: str, changes: Mapping[str, Any]) -> int:
+        """The 0-based line of the thresholds file a regression verdict points at: the tolerance
+        of the first metric that regressed (or of the first judged), 0 when it cannot be told."""
+        if self.thresholds is None or not changes:
+            return 0
+        bad = [m for m, c in changes.items() if c.get("regressed")] or list(changes)
+        line = self.thresholds.tolerance_line(scope, bad[0])
+        return line - 1 if line else 0
+
+    def annotation_lines(self) -> Dict[str, int]:
+        """1-based lines of the thresholds file for GitHub annotations (see
+        :func:`defan_pytest.gates.regression.annotation_lines`)."""
+        return regression.annotation_lines(self.thresholds, self.verdicts, self.comparison)
+
+    def call_counts(self) -> Dict[str, Any]:
+        """How the prompts were answered (:func:`defan_pytest.report.builder.call_counts`,
+        without the error kinds) and ``cached_from``: the model, version and source the cached
+        answers belong to."""
+        counts = builder.call_counts([ScoredRecord.from_json(r) for r in self.records]).to_json()
+        counts.pop("error_kinds")
+        return {**counts, "cached_from": self.cache_origin()}
+
+    def cache_origin(self) -> str:
+        """Which code the cached answers belong to: ``my-rag version 2024-06-01, source
+        3f2a9c1b`` for a callable, the model string for litellm."""
+        describe = getattr(self.plan.model, "describe", None)
+        if callable(describe):
+            return str(describe())
+        return str(getattr(self.plan.model, "model", self.model_name))
+
+    def usage(self) -> Dict[str, Any]:
+        """The run's usage block (plain JSON, :func:`defan_pytest.calls.usage.summarize`): tokens,
+        latency percentiles, cost and the budget, from the records (after the calls)."""
+        return usage.summarize(self.records, price=self.price, path=self.plan.call_path, budget=self.settings.budget)
+
+    def usage_lines(self) -> List[str]:
+        """The usage lines of the terminal summary."""
+        return usage.format_summary(self.usage())
+
+    def meta(self) -> ReportMeta:
+        """The run's metadata (:func:`defan_pytest.report.builder.build_meta`)."""
+        s, records = self.settings, self.records
+        return builder.build_meta(
+            producer="pytest", created=self.created, model=builder.model_meta(self.plan.model),
+            dataset=builder.dataset_meta(s.dataset, s.root, s.domains), scorer=builder.scorer_meta(s.spacy_model),
+            selection=Selection(
+                domains=self.plan.selection_domains or tuple(sorted({r.domain for r in self.rows})),
+                sample=str(s.sample) if s.sample is not None else None, seed=s.seed, selected=len(self.rows),
+                ran=len(records), narrowed=self.narrowed, shard=self.plan.shard,
+            ),
+            calls=builder.call_counts(records), durations=self.durations,
+        )
+
+    def report(self) -> Report:
+        """The report of the run (after :meth:`finish`)."""
+        assert self.summary is not None
+        limits = regression.thresholds_meta(self.thresholds, self.summary, self.settings.decide)
+        if limits is not None:
+            limits["source"] = self.thresholds_source
+        return builder.build_report(
+            self.records, self.summary, self.meta(), thresholds=limits, verdicts=self.verdicts, gate_status=builder.gate_status(self.verdicts, skipped=self.gate_skipped is not None),
+            regression=self.comparison, usage=self.usage(),
+        )
+
+    def write_context(
+        self, environ: Optional[Mapping[str, str]] = None, annotate: Optional[Callable[[str], None]] = None,
+    ) -> formats.Context:
+        """How the run's outputs are written (:func:`defan_pytest.run.plan.output_context`),
+        with the lines of the thresholds file for annotations; ``environ`` and ``annotate``
+        for the formats the environment asks for (GitHub Actions)."""
+        context = output_context(self.settings, self.plan.inputs, self.plan.baseline)
+        return formats.Context(
+            inputs=context.inputs, force=context.force, force_hint=context.force_hint, baseline=context.baseline,
+            baseline_path=context.baseline_path, annotation_lines=self.annotation_lines(), annotate=annotate,
+            environ=environ or {},
+        )
+
+    def write_report(
+        self, environ: Optional[Mapping[str, str]] = None, annotate: Optional[Callable[[str], None]] = None,
+    ) -> None:
+        """Write :meth:`report` in every format asked for (:func:`defan_pytest.report.formats.write_all`):
+        each output option given, and those the ``environ`` asks for (empty: none).
+
+        A write that fails (a full disk, a file that appeared since the run was configured) is
+        not raised: its message is kept in :attr:`report_error` for the front end to show, since
+        the run's results are in by then.
+        """
+        if not self.settings.outputs and not environ:
+            return
+        written = formats.write_all(self.report(), self.settings.outputs, self.write_context(environ, annotate))
+        self.written = written.paths
+        self.report_error = "; ".join(written.problems) or None
+
+    def close(self, worker: Worker) -> None:
+        """Stop the pool and close the cache; the controller of a shared run drops the run's
+        claims, and a run without a cache removes its scratch folder."""
+        if self.pool is not None:
+            self.pool.close()
+        if self.cache is not None:
+            if not worker.is_worker and worker.shared:
+                self.cache.drop_run()
+            self.cache.close()
+            if self.settings.cache == "off" and not worker.is_worker:
+                shutil.rmtree(self.cache.folder, ignore_errors=True)

@@ -1,0 +1,341 @@
+"""What a run is to do, loaded and checked before any model is called: :func:`prepare`.
+
+From the :class:`~defan_pytest.settings.Settings`: the data set and the selected rows (sample,
+shard), the thresholds, the model (``[models.<name>]`` tables of ``pyproject.toml`` and of the
+thresholds file) and how calls reach it, the baseline of the regression gate, the outputs asked
+for and the response cache.  Every problem of all of them is collected and raised as one
+:class:`~defan_pytest.settings.ConfigError`, so that a user fixes everything in one pass and
+nothing is asked of a model a bad option would waste.  The result is a frozen :class:`Plan`.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from defan_pytest import dataset
+from defan_pytest.cache import folder
+from defan_pytest.cache.store import ResponseCache, uncached_in
+from defan_pytest.calls import backends, estimate, models, prices
+from defan_pytest.calls.budget import Budget
+from defan_pytest.dataset import sampling, shards
+from defan_pytest.errors import problems_of
+from defan_pytest.gates import thresholds
+from defan_pytest.gates.comparability import comparability
+from defan_pytest.records import Report
+from defan_pytest.report import builder, formats, schema
+from defan_pytest.report.writer import Input
+from defan_pytest.settings import DEFAULT_CACHE, ConfigError, Settings
+
+__all__ = [
+    "Baseline", "Plan", "budget", "cache_folder", "check_cache", "check_calls", "estimate_line", "model_price", "output_context",
+    "prepare",
+]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The regression gate's baseline (``--defan-baseline``): the report, where it was read,
+    and what ``--defan-baseline-force`` compared anyway."""
+
+    report: Report
+    path: Path
+    forced: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run, ready: ``rows`` (this process's selection, dataset order), every domain's full
+    answer list (``answers``: the scorer's gazetteer), the whole selection's domains (a shard's
+    too), the ``shard`` (``"I/N"``) and why the gates are skipped (``gate_skipped``), the
+    thresholds and their file, the ``model`` and ``call_path`` (``callable``, ``litellm`` or
+    ``openai``), the files the run reads (``inputs``: never an output), the baseline, and what
+    was read other than as written (``notes``)."""
+
+    rows: Tuple[Any, ...]
+    answers: Mapping[str, List[str]]
+    selection_domains: Tuple[str, ...]
+    thresholds: Any
+    thresholds_source: Optional[str]
+    model: Any
+    shard: Optional[str] = None
+    gate_skipped: Optional[str] = None
+    call_path: str = ""
+    inputs: Tuple[Input, ...] = ()
+    baseline: Optional[Baseline] = None
+    notes: Tuple[str, ...] = ()
+
+
+def cache_folder(settings: Settings, shared: bool, run_id: str) -> Optional[Path]:
+    """Where a run's cache (and, when ``shared`` by xdist workers, its claims and progress)
+    lives, or None (``--defan-cache=off`` in one process)."""
+    mode, root = settings.cache, settings.root
+    if mode == "off":
+        # Workers still need a place to share claims: a per-run folder, removed at the end.
+        return root / DEFAULT_CACHE / "runs" / run_id if shared else None
+    if mode == "refresh":
+        return root / DEFAULT_CACHE
+    path = Path(mode).expanduser()
+    return path if path.is_absolute() else root / path
+
+
+def model_price(model: Any) -> Optional[prices.Price]:
+    """A litellm model's price (its table's ``price_in``/``price_out``, else litellm's price
+    table), or ``None``."""
+    if not isinstance(model, models.LitellmModel):
+        return None
+    return prices.find_price(model.model, model.price_in, model.price_out, where=prices.model_table(model.name))
+
+
+@dataclass
+class _Selected:
+    rows: List[Any] = field(default_factory=list)
+    answers: Dict[str, List[str]] = field(default_factory=dict)
+    user_domains: List[str] = field(default_factory=list)
+    domains: Tuple[str, ...] = ()
+    shard: Optional[str] = None
+    gate_skipped: Optional[str] = None
+
+
+def _select(s: Settings, found: List[str], notes: List[str]) -> _Selected:
+    """The data set's rows, the selection (sample) and this shard's share of it."""
+    out = _Selected()
+    loaded: Sequence[Any] = []
+    # A bad --defan-dataset or --defan-domain is already a problem: loading the default in its
+    # place (the public split, all of it, perhaps downloaded) would be wasted, or wrong.
+    if not {"dataset", "domain"} & s.invalid:
+        try:
+            loaded = dataset.load_dataset(s.dataset, s.domains, root=s.root)
+            notes.extend(loaded.notes)
+            # A user's own set: its domains may have thresholds too.
+            out.user_domains = sorted(d for d in loaded.source_domains if d not in dataset.DOMAINS)
+        except dataset.DatasetError as exc:
+            found.extend(problems_of(exc))
+    for r in loaded:
+        out.answers.setdefault(r.domain, []).append(r.answer)
+    out.rows = sampling.select(loaded, s.sample, s.seed) if loaded else []
+    # --defan-shard: this job's share of the selection (whole groups); the report names the
+    # whole selection's domains, so that every shard of one run says the same.
+    out.domains = tuple(sorted({r.domain for r in out.rows}))
+    if s.shard is not None and out.rows:
+        out.shard = str(s.shard)
+        groups = len({r.group_key for r in out.rows})
+        out.rows = shards.select(out.rows, s.shard)
+        if not out.rows:
+            found.append(
+                f"--defan-shard {s.shard}: this shard has no paraphrase group (the selection has {groups}); "
+                f"use at most {groups} shards"
+            )
+        if not s.gate_narrowed:
+            out.gate_skipped = (
+                f"shard {s.shard} ran part of the selection: its gates are skipped; 'defan merge' judges "
+                "the reports of all the shards together (--defan-gate-narrowed judges this shard anyway)"
+            )
+    return out
+
+
+def _thresholds_path(s: Settings) -> Path:
+    """The file named, else ``thresholds.toml`` in the rootdir (perhaps absent)."""
+    path = Path(s.thresholds).expanduser() if s.thresholds else s.root / "thresholds.toml"
+    if s.thresholds and not path.is_absolute():
+        path = s.invocation_dir / path
+    return path
+
+
+def _load_thresholds(s: Settings, path: Path, user_domains: List[str], found: List[str]) -> Any:
+    try:
+        return thresholds.load_thresholds(path, extra_domains=user_domains, model=s.model, required=bool(s.thresholds))
+    except thresholds.ThresholdsError as exc:
+        found.extend(problems_of(exc))
+        return thresholds.Thresholds.empty(model=s.model)
+
+
+def _pyproject_models(root: Path, extra_domains: Sequence[str], problems: List[str]) -> Dict[str, Dict[str, Any]]:
+    """Model tables from ``[tool.defan.models.<name>]`` in the rootdir's pyproject.toml."""
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = thresholds.read_toml(path.read_text(encoding="utf-8-sig"), str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: {exc}")
+        return {}
+    except thresholds.ThresholdsError as exc:
+        problems.extend(problems_of(exc))
+        return {}
+    tool = data.get("tool")
+    tool = tool.get("defan") if isinstance(tool, dict) else None
+    if not isinstance(tool, dict):
+        return {}
+    unknown = sorted(set(tool) - {"models"})
+    if unknown:
+        problems.append(f"{path}: tool.defan.{unknown[0]}: unknown key; allowed: models")
+    try:
+        parsed = thresholds.parse_thresholds(
+            {"models": tool.get("models", {})}, source=f"{path} [tool.defan]", extra_domains=extra_domains
+        )
+    except thresholds.ThresholdsError as exc:
+        problems.extend(problems_of(exc))
+        return {}
+    return {n: parsed.model_params(n) for n in parsed.model_names}
+
+
+def check_calls(s: Settings, model: Any, tables: Mapping[str, Mapping[str, Any]]) -> Tuple[str, List[str]]:
+    """How calls reach the model (``--defan-call-path``), and the problems with it, with
+    ``--defan-budget`` and with the model's prices: before any call."""
+    problems = models.price_problems(s.model, tables, s.model_args)
+    call_path = ""
+    try:
+        call_path = backends.choose(model, s.call_path, s.timeout)[0].name
+    except ValueError as exc:
+        problems.append(str(exc))
+    if s.budget is not None and not problems:
+        if call_path == "callable":
+            problems.append("--defan-budget: a registered callable reports no tokens, so its spending cannot be "
+                            "counted")
+        elif model_price(model) is None:
+            problems.append(f"--defan-budget: no price for {model.model!r}: set price_in and price_out (USD per "
+                            f"million tokens) in {prices.model_table(s.model)}")
+    return call_path, problems
+
+
+def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found: List[str]) -> Tuple[Any, str]:
+    """The model (``[models.<name>]`` tables of pyproject.toml's ``[tool.defan]``, then of the
+    thresholds file, which wins for a name both define) and its call path."""
+    tables = _pyproject_models(s.root, user_domains, found)
+    sources = {n: str(s.root / "pyproject.toml") for n in tables}
+    tables.update({n: limits.model_params(n) for n in limits.model_names})
+    sources.update({n: str(tpath) for n in limits.model_names})
+    problem = backends.check_name(s.model, tables)
+    if problem:
+        found.append(f"--defan-model: {problem}")
+        return None, ""
+    # A misspelt [models."..."] table would be ignored, its limits with it.
+    found.extend(thresholds.model_table_typos(
+        s.model, tables, sources, models.registered(), lambda n: backends.check_name(n, {}) is None,
+    ))
+    model = models.resolve(s.model, tables, s.model_args)
+    if isinstance(model, models.CallableModel) and s.model_args:
+        found.append("--defan-model-arg: parameters apply to litellm models, not to a registered callable")
+    call_path, problems = check_calls(s, model, tables)
+    found.extend(problems)
+    return model, call_path
+
+
+def _baseline(s: Settings, rows: Sequence[Any], notes: List[str], found: List[str]) -> Optional[Baseline]:
+    """``--defan-baseline``, read and checked to be comparable with this run (a report of
+    another data set, scorer or selection is a problem, unless ``--defan-baseline-force``)."""
+    assert s.baseline is not None
+    path = Path(s.baseline).expanduser()
+    if not path.is_absolute():
+        path = s.invocation_dir / path
+    try:
+        report = schema.load_report(path, what="--defan-baseline")
+    except schema.BaselineError as exc:
+        found.extend(problems_of(exc))
+        return None
+    problems = comparability(
+        report, builder.dataset_meta(s.dataset, s.root, s.domains), builder.scorer_meta(s.spacy_model), rows,
+    )
+    if problems and s.baseline_force:
+        # Forced: compared anyway, and the report says what was forced.
+        notes.extend(f"{p} (compared anyway: --defan-baseline-force)" for p in problems)
+        return Baseline(report, path, tuple(problems))
+    found.extend(f"{p}; --defan-baseline-force compares anyway" for p in problems)
+    return Baseline(report, path)
+
+
+def check_cache(s: Settings, notes: List[str]) -> List[str]:
+    """Problems with the cache folder (:func:`defan_pytest.cache.folder.check_folder`: a file in
+    the way, a read-only folder, a corrupt database, which ``refresh`` moves aside); also
+    removes the scratch folders that runs killed under ``--defan-cache=off`` left behind."""
+    if s.cache == "off":
+        folder.remove_dead_scratch(s.root / DEFAULT_CACHE / "runs")
+        return []
+    path = cache_folder(s, shared=False, run_id="")
+    assert path is not None
+    problem = folder.check_folder(path, refresh=s.cache == "refresh", notes=notes)
+    return [problem] if problem else []
+
+
+def budget(s: Settings, model: Any, price: Optional[prices.Price], store: Optional[ResponseCache]) -> Optional[Budget]:
+    """The pool's :class:`~defan_pytest.calls.budget.Budget` (``--defan-budget`` at ``price``), or
+    ``None``; under xdist the workers share their spending through the cache (``store``), so
+    that together they stay within the one budget."""
+    if s.budget is None or price is None:
+        return None
+    ledger = None
+    if store is not None and store.shared:
+        ledger = types.SimpleNamespace(others=store.others_spending, publish=store.publish_spending)
+    return Budget(s.budget, price, completion_tokens=estimate.typical_completion(model.params.get("max_tokens")),
+                  system_prompt=model.system_prompt, ledger=ledger)
+
+
+def estimate_line(
+    s: Settings, plan: Plan, rows: Sequence[Any], price: Optional[prices.Price], folder: Optional[Path],
+) -> str:
+    """What asking ``rows`` will send (the prompts already in the cache ``folder`` excluded) and
+    cost at ``price``: the line printed before the first call 
+    (:func:`defan_pytest.calls.estimate.format_estimate`)."""
+    model = plan.model
+    texts = list(dict.fromkeys(r.question for r in rows))
+    to_send = texts
+    versionless = isinstance(model, models.CallableModel) and model.version is None
+    if folder is not None and s.cache not in ("off", "refresh") and not versionless:
+        # (A callable without a version is never reused.)
+        to_send = uncached_in(folder, backends.make_caller(model, timeout=s.timeout, path=s.call_path).identity, texts)
+    params = getattr(model, "params", {}) or {}
+    estimated = estimate.estimate(
+        to_send, len(texts) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
+        completion_tokens=estimate.typical_completion(params.get("max_tokens")), price=price,
+        path=plan.call_path, model=str(getattr(model, "model", s.model)),
+    )
+    return estimate.format_estimate(estimated, model_table=prices.model_table(s.model))
+
+
+def output_context(s: Settings, inputs: Sequence[Input], baseline: Optional[Baseline] = None) -> formats.Context:
+    """How the run's outputs are written: never over its ``inputs``, over a file that is not a
+    report only with ``--defan-force-output``; the HTML report shows the baseline."""
+    return formats.Context(
+        inputs=tuple(inputs), force=s.force_output, force_hint="--defan-force-output",
+        baseline=baseline.report if baseline is not None else None,
+        baseline_path=str(baseline.path) if baseline is not None else None,
+    )
+
+
+def prepare(settings: Settings, problems: Sequence[str] = ()) -> Plan:
+    """Load and check everything a run needs; raise one :class:`ConfigError` with every
+    problem found (``problems``: those the caller found already)."""
+    s = settings
+    found: List[str] = list(problems)
+    notes: List[str] = []
+    selected = _select(s, found, notes)
+    tpath = _thresholds_path(s)
+    limits = _load_thresholds(s, tpath, selected.user_domains, found)
+    model, call_path = _model(s, limits, tpath, selected.user_domains, found)
+    inputs: List[Input] = [("the thresholds file", tpath), ("pyproject.toml", s.root / "pyproject.toml")]
+    data_file = dataset.dataset_file(s.dataset, s.root)
+    if data_file is not None:
+        inputs.append(("the dataset", data_file))
+    # The baseline before the outputs: the new report must never replace its own baseline.
+    baseline = None
+    if s.baseline and not {"dataset", "domain"} & s.invalid:
+        baseline = _baseline(s, selected.rows, notes, found)
+        if baseline is not None:
+            inputs.append(("the baseline report", baseline.path))
+    # The outputs' paths, checked now so that a bad one is a usage error before any call.
+    found.extend(formats.check_all(s.outputs, output_context(s, inputs)))
+    # The response cache, before any call: a file in the way, a read-only folder or a corrupt
+    # database is a usage error naming the path, never an INTERNALERROR half-way through.
+    found.extend(check_cache(s, notes))
+    if not selected.rows and not found:
+        found.append("no DefAn prompt selected: check --defan-domain, --defan-dataset and --defan-sample")
+    if found:
+        raise ConfigError(problems=found)
+    return Plan(
+        rows=tuple(selected.rows), answers=selected.answers, selection_domains=selected.domains,
+        thresholds=limits, thresholds_source=str(tpath) if tpath.exists() else None, model=model,
+        shard=selected.shard, gate_skipped=selected.gate_skipped, call_path=call_path, inputs=tuple(inputs),
+        baseline=baseline, notes=tuple(notes),
+    )

@@ -1,0 +1,95 @@
+"""Tests of defan_pytest.records: the typed records, read back from the JSON they write."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict
+
+import pytest
+
+from defan_pytest.records import (
+    Calls, DatasetMeta, ModelMeta, Report, ReportMeta, ScoredRecord, ScorerMeta, Selection, error_kind, error_kinds,
+)
+
+
+def _record(**kw: Any) -> ScoredRecord:
+    base: Dict[str, Any] = dict(id="nobel-q0001-p00", domain="nobel", group="nobel-q0001", type="name",
+                                claim="Marie Curie", aligned=True, correct=True, question="Who?", answer="Marie Curie",
+                                response="Marie Curie.")
+    base.update(kw)
+    return ScoredRecord(**base)
+
+
+def _meta(**kw: Any) -> ReportMeta:
+    base: Dict[str, Any] = dict(
+        version="0.1.0", producer="pytest", created="2030-01-01T00:00:00Z",
+        model=ModelMeta("m", "litellm", model="openai/gpt-4o-mini", params={"temperature": 0}),
+        dataset=DatasetMeta("public", "DefAn-public@3fcefd0ee774", "3fcefd0e", {"nobel": "ab"}),
+        scorer=ScorerMeta("2026.11.1", False), selection=Selection(("nobel",), None, 0, 1, 1),
+        calls=Calls(prompts=1, errors=0, error_kinds={}), durations={"total": 1.5},
+    )
+    base.update(kw)
+    return ReportMeta(**base)
+
+
+def test_a_record_reads_as_the_mapping_it_travels_as() -> None:
+    rec = _record(index=3, via="model", attempts=2)
+    assert rec["claim"] == "Marie Curie" and rec.get("error") is None and rec.get("no such key") is None
+    assert "note" not in rec and list(rec)[:8] == ["id", "domain", "group", "type", "claim", "aligned", "correct", "error"]
+    noted = _record(note="read in a window")
+    assert list(noted)[8] == "note" and noted["note"] == "read in a window"
+    assert dict(rec) == rec.to_json() and len(rec) == len(rec.to_json())
+    assert ScoredRecord.from_json(json.loads(json.dumps(rec.to_json()))) == rec
+
+
+def test_a_report_row_has_the_report_keys_only() -> None:
+    row = _record(error="TimeoutError: slow", claim=None, aligned=None, correct=None, attempts=3,
+                  answered_by="gw1", index=0, via="model", latency=0.5).report_row()
+    assert list(row) == ["id", "domain", "group", "type", "claim", "aligned", "correct", "error", "question", "answer",
+                         "response", "error_kind", "attempts", "answered_by"]
+    assert row["error_kind"] == "TimeoutError"
+    back = ScoredRecord.from_json(row)
+    assert back.report_row() == row and back.index is None
+
+
+def test_unknown_keys_are_kept_after_the_known_ones() -> None:
+    row = dict(_record().report_row(), later_field=[1, 2])
+    rec = ScoredRecord.from_json(row)
+    assert rec.extra == {"later_field": [1, 2]} and rec["later_field"] == [1, 2]
+    assert list(rec.report_row())[-1] == "later_field"
+
+
+def test_error_kinds_are_counted_once_by_kind() -> None:
+    assert error_kind(None) is None and error_kind("") is None
+    assert error_kind("RateLimitError: slow down (HTTP 429)") == "RateLimitError"
+    assert error_kind("HTTP 503 (HTTP 503): busy") == "HTTP 503"
+    kinds = error_kinds(["A: one", None, "B: two", "A: three", ""])
+    assert kinds.counts == {"A": 2, "B": 1} and kinds.total == 3
+    assert kinds.most_common(1) == [("A", 2, "A: one")]
+
+
+@pytest.mark.parametrize("model", [
+    ModelMeta("my-rag", "callable", version="1", source="ab" * 8),
+    ModelMeta("m", "litellm", model="openai/x", system_prompt=None, version=None, params={}),
+    None,
+])
+def test_the_metadata_round_trips_in_the_report_order(model: ModelMeta | None) -> None:
+    meta = _meta(model=model)
+    data = meta.to_json()
+    assert list(data) == ["defan_pytest", "producer", "created", "model", "dataset", "scorer", "selection", "calls",
+                          "durations"]
+    assert ReportMeta.from_json(json.loads(json.dumps(data))) == meta
+    assert meta.model_name == (model.name if model else None)
+    if model is not None and model.kind == "callable":
+        assert list(data["model"]) == ["name", "kind", "version", "source"]
+
+
+def test_a_report_round_trips_byte_for_byte() -> None:
+    report = Report(
+        meta=_meta(extra={"bench_source": "x"}), rows=(_record(), _record(id="nobel-q0001-p01", correct=False)),
+        domains={"nobel": {"n": 2}}, overall={"mean": {}, "pooled": {}}, usage={"tokens": 1},
+    )
+    text = json.dumps(report.to_json(), indent=1)
+    assert list(report.to_json()) == ["schema", "schema_version", "meta", "thresholds", "gate_status", "gate",
+                                      "regression", "domains", "overall", "usage", "rows"]
+    assert json.dumps(Report.from_json(json.loads(text)).to_json(), indent=1) == text
+    assert "rows" not in report.to_json(rows=False)
