@@ -211,3 +211,41 @@ def test_a_fatal_failure_of_a_toy_backend_stops_the_run(pytester: pytest.Pyteste
     assert result.ret != pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*Refused: the echo refuses to answer -- stopping*"])
 
+
+
+def test_a_plugin_picks_the_backend_through_pytest_defan_backend(pytester: pytest.Pytester) -> None:
+    # An OpenAI model string, which the built-in openai backend would take (and fail on: no
+    # key); the conftest's pytest_defan_backend picks the echo backend for it instead.
+    _echo_project(pytester)
+    pytester.makeconftest(CONFTEST + (
+        "\ndef pytest_defan_backend(config, model, call_path):\n"
+        "    return BACKENDS.get('echo')\n"
+    ))
+    result = pytester.runpytest_subprocess(
+        "--defan-model=openai/echo-plain", "--defan-dataset=toy.jsonl", "--defan-cache=off",
+        "--defan-spacy-model=none", "--defan-report=r.json", "-p", "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.lines[-20:]
+    report = json.loads(pytester.path.joinpath("r.json").read_text())
+    assert report["usage"]["call_path"] == "echo"
+
+
+def test_every_output_receives_the_report_through_pytest_defan_report(pytester: pytest.Pytester) -> None:
+    # Another plugin (here a conftest) gets the finished report through the same hook the
+    # built-in writers implement, on the controller only, once, also under xdist.
+    _echo_project(pytester)
+    pytester.makeconftest(CONFTEST + (
+        "\nimport json, pathlib\n"
+        "def pytest_defan_report(config, report):\n"
+        "    out = pathlib.Path('seen.jsonl')\n"
+        "    line = json.dumps({'rows': len(report.rows), 'worker': hasattr(config, 'workerinput')})\n"
+        "    out.write_text((out.read_text() if out.exists() else '') + line + '\\n')\n"
+    ))
+    result = pytester.runpytest_subprocess(
+        "--defan-model=echo/busy", "--defan-dataset=toy.jsonl", "--defan-cache=off", "--defan-spacy-model=none",
+        "--defan-retries=2", "--defan-report=r.json", "-p", "no:cacheprovider", "-n", "2",
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.lines[-20:]
+    seen = [json.loads(line) for line in pytester.path.joinpath("seen.jsonl").read_text().splitlines()]
+    assert seen == [{"rows": len(ROWS), "worker": False}]
+    assert len(json.loads(pytester.path.joinpath("r.json").read_text())["rows"]) == len(ROWS)

@@ -30,3 +30,15 @@ def pytest_defan_backend(config: Any, model: Any, call_path: str) -> Optional[An
     :func:`defan_pytest.calls.backends.choose` picks the first registered backend that serves
     the model.
     """
+
+
+@hookspec
+def pytest_defan_report(config: Any, report: Any) -> None:
+    """Called on the controller once, with the finished report (a
+    :class:`defan_pytest.records.Report`), after the gate's verdicts have run.
+
+    Every output is a plugin implementing it: defan-pytest's own writers (the report formats of
+    :data:`defan_pytest.report.formats.FORMATS`: JSON, HTML, the GitHub step summary and
+    annotations, and any format another package registered) are registered on the controller
+    only, as ``defan-outputs``, the way pytest registers ``LogXML``.
+    """

@@ -16,6 +16,7 @@ import pytest
 from defan_pytest.calls.protocol import FatalCallError
 from defan_pytest.gates.level import FAIL, INSUFFICIENT, PASS, Verdict
 from defan_pytest.plugin.wording import describe, verdict_line
+from defan_pytest.records import ScoredRecord
 from defan_pytest.run import Run
 from defan_pytest.verdicts import RIGHT, outcome_of
 
@@ -136,7 +137,7 @@ class PromptItem(DefanItem):
         self.row = row
         self.index = index
         self.plugin = plugin
-        self.record: Optional[Dict[str, Any]] = None
+        self.record: Optional[ScoredRecord] = None
         self.source = in_repository(row.source, str(self.config.rootpath))
         self.line = max(0, row.line - 1) if self.source is not None else 0
 
@@ -154,11 +155,12 @@ class PromptItem(DefanItem):
         if run.pool is None:  # not prefetched (a plugin ran the item outside the loop): start now
             plugin.start_pool([it for it in self.session.items if isinstance(it, PromptItem)])
         try:
-            rec = run.verdict(self.row, self.index)
+            record = run.record(self.row, self.index)
         except FatalCallError as exc:
             run.fatal = str(exc)
             pytest.skip(f"not asked: the run stopped ({exc})")
-        self.record = rec
+        self.record = record
+        rec = record.to_json()  # what travels to the controller: plain JSON (xdist)
         # Replaced, not appended: a rerun (pytest-rerunfailures) must not leave a stale record.
         self.user_properties[:] = [p for p in self.user_properties if p[0] not in (PROPERTY, VERDICT_PROPERTY)]
         self.user_properties.append((PROPERTY, rec))

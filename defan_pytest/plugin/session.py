@@ -10,10 +10,9 @@ integrations of the other plugins the session runs (:mod:`defan_pytest.plugin.in
 """
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
-from typing import Any, Dict, Generator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Tuple, Union
 
 import pytest
 
@@ -21,9 +20,10 @@ from defan_pytest.dataset import DOMAINS
 from defan_pytest.errors import format_problems
 from defan_pytest.gates.level import Verdict
 from defan_pytest.plugin import integrations
+from defan_pytest.plugin.outputs import ReportWriters
 from defan_pytest.plugin.items import DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, record_of
 from defan_pytest.plugin.terminal import Terminal
-from defan_pytest.report import github
+from defan_pytest.report.formats import FORMATS
 from defan_pytest.run import Run, Worker
 from defan_pytest.scoring import ner
 from defan_pytest.settings import ConfigError, Settings
@@ -73,12 +73,16 @@ class DefanPlugin:
         is_worker = hasattr(config, "workerinput")
         if is_worker:
             # Only the controller compares with the baseline and writes the report.
-            values["baseline"] = values["report"] = values["html"] = None
+            values["baseline"] = None
+            for output in FORMATS:
+                if output.option:
+                    values[output.option] = None
         settings, problems = Settings.parse(
             values, root=Path(str(config.rootpath)), invocation_dir=Path(config.invocation_params.dir)
         )
         try:
-            run = Run.configure(settings, problems)
+            run = Run.configure(settings, problems, pick_backend=lambda model, call_path: config.hook.pytest_defan_backend(
+                config=config, model=model, call_path=call_path))
         except ConfigError as exc:
             raise pytest.UsageError(format_problems(exc.problems, "defan-pytest: configuration")) from None
         for d in sorted(set(DOMAINS) | {r.domain for r in run.rows}):
@@ -88,6 +92,8 @@ class DefanPlugin:
         plugin = cls(config, run)
         config.pluginmanager.register(plugin, "defan-session")
         config.pluginmanager.register(plugin.terminal, "defan-terminal")
+        if not is_worker:
+            config.pluginmanager.register(ReportWriters(run, plugin._annotate), "defan-outputs")
         plugin.integrations = integrations.start(config, run)
         plugin.details = any(i.details for i in plugin.integrations.values())
         return plugin
@@ -97,6 +103,9 @@ class DefanPlugin:
         integrations.stop(self.config, self.integrations)
         self.integrations = {}
         self.config.pluginmanager.unregister(self.terminal)
+        writers = self.config.pluginmanager.get_plugin("defan-outputs")
+        if writers is not None:
+            self.config.pluginmanager.unregister(writers)
         self.config.pluginmanager.unregister(self)
 
     def header_lines(self) -> List[str]:
@@ -300,8 +309,8 @@ class DefanPlugin:
         for i, item in enumerate(items):
             config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
         config.hook.pytest_defan_summary(config=config, summary=run.summary, verdicts=run.verdicts)
-        run.write_report()
-        self._github()
+        if run.summary is not None:
+            config.hook.pytest_defan_report(config=config, report=run.report())
 
     def _verdict_items(self, session: pytest.Session) -> List[DefanItem]:
         """The gate's and the regression gate's tests, in the planned order; those that cannot
@@ -344,18 +353,12 @@ class DefanPlugin:
             items.append(item)
         return items
 
-    def _github(self) -> None:
-        """GitHub Actions: the Markdown step summary, and an annotation per breach and regression
-        (unless another plugin already annotates the failed tests)."""
-        run = self.run
-        if run.summary is None or not (os.environ.get("GITHUB_STEP_SUMMARY") or os.environ.get("GITHUB_ACTIONS") == "true"):
-            return
-        report = run.report()
-        github.append_step_summary(github.step_summary(report))
-        if os.environ.get("GITHUB_ACTIONS") == "true" and not any(
-            i.annotates_failures for i in self.integrations.values()
-        ):
-            self.terminal.annotations = github.error_annotations(report, run.annotation_lines())
+    def _annotate(self) -> Optional[Callable[[str], None]]:
+        """Where the GitHub step's ``::error`` annotations go: the terminal summary, unless
+        another plugin already annotates the failed tests."""
+        if any(i.annotates_failures for i in self.integrations.values()):
+            return None
+        return self.terminal.annotations.append
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.run.report_error is not None and session.exitstatus == pytest.ExitCode.OK:

@@ -18,7 +18,8 @@ from defan_pytest.plugin.items import record_of
 from defan_pytest.plugin.wording import short
 from defan_pytest.report.progress import ProgressPrinter
 from defan_pytest.report.tables import format_table
-from defan_pytest.run import Run, Worker, error_kind
+from defan_pytest.records import error_kinds
+from defan_pytest.run import Run, Worker
 from defan_pytest.safetext import printable
 from defan_pytest.verdicts import CALL_ERROR, RIGHT, Outcome, outcome_of
 
@@ -226,15 +227,7 @@ class Terminal:
             f"{len(scored)} scored: {wrong} hallucinated (FCH) of which {both} also misaligned; "
             f"{misaligned} misaligned (PMH)"
         )
-        kinds: Dict[str, int] = {}
-        example: Dict[str, str] = {}
-        for r in run.records:
-            kind = error_kind(r.get("error"))
-            if kind:
-                kinds[kind] = kinds.get(kind, 0) + 1
-                example.setdefault(kind, str(r["error"]))
-        for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:10]:
-            text = example[kind]
+        for kind, n, text in error_kinds(r.get("error") for r in run.records).most_common(10):
             message = text.split(":", 1)[1].strip() if ":" in text else ""
             tr.write_line(printable(f"  {n} x {kind}: {short(message, 100)}" if message else f"  {n} x {kind}"), yellow=True)
 

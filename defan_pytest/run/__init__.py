@@ -32,21 +32,28 @@ from typing import Any, Dict, List, Optional
 
 from defan_pytest.cache.store import ResponseCache
 from defan_pytest.calls import redaction, usage
-from defan_pytest.calls.backends import make_caller
 from defan_pytest.calls.prices import Price
 from defan_pytest.calls.pool import CallPool
 from defan_pytest.calls.protocol import Prompt
 from defan_pytest.gates import level, regression
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.summary import summarize
-# error_kind: the plugin's import (its call-error lines) until it reads records.error_kinds.
-from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection, error_kind
+from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection
 from defan_pytest.report import builder, formats
-from defan_pytest.run.plan import Plan, budget, cache_folder, estimate_line, model_price, output_context, prepare
+from defan_pytest.run.plan import (
+    Plan,
+    PickBackend,
+    budget,
+    cache_folder,
+    estimate_line,
+    model_price,
+    output_context,
+    prepare,
+)
 from defan_pytest.scoring.scorer import ScoreInput, Scorer
 from defan_pytest.settings import Settings
 
-__all__ = ["Run", "Worker", "error_kind"]
+__all__ = ["Run", "Worker"]
 
 
 @dataclass(frozen=True)
@@ -104,11 +111,13 @@ class Run:
         self.report_error: Optional[str] = None  # an output could not be written: why
 
     @classmethod
-    def configure(cls, settings: Settings, problems: Sequence[str] = ()) -> "Run":
+    def configure(cls, settings: Settings, problems: Sequence[str] = (),
+                  pick_backend: Optional[PickBackend] = None) -> "Run":
         """Load and check everything the run needs (:func:`defan_pytest.run.plan.prepare`);
         raise one :class:`~defan_pytest.settings.ConfigError` with every problem found
-        (``problems``: those the caller found already)."""
-        return cls(settings, prepare(settings, problems))
+        (``problems``: those the caller found already; ``pick_backend``: the plugins' choice of
+        model backend)."""
+        return cls(settings, prepare(settings, problems, pick_backend))
 
     @property
     def model_name(self) -> str:
@@ -139,7 +148,8 @@ class Run:
     def start_pool(self, rows: Sequence[Any], worker: Worker) -> None:
         """Start asking the model every prompt of ``rows`` through one pool (returns at once)."""
         s, model = self.settings, self.plan.model
-        caller = make_caller(model, timeout=s.timeout, path=s.call_path)
+        assert self.plan.backend is not None  # prepare() found one, or raised
+        caller = self.plan.backend.caller(model, s.timeout)
         identity = dict(caller.identity)
         if identity.get("kind") == "callable" and identity.get("version") is None:
             identity["run"] = self.run_id  # no version: never reused across runs
@@ -245,11 +255,6 @@ class Run:
             answered_by=response.answered_by, attempts=response.attempts, prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens, latency=response.latency,
         )
-
-    def verdict(self, row: Any, index: int) -> Dict[str, Any]:
-        """:meth:`record` as the plain JSON the plugin puts on an item's report (what xdist can
-        send to the controller)."""
-        return self.record(row, index).to_json()
 
     # -- the end ---------------------------------------------------------------------------
 
@@ -369,9 +374,10 @@ class Run:
         )
 
     def write_report(
-        self, environ: Optional[Mapping[str, str]] = None, annotate: Optional[Callable[[str], None]] = None,
+        self, report: Optional[Report] = None, environ: Optional[Mapping[str, str]] = None,
+        annotate: Optional[Callable[[str], None]] = None,
     ) -> None:
-        """Write :meth:`report` in every format asked for (:func:`defan_pytest.report.formats.write_all`):
+        """Write ``report`` (by default :meth:`report`) in every format asked for (:func:`defan_pytest.report.formats.write_all`):
         each output option given, and those the ``environ`` asks for (empty: none).
 
         A write that fails (a full disk, a file that appeared since the run was configured) is
@@ -380,7 +386,8 @@ class Run:
         """
         if not self.settings.outputs and not environ:
             return
-        written = formats.write_all(self.report(), self.settings.outputs, self.write_context(environ, annotate))
+        report = self.report() if report is None else report
+        written = formats.write_all(report, self.settings.outputs, self.write_context(environ, annotate))
         self.written = written.paths
         self.report_error = "; ".join(written.problems) or None
 

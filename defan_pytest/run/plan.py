@@ -12,13 +12,14 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from defan_pytest import dataset
 from defan_pytest.cache import folder
 from defan_pytest.cache.store import ResponseCache, uncached_in
 from defan_pytest.calls import backends, estimate, models, prices
 from defan_pytest.calls.budget import Budget
+from defan_pytest.calls.protocol import Backend
 from defan_pytest.dataset import sampling, shards
 from defan_pytest.errors import problems_of
 from defan_pytest.gates import thresholds
@@ -27,6 +28,10 @@ from defan_pytest.records import Report
 from defan_pytest.report import builder, formats, schema
 from defan_pytest.report.writer import Input
 from defan_pytest.settings import DEFAULT_CACHE, ConfigError, Settings
+
+#: A front end's way to let plugins pick the model backend: ``(model, call_path)`` -> a
+#: backend, or ``None`` for no opinion (the plugin's ``pytest_defan_backend`` hook).
+PickBackend = Callable[[Any, str], Optional[Backend]]
 
 __all__ = [
     "Baseline", "Plan", "budget", "cache_folder", "check_cache", "check_calls", "estimate_line", "model_price", "output_context",
@@ -49,8 +54,8 @@ class Plan:
     """A run, ready: ``rows`` (this process's selection, dataset order), every domain's full
     answer list (``answers``: the scorer's gazetteer), the whole selection's domains (a shard's
     too), the ``shard`` (``"I/N"``) and why the gates are skipped (``gate_skipped``), the
-    thresholds and their file, the ``model`` and ``call_path`` (``callable``, ``litellm`` or
-    ``openai``), the files the run reads (``inputs``: never an output), the baseline, and what
+    thresholds and their file, the ``model``, its ``backend`` and ``call_path`` (the backend's name: ``callable``,
+    ``litellm``, ``openai`` or one a plugin added), the files the run reads (``inputs``: never an output), the baseline, and what
     was read other than as written (``notes``)."""
 
     rows: Tuple[Any, ...]
@@ -62,6 +67,7 @@ class Plan:
     shard: Optional[str] = None
     gate_skipped: Optional[str] = None
     call_path: str = ""
+    backend: Optional[Backend] = None
     inputs: Tuple[Input, ...] = ()
     baseline: Optional[Baseline] = None
     notes: Tuple[str, ...] = ()
@@ -181,15 +187,21 @@ def _pyproject_models(root: Path, extra_domains: Sequence[str], problems: List[s
     return {n: parsed.model_params(n) for n in parsed.model_names}
 
 
-def check_calls(s: Settings, model: Any, tables: Mapping[str, Mapping[str, Any]]) -> Tuple[str, List[str]]:
-    """How calls reach the model (``--defan-call-path``), and the problems with it, with
-    ``--defan-budget`` and with the model's prices: before any call."""
+def check_calls(
+    s: Settings, model: Any, tables: Mapping[str, Mapping[str, Any]], pick_backend: Optional[PickBackend] = None,
+) -> Tuple[Optional[Backend], List[str]]:
+    """The backend that calls the model (a plugin's ``pytest_defan_backend`` choice through
+    ``pick_backend``, else :func:`defan_pytest.calls.backends.choose` under
+    ``--defan-call-path``), and the problems with it, with ``--defan-budget`` and with the
+    model's prices: before any call."""
     problems = models.price_problems(s.model, tables, s.model_args)
-    call_path = ""
+    backend: Optional[Backend] = None
     try:
-        call_path = backends.choose(model, s.call_path, s.timeout)[0].name
+        picked = pick_backend(model, s.call_path) if pick_backend is not None else None
+        backend = backends.choose(model, s.call_path, s.timeout, picked=picked)[0]
     except ValueError as exc:
         problems.append(str(exc))
+    call_path = backend.name if backend is not None else ""
     if s.budget is not None and not problems:
         if call_path == "callable":
             problems.append("--defan-budget: a registered callable reports no tokens, so its spending cannot be "
@@ -197,10 +209,11 @@ def check_calls(s: Settings, model: Any, tables: Mapping[str, Mapping[str, Any]]
         elif model_price(model) is None:
             problems.append(f"--defan-budget: no price for {model.model!r}: set price_in and price_out (USD per "
                             f"million tokens) in {prices.model_table(s.model)}")
-    return call_path, problems
+    return backend, problems
 
 
-def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found: List[str]) -> Tuple[Any, str]:
+def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found: List[str],
+           pick_backend: Optional[PickBackend]) -> Tuple[Any, Optional[Backend]]:
     """The model (``[models.<name>]`` tables of pyproject.toml's ``[tool.defan]``, then of the
     thresholds file, which wins for a name both define) and its call path."""
     tables = _pyproject_models(s.root, user_domains, found)
@@ -210,7 +223,7 @@ def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found
     problem = backends.check_name(s.model, tables)
     if problem:
         found.append(f"--defan-model: {problem}")
-        return None, ""
+        return None, None
     # A misspelt [models."..."] table would be ignored, its limits with it.
     found.extend(thresholds.model_table_typos(
         s.model, tables, sources, models.registered(), lambda n: backends.check_name(n, {}) is None,
@@ -218,9 +231,9 @@ def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found
     model = models.resolve(s.model, tables, s.model_args)
     if isinstance(model, models.CallableModel) and s.model_args:
         found.append("--defan-model-arg: parameters apply to litellm models, not to a registered callable")
-    call_path, problems = check_calls(s, model, tables)
+    backend, problems = check_calls(s, model, tables, pick_backend)
     found.extend(problems)
-    return model, call_path
+    return model, backend
 
 
 def _baseline(s: Settings, rows: Sequence[Any], notes: List[str], found: List[str]) -> Optional[Baseline]:
@@ -282,9 +295,9 @@ def estimate_line(
     texts = list(dict.fromkeys(r.question for r in rows))
     to_send = texts
     versionless = isinstance(model, models.CallableModel) and model.version is None
-    if folder is not None and s.cache not in ("off", "refresh") and not versionless:
+    if folder is not None and plan.backend is not None and s.cache not in ("off", "refresh") and not versionless:
         # (A callable without a version is never reused.)
-        to_send = uncached_in(folder, backends.make_caller(model, timeout=s.timeout, path=s.call_path).identity, texts)
+        to_send = uncached_in(folder, plan.backend.caller(model, s.timeout).identity, texts)
     params = getattr(model, "params", {}) or {}
     estimated = estimate.estimate(
         to_send, len(texts) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
@@ -304,16 +317,17 @@ def output_context(s: Settings, inputs: Sequence[Input], baseline: Optional[Base
     )
 
 
-def prepare(settings: Settings, problems: Sequence[str] = ()) -> Plan:
+def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Optional[PickBackend] = None) -> Plan:
     """Load and check everything a run needs; raise one :class:`ConfigError` with every
-    problem found (``problems``: those the caller found already)."""
+    problem found (``problems``: those the caller found already; ``pick_backend``: a front
+    end's way to let plugins pick the model backend, ``(model, call_path) -> Backend | None``)."""
     s = settings
     found: List[str] = list(problems)
     notes: List[str] = []
     selected = _select(s, found, notes)
     tpath = _thresholds_path(s)
     limits = _load_thresholds(s, tpath, selected.user_domains, found)
-    model, call_path = _model(s, limits, tpath, selected.user_domains, found)
+    model, backend = _model(s, limits, tpath, selected.user_domains, found, pick_backend)
     inputs: List[Input] = [("the thresholds file", tpath), ("pyproject.toml", s.root / "pyproject.toml")]
     data_file = dataset.dataset_file(s.dataset, s.root)
     if data_file is not None:
@@ -336,6 +350,7 @@ def prepare(settings: Settings, problems: Sequence[str] = ()) -> Plan:
     return Plan(
         rows=tuple(selected.rows), answers=selected.answers, selection_domains=selected.domains,
         thresholds=limits, thresholds_source=str(tpath) if tpath.exists() else None, model=model,
-        shard=selected.shard, gate_skipped=selected.gate_skipped, call_path=call_path, inputs=tuple(inputs),
+        shard=selected.shard, gate_skipped=selected.gate_skipped,
+        call_path=backend.name if backend is not None else "", backend=backend, inputs=tuple(inputs),
         baseline=baseline, notes=tuple(notes),
     )
