@@ -404,7 +404,7 @@ class Settings:
     ) -> Tuple["Settings", List[str]]:
         """Like :meth:`from_values`, but return the problems (so that a caller can add the
         problems of the dataset, the thresholds and the model and report them all at once)."""
-        # The dataset package (its fetcher and readers) loads when a run is configured, not when
+        # lazy: start-up. The dataset package (its fetcher and readers) loads when a run is configured, not when
         # pytest starts: this module is imported on every pytest start (the plugin's options).
         from defan_pytest.dataset.sampling import SampleError, parse_sample
         from defan_pytest.dataset.shards import ShardError, parse_shard

@@ -9,7 +9,8 @@ Every ``.py`` file under ``defan_pytest/`` is parsed (no module list is kept by 
 * no private name (``_x``: a module or an attribute) is imported from another room;
 * the house rules: modules of at most :data:`MAX_MODULE_LINES` lines and functions of at most
   :data:`MAX_FUNCTION_LINES` (unless the docstring says "Long because ..."), function-local
-  imports only of the heavy or optional third-party modules of :data:`LAZY_IMPORTS`, and no
+  imports only of the heavy or optional third-party modules of :data:`LAZY_IMPORTS` (or ours under
+  a :data:`LAZY_MARK` comment), and no
   ``from defan_pytest.x import y as z`` renaming.
 
 A "room" is the first name under ``defan_pytest``: a subpackage (``calls``) or a top-level
@@ -18,11 +19,9 @@ under ``if TYPE_CHECKING:`` (a type is a dependency too), except for the cycle c
 about what Python runs.  Importing ``defan_pytest.a.b`` is counted as an import of
 ``defan_pytest.a.b`` only, not of the package ``defan_pytest.a`` Python initialises first.
 
-Each rule has one allowlist of the violations the tree had when the check was written (issue 18
-moved the files first and cleans each room after): a violation not in its list fails, and so
-does an entry of a list that no longer occurs, so the lists can only shrink until they are empty.
-An entry names the file and what it imports, without a line number, so that editing a file
-elsewhere does not disturb it; the failure messages give the lines.
+A function-local import of one of our own modules is allowed only under a comment that starts
+with :data:`LAZY_MARK` and says why (pytest imports the plugin in every session, so the engine
+loads only for a DefAn run).  Every violation fails, listed with its file and line.
 """
 from __future__ import annotations
 
@@ -75,165 +74,6 @@ LAZY_IMPORTS = frozenset(
     {"litellm", "spacy", "dateparser", "aiohttp", "yarl", "jsonschema", "rapidfuzz",
      "allure_commons", "pytest_sugar"}
 )
-
-
-# --------------------------------------------------------------------------------------------
-# Today's violations (each list only shrinks; see the module docstring)
-# --------------------------------------------------------------------------------------------
-
-ALLOWED_LAYER_VIOLATIONS: frozenset[str] = frozenset({
-    "defan_pytest/dataset/shards.py -> metrics",
-    "defan_pytest/run.py -> defan_pytest",
-})
-ALLOWED_CYCLES: frozenset[str] = frozenset({
-    "defan_pytest.scoring.claims, defan_pytest.scoring.structured",
-})
-ALLOWED_PYTEST_IMPORTS: frozenset[str] = frozenset()
-ALLOWED_PRIVATE_IMPORTS: frozenset[str] = frozenset()
-ALLOWED_LONG_MODULES: frozenset[str] = frozenset({
-    "defan_pytest/cache/store.py",
-    "defan_pytest/calls/callers.py",
-    "defan_pytest/calls/pool.py",
-    "defan_pytest/calls/usage.py",
-    "defan_pytest/dataset/user.py",
-    "defan_pytest/gates/level.py",
-    "defan_pytest/gates/paired.py",
-    "defan_pytest/gates/thresholds.py",
-    "defan_pytest/metrics/summary.py",
-    "defan_pytest/plugin/__init__.py",
-    "defan_pytest/report/html/__init__.py",
-    "defan_pytest/run.py",
-    "defan_pytest/scoring/text/numbers.py",
-    "defan_pytest/scoring/text/words.py",
-    "defan_pytest/stats/intervals.py",
-})
-ALLOWED_LONG_FUNCTIONS: frozenset[str] = frozenset({
-    "defan_pytest/calls/callers.py::lean_route",
-    "defan_pytest/calls/pool.py::CallPool._one",
-    "defan_pytest/cli/__init__.py::_build_parser",
-    "defan_pytest/cli/__init__.py::_score",
-    "defan_pytest/dataset/fetch.py::_download",
-    "defan_pytest/dataset/public.py::read_public_csv",
-    "defan_pytest/dataset/shards.py::combine",
-    "defan_pytest/dataset/user.py::_validate_record",
-    "defan_pytest/dataset/user.py::load_user_set",
-    "defan_pytest/gates/level.py::_judge_scope",
-    "defan_pytest/gates/paired.py::compare",
-    "defan_pytest/gates/regression.py::judge",
-    "defan_pytest/plugin/__init__.py::DefanPlugin._finish",
-    "defan_pytest/report/html/__init__.py::payload",
-    "defan_pytest/run.py::Run.configure",
-    "defan_pytest/scoring/types/_entity.py::EntityAnswerType.candidates",
-    "defan_pytest/settings.py::Settings.parse",
-})
-ALLOWED_LOCAL_IMPORTS: frozenset[str] = frozenset({
-    "defan_pytest/calls/callers.py: defan_pytest.version",
-    "defan_pytest/calls/callers.py: urllib.parse",
-    "defan_pytest/calls/pool.py: defan_pytest.safetext",
-    "defan_pytest/calls/usage.py: defan_pytest.calls.models",
-    "defan_pytest/calls/usage.py: json",
-    "defan_pytest/calls/usage.py: re",
-    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports",
-    "defan_pytest/cli/__init__.py: defan_pytest.metrics.summary",
-    "defan_pytest/cli/__init__.py: defan_pytest.report.tables",
-    "defan_pytest/cli/__init__.py: defan_pytest.run",
-    "defan_pytest/cli/__init__.py: defan_pytest.scoring.ner",
-    "defan_pytest/cli/__init__.py: defan_pytest.scoring.scorer",
-    "defan_pytest/cli/__init__.py: defan_pytest.version",
-    "defan_pytest/cli/reports.py: defan_pytest.dataset.shards",
-    "defan_pytest/cli/reports.py: defan_pytest.gates.level",
-    "defan_pytest/cli/reports.py: defan_pytest.gates.regression",
-    "defan_pytest/cli/reports.py: defan_pytest.gates.thresholds",
-    "defan_pytest/cli/reports.py: defan_pytest.metrics.summary",
-    "defan_pytest/cli/reports.py: defan_pytest.report.github",
-    "defan_pytest/cli/reports.py: defan_pytest.report.html",
-    "defan_pytest/cli/reports.py: defan_pytest.report.schema",
-    "defan_pytest/cli/reports.py: defan_pytest.report.tables",
-    "defan_pytest/cli/reports.py: defan_pytest.run",
-    "defan_pytest/dataset/domains.py: defan_pytest.dataset.fetch",
-    "defan_pytest/dataset/domains.py: defan_pytest.scoring.equivalence",
-    "defan_pytest/dataset/domains.py: defan_pytest.scoring.types",
-    "defan_pytest/dataset/shards.py: defan_pytest.metrics.summary",
-    "defan_pytest/errors.py: defan_pytest.safetext",
-    "defan_pytest/gates/paired.py: defan_pytest.scoring.equivalence",
-    "defan_pytest/gates/regression.py: defan_pytest.gates.paired",
-    "defan_pytest/gates/regression.py: defan_pytest.metrics.summary",
-    "defan_pytest/gates/regression.py: defan_pytest.safetext",
-    "defan_pytest/metrics/summary.py: defan_pytest.scoring.equivalence",
-    "defan_pytest/plugin/__init__.py: collections",
-    "defan_pytest/plugin/__init__.py: defan_pytest.calls.pool",
-    "defan_pytest/plugin/__init__.py: defan_pytest.dataset",
-    "defan_pytest/plugin/__init__.py: defan_pytest.errors",
-    "defan_pytest/plugin/__init__.py: defan_pytest.gates.level",
-    "defan_pytest/plugin/__init__.py: defan_pytest.plugin.hookspecs",
-    "defan_pytest/plugin/__init__.py: defan_pytest.report.github",
-    "defan_pytest/plugin/__init__.py: defan_pytest.report.progress",
-    "defan_pytest/plugin/__init__.py: defan_pytest.report.tables",
-    "defan_pytest/plugin/__init__.py: defan_pytest.run",
-    "defan_pytest/plugin/__init__.py: defan_pytest.safetext",
-    "defan_pytest/plugin/__init__.py: defan_pytest.scoring.ner",
-    "defan_pytest/plugin/__init__.py: defan_pytest.scoring.scorer",
-    "defan_pytest/plugin/__init__.py: defan_pytest.settings",
-    "defan_pytest/plugin/__init__.py: html",
-    "defan_pytest/report/html/__init__.py: defan_pytest.metrics.summary",
-    "defan_pytest/report/html/__init__.py: defan_pytest.scoring.equivalence",
-    "defan_pytest/run.py: defan_pytest",
-    "defan_pytest/run.py: defan_pytest.cache.folder",
-    "defan_pytest/run.py: defan_pytest.cache.store",
-    "defan_pytest/run.py: defan_pytest.calls.callers",
-    "defan_pytest/run.py: defan_pytest.calls.models",
-    "defan_pytest/run.py: defan_pytest.calls.pool",
-    "defan_pytest/run.py: defan_pytest.calls.redaction",
-    "defan_pytest/run.py: defan_pytest.calls.usage",
-    "defan_pytest/run.py: defan_pytest.dataset",
-    "defan_pytest/run.py: defan_pytest.dataset.sampling",
-    "defan_pytest/run.py: defan_pytest.dataset.shards",
-    "defan_pytest/run.py: defan_pytest.gates.level",
-    "defan_pytest/run.py: defan_pytest.gates.regression",
-    "defan_pytest/run.py: defan_pytest.gates.thresholds",
-    "defan_pytest/run.py: defan_pytest.metrics.summary",
-    "defan_pytest/run.py: defan_pytest.report.html",
-    "defan_pytest/run.py: defan_pytest.report.schema",
-    "defan_pytest/run.py: defan_pytest.report.tables",
-    "defan_pytest/run.py: defan_pytest.report.writer",
-    "defan_pytest/run.py: defan_pytest.scoring.ner",
-    "defan_pytest/run.py: defan_pytest.scoring.scorer",
-    "defan_pytest/run.py: defan_pytest.version",
-    "defan_pytest/run.py: hashlib",
-    "defan_pytest/run.py: types",
-    "defan_pytest/scoring/types/__init__.py: defan_pytest.scoring.equivalence",
-    "defan_pytest/settings.py: defan_pytest.calls.models",
-    "defan_pytest/settings.py: defan_pytest.dataset.sampling",
-    "defan_pytest/settings.py: defan_pytest.dataset.shards",
-    "defan_pytest/settings.py: defan_pytest.scoring.ner",
-})
-ALLOWED_ALIASES: frozenset[str] = frozenset({
-    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports as cli_reports",
-    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports.PROG as _PROG",
-    "defan_pytest/cli/__init__.py: defan_pytest.cli.reports.UsageError as _UsageError",
-    "defan_pytest/cli/reports.py: defan_pytest.gates.level as gate",
-    "defan_pytest/cli/reports.py: defan_pytest.gates.regression as regression_gate",
-    "defan_pytest/cli/reports.py: defan_pytest.report.html as html_report",
-    "defan_pytest/cli/reports.py: defan_pytest.report.schema as baseline",
-    "defan_pytest/gates/regression.py: defan_pytest.gates.paired as regression",
-    "defan_pytest/gates/regression.py: defan_pytest.metrics.summary as metrics",
-    "defan_pytest/plugin/__init__.py: defan_pytest.gates.level as gate",
-    "defan_pytest/plugin/__init__.py: defan_pytest.report.tables as reports",
-    "defan_pytest/report/html/__init__.py: defan_pytest.metrics.summary as metrics",
-    "defan_pytest/run.py: defan_pytest.cache.folder as folder_check",
-    "defan_pytest/run.py: defan_pytest.cache.store as cache_mod",
-    "defan_pytest/run.py: defan_pytest.calls.pool as calls",
-    "defan_pytest/run.py: defan_pytest.dataset.sampling as prompts",
-    "defan_pytest/run.py: defan_pytest.gates.level as gate",
-    "defan_pytest/run.py: defan_pytest.gates.regression as regression_gate",
-    "defan_pytest/run.py: defan_pytest.metrics.summary as metrics",
-    "defan_pytest/run.py: defan_pytest.report.html as html_report",
-    "defan_pytest/run.py: defan_pytest.report.schema as baseline",
-    "defan_pytest/run.py: defan_pytest.report.tables as reports",
-    "defan_pytest/run.py: defan_pytest.report.writer as outputs",
-    "defan_pytest/scoring/scorer.py: defan_pytest.scoring.ner as ner_mod",
-    "defan_pytest/settings.py: defan_pytest.dataset.sampling as prompts",
-})
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,7 +135,7 @@ class Imported:
 
 @dataclass(frozen=True)
 class Violation:
-    key: str  # the allowlist entry (no line number)
+    key: str  # what is wrong where, without a line number
     message: str  # file:line: what is wrong
 
 
@@ -556,9 +396,29 @@ def long_function_violations(pkg: Package) -> Iterator[Violation]:
                 )
 
 
+#: What the comment right above a function-local import of our own module must say for it to be
+#: allowed: that it keeps pytest's start-up cheap (the plugin is imported in every session, with
+#: or without --defan-model), followed by why.
+LAZY_MARK = "# lazy: start-up."
+
+
+def _says_lazy(imp: Imported) -> bool:
+    """Whether the comment block directly above ``imp`` (and the imports between) holds a line
+    starting with :data:`LAZY_MARK`."""
+    lines = imp.importer.text.splitlines()
+    i = imp.line - 2
+    while i >= 0 and lines[i].strip().startswith(("#", "from ", "import ")):
+        if lines[i].strip().startswith(LAZY_MARK):
+            return True
+        i -= 1
+    return False
+
+
 def local_import_violations(pkg: Package) -> Iterator[Violation]:
     for imp in pkg.imports:
         if imp.function is None:
+            continue
+        if imp.ours and _says_lazy(imp):
             continue
         if imp.ours:
             why = "a module of the package (import it at the top; fix a cycle instead)"
@@ -581,24 +441,22 @@ def alias_violations(pkg: Package) -> Iterator[Violation]:
             )
 
 
-#: rule -> (its check, its allowlist)
-RULES: dict[str, tuple[Callable[[Package], Iterator[Violation]], frozenset[str]]] = {
-    "layers": (layer_violations, ALLOWED_LAYER_VIOLATIONS),
-    "cycles": (cycle_violations, ALLOWED_CYCLES),
-    "pytest-imports": (pytest_import_violations, ALLOWED_PYTEST_IMPORTS),
-    "private-imports": (private_import_violations, ALLOWED_PRIVATE_IMPORTS),
-    "long-modules": (long_module_violations, ALLOWED_LONG_MODULES),
-    "long-functions": (long_function_violations, ALLOWED_LONG_FUNCTIONS),
-    "local-imports": (local_import_violations, ALLOWED_LOCAL_IMPORTS),
-    "aliases": (alias_violations, ALLOWED_ALIASES),
+#: rule -> its check
+RULES: dict[str, Callable[[Package], Iterator[Violation]]] = {
+    "layers": layer_violations,
+    "cycles": cycle_violations,
+    "pytest-imports": pytest_import_violations,
+    "private-imports": private_import_violations,
+    "long-modules": long_module_violations,
+    "long-functions": long_function_violations,
+    "local-imports": local_import_violations,
+    "aliases": alias_violations,
 }
 
 
 def _new_violations(rule: str) -> str:
-    """The violations of ``rule`` its allowlist does not hold, one a line ('' for none)."""
-    check, allowed = RULES[rule]
-    new = [v for v in check(package()) if v.key not in allowed]
-    return "\n".join(sorted({f"{v.message}   [{v.key}]" for v in new}))
+    """The violations of ``rule``, one a line ('' for none)."""
+    return "\n".join(sorted({f"{v.message}   [{v.key}]" for v in RULES[rule](package())}))
 
 
 # --------------------------------------------------------------------------------------------
@@ -664,18 +522,8 @@ def test_imports_keep_their_names() -> None:
     assert not new, f"imports of the package under another name:\n{new}"
 
 
-@pytest.mark.parametrize("rule", sorted(RULES))
-def test_allowlists_only_shrink(rule: str) -> None:
-    check, allowed = RULES[rule]
-    stale = sorted(allowed - {v.key for v in check(package())})
-    assert not stale, (
-        f"tests/test_architecture.py allows {rule} violations that no longer occur; remove them "
-        "from its allowlist:\n" + "\n".join(stale)
-    )
-
-
 def test_the_rules_find_what_they_forbid(tmp_path: Path) -> None:
-    # Once the allowlists are empty, only this shows that the checks still see violations.
+    # The package itself has no violation: this shows that the checks still see them.
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     files = {
         "__init__.py": "from defan_pytest.settings import x\n",  # the facade imports anything
@@ -706,7 +554,7 @@ def test_the_rules_find_what_they_forbid(tmp_path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     pkg = read_package(tmp_path / PACKAGE)
-    found = {rule: sorted(v.key for v in check(pkg)) for rule, (check, _) in RULES.items()}
+    found = {rule: sorted(v.key for v in check(pkg)) for rule, check in RULES.items()}
     assert found == {
         "layers": ["defan_pytest/dataset/__init__.py -> metrics", "defan_pytest/gates/level.py -> defan_pytest"],
         "cycles": ["defan_pytest.metrics.a, defan_pytest.metrics.summary"],

@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 "or leave the option out to run without defan-pytest"
             )
         return
-    # Imported here, for a DefAn run only: the run's modules (the dataset, the gates, the
+    # lazy: start-up. Imported here, for a DefAn run only: the run's modules (the dataset, the gates, the
     # reports) cost more to import than the rest of the plugin, and pytest imports this module
     # in every session (tests/test_plugin.py checks what a session without --defan-model loads).
     from defan_pytest.plugin.session import DefanPlugin

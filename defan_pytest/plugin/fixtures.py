@@ -16,7 +16,7 @@ __all__ = ["defan_scorer"]
 def defan_scorer() -> "Scorer":
     """A :class:`defan_pytest.scoring.scorer.Scorer` (rules plus the installed spaCy pipeline, if any)
     for tests that score answers of their own."""
-    # Imported by a test that asks for the fixture only: the scorer's modules import rapidfuzz,
+    # lazy: start-up. Imported by a test that asks for the fixture only: the scorer's modules import rapidfuzz,
     # and this module is loaded in every session.
     from defan_pytest.scoring.scorer import Scorer
 

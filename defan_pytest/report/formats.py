@@ -165,7 +165,7 @@ class HtmlReport(FileFormat):
     help = "write the self-contained HTML report to this file"
 
     def render(self, report: Report, context: Context) -> str:
-        # Imported when a page is written: the page's module pulls the metrics and the scorer
+        # lazy: start-up. Imported when a page is written: the page's module pulls the metrics and the scorer
         # (rapidfuzz), which a pytest start that writes no page must not load (settings, and so
         # every pytest start, imports this module).
         from defan_pytest.report import html

@@ -41,14 +41,7 @@ from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection
 from defan_pytest.report import builder, formats
 from defan_pytest.run.plan import (
-    Plan,
-    PickBackend,
-    budget,
-    cache_folder,
-    estimate_line,
-    model_price,
-    output_context,
-    prepare,
+    PickBackend, Plan, budget, cache_folder, estimate_line, model_price, output_context, prepare,
 )
 from defan_pytest.scoring.scorer import ScoreInput, Scorer
 from defan_pytest.settings import Settings
