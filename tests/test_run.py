@@ -52,7 +52,7 @@ def test_a_whole_run_without_pytest(project: Path) -> None:
     run.start_pool(run.rows, worker)
     assert run.wait() is None
     run.score_all(run.rows)
-    run.records = [run.verdict(row, i) for i, row in enumerate(run.rows)]
+    run.records = [run.record(row, i) for i, row in enumerate(run.rows)]
     run.finish()
     assert run.summary is not None
     toy, sky = run.summary["domains"]["toy"], run.summary["domains"]["sky"]

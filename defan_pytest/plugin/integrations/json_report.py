@@ -20,7 +20,7 @@ class JsonReport(Integration):
         if call.when != "call":
             return None
         if isinstance(item, PromptItem) and item.record is not None:
-            return {"defan": item.record}
+            return {"defan": item.record.to_json()}  # json-report serialises plain JSON
         if isinstance(item, GateItem):
             return {"defan_gate": [v.message for v in item.verdicts]}
         return None
