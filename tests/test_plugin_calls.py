@@ -398,7 +398,8 @@ def test_editing_a_callable_without_a_new_version_asks_again(toy: pytest.Pyteste
     edited.stdout.fnmatch_lines(["*15 prompts: 15 answered by the model, 0 from the cache, *"])
     # the summary says which code the cached answers belong to
     again.stdout.re_match_lines([r".*15 prompts: 0 answered by the model, 15 from the cache "
-                                 r"\(counting version 2024-06-01, source [0-9a-f]{8}\), 0 retries, 0 call errors"])
+                                 r"\(counting version 2024-06-01, source [0-9a-f]{8} \(fingerprint [0-9a-f]{8}: 1 source file\)\), "
+                                 r"0 retries, 0 call errors"])
 
 
 @pytest.mark.slow
@@ -413,7 +414,7 @@ def test_xdist_counts_where_answers_came_from(toy: pytest.Pytester, tmp_path: Pa
     assert len(calls.read_text().splitlines()) == 60
     warm = toy.runpytest_subprocess("--defan-model=counting", "-n", "2", *TOY_ARGS)
     warm.stdout.re_match_lines([r".*60 prompts: 0 answered by the model, 60 from the cache \(counting version 1, "
-                                r"source [0-9a-f]{8}\), 0 retries, 0 call errors(; \d+ of them through another "
+                                r"source [0-9a-f]{8} \(fingerprint [0-9a-f]{8}: 1 source file\)\), 0 retries, 0 call errors(; \d+ of them through another "
                                 r"worker)?$"])
     assert len(calls.read_text().splitlines()) == 60  # nothing asked again
 

@@ -16,6 +16,7 @@ optionally described by a ``[models.<name>]`` table.  Which backend calls the mo
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -25,8 +26,9 @@ import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
+from defan_pytest.calls.fingerprint import Fingerprint
 from defan_pytest.errors import DefanError
 
 
@@ -39,7 +41,11 @@ class CallableModel:
     """A user's function: ``prompt -> answer text`` (sync or async).
 
     ``source``: a digest of the function's source code (:func:`source_digest`), taken when it
-    is registered; part of the cache key, with ``version``.
+    is registered; part of the cache key, with ``version``.  ``inputs``: the files and folders
+    the application reads (a knowledge base, prompt files), relative to the rootdir.
+    ``fingerprint``: the digest of the project's imported source files and of ``inputs``
+    (:mod:`defan_pytest.calls.fingerprint`), taken when the run is configured; :meth:`fingerprinted`
+    folds it into ``source``, so that editing the application asks it again.
     """
 
     name: str
@@ -47,6 +53,12 @@ class CallableModel:
     is_async: bool
     version: Optional[str] = None
     source: str = ""
+    inputs: Tuple[str, ...] = ()
+    fingerprint: Optional[Fingerprint] = None
+
+    def fingerprinted(self, fingerprint: Fingerprint) -> "CallableModel":
+        """This model with ``fingerprint`` taken and folded into its ``source`` digest."""
+        return dataclasses.replace(self, source=_sha(f"{self.source}|{fingerprint.digest}"), fingerprint=fingerprint)
 
     def __post_init__(self) -> None:
         if not self.source:
@@ -55,7 +67,8 @@ class CallableModel:
     def describe(self) -> str:
         """``my-rag version 2024-06-01, source 3f2a9c1b``: which code the answers belong to."""
         version = f"version {self.version}" if self.version is not None else "no version"
-        return f"{self.name} {version}, source {self.source[:8]}"
+        covered = f" ({self.fingerprint.describe()})" if self.fingerprint is not None else ""
+        return f"{self.name} {version}, source {self.source[:8]}{covered}"
 
 
 @dataclass(frozen=True)
@@ -81,14 +94,19 @@ Model = Any  # CallableModel | LitellmModel
 _REGISTRY: Dict[str, CallableModel] = {}
 
 
-def model(name: str, *, version: Optional[str] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def model(name: str, *, version: Optional[str] = None,
+          inputs: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as the model ``name`` (a decorator).
 
-    ``version``: change it whenever the function's behaviour changes; cached answers are reused
-    only for the same name, version and source code of the function (without a version, nothing
-    is reused across runs).  The source covers the registered function itself, not what it
-    calls: when a helper, a prompt file or the pipeline behind it changes, change ``version``.
+    Cached answers are reused only for the same name, ``version`` and code: the function's own
+    source, and every source file of the project that is imported when the run starts (modules
+    under the rootdir, outside site-packages and the virtual environment), and the files and
+    folders named in ``inputs`` (a RAG's knowledge base: ``inputs=["knowledge/"]``).  Without a
+    version nothing is reused across runs.  What the application reads from elsewhere (a model
+    server, a database) is not covered: change ``version`` when it changes.
     """
+    if isinstance(inputs, str) or not all(isinstance(i, str) and i.strip() for i in inputs):
+        raise ModelError(f"model {name!r}: inputs= takes a list of file or folder paths, got {inputs!r}")
     if not isinstance(name, str) or not name.strip():
         raise ModelError("a model name must be a non-empty string")
 
@@ -96,7 +114,7 @@ def model(name: str, *, version: Optional[str] = None) -> Callable[[Callable[...
         if not callable(fn):
             raise ModelError(f"model {name!r}: {fn!r} is not callable")
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
-        _REGISTRY[name] = CallableModel(name, fn, is_async, version)
+        _REGISTRY[name] = CallableModel(name, fn, is_async, version, inputs=tuple(inputs))
         return fn
 
     return register

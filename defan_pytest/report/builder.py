@@ -50,7 +50,8 @@ def model_meta(model: Any) -> Optional[ModelMeta]:
     litellm model's string, system prompt and public call parameters (``None`` for anything
     else)."""
     if isinstance(model, models.CallableModel):
-        return ModelMeta(model.name, "callable", version=model.version, source=model.source)
+        covered = {"fingerprint": model.fingerprint.to_json()} if model.fingerprint is not None else {}
+        return ModelMeta(model.name, "callable", version=model.version, source=model.source, extra=covered)
     if isinstance(model, models.LitellmModel):
         params = dict(model.params)
         secrets = redaction.known_secrets(params)

@@ -19,6 +19,7 @@ from defan_pytest.cache import folder
 from defan_pytest.cache.store import ResponseCache, uncached_in
 from defan_pytest.calls import backends, estimate, models, prices
 from defan_pytest.calls.budget import Budget
+from defan_pytest.calls.fingerprint import FingerprintError, fingerprint
 from defan_pytest.calls.protocol import Backend
 from defan_pytest.dataset import sampling, shards
 from defan_pytest.errors import problems_of
@@ -229,6 +230,13 @@ def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found
         s.model, tables, sources, models.registered(), lambda n: backends.check_name(n, {}) is None,
     ))
     model = models.resolve(s.model, tables, s.model_args)
+    if isinstance(model, models.CallableModel):
+        # The application's identity is its code: the project's imported sources and declared
+        # inputs, as they are now (before any call), folded into the cache key.
+        try:
+            model = model.fingerprinted(fingerprint(s.root, model.inputs))
+        except FingerprintError as exc:
+            found.append(f"--defan-model {s.model}: {exc}")
     if isinstance(model, models.CallableModel) and s.model_args:
         found.append("--defan-model-arg: parameters apply to litellm models, not to a registered callable")
     backend, problems = check_calls(s, model, tables, pick_backend)
