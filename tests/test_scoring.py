@@ -116,7 +116,7 @@ def test_labelled_sets_store_no_defan_questions(public_dir: Path) -> None:
     (which must resolve), and an inline question must be one we wrote, not DefAn's."""
     by_id = labelled.public_rows(public_dir)
     questions = {r.question.strip() for r in by_id.values()}
-    for name in labelled.SETS:
+    for name in (*labelled.SETS, labelled.FRESH):
         for i, r in enumerate(labelled.raw_rows(name), 1):
             where = f"{name}:{i}"
             if "id" in r:
