@@ -715,9 +715,10 @@ def test_gate_with_a_baseline_and_compare(tmp_path: Path, capsys: pytest.Capture
     assert "REGRESSED notes: FCH 0.100 -> 0.400 (+0.300" in out
     assert "right before, hallucinated now: 60 prompts" in out
     assert "defan: level gate pass, regression gate fail" in out
-    assert main(["compare", str(old), str(new)]) == 0
+    assert main(["compare", str(old), str(new)]) == 1  # REGRESSED is a failure, as in defan gate
     out = capsys.readouterr().out
     assert "notes: FCH 0.100 -> 0.400" in out and "notes-q0004-p00" in out
+    assert main(["compare", str(old), str(old)]) == 0
 
 
 def test_gate_refuses_another_data_set_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str],

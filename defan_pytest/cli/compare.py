@@ -1,5 +1,5 @@
 """``defan compare OLD.json NEW.json``: the per-domain change between two reports and the prompts
-that flipped (exit 0, or 2 for bad input)."""
+that flipped (exit 1 when a scope regressed, as `defan gate --baseline`; 0 otherwise; 2 for bad input)."""
 from __future__ import annotations
 
 import argparse
@@ -30,7 +30,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    """The per-domain change and the prompts that flipped."""
+    """The per-domain change and the prompts that flipped; exit 1 when a scope regressed
+    (beyond its tolerance and significantly), 0 otherwise, 2 for bad input."""
     old = load(args.old, "OLD")
     new = load(args.new, "NEW")
     problems = comparability(old, new.meta.dataset, new.meta.scorer, new.rows, where=str(args.old))
@@ -42,4 +43,5 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         limits = thresholds_for(args.thresholds, None, model, sorted({r.domain for r in new.rows}))
     comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old))
     stdout.write(regression.format_comparison(comparison, flipped=50))
-    return 0
+    # The same exit codes as `defan gate --baseline`: 1 when a scope regressed.
+    return 1 if comparison.get("status") == "fail" else 0
