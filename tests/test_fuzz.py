@@ -26,7 +26,8 @@ import defan_pytest
 from defan_pytest.calls import models
 from defan_pytest.cli import main
 from defan_pytest.run import Run
-from defan_pytest.settings import OPTIONS, ConfigError, Settings
+from defan_pytest.settings import ConfigError, Settings
+from defan_pytest.settings.options import OPTIONS
 from defan_pytest.gates.thresholds import ThresholdsError, load_thresholds
 
 pytestmark = pytest.mark.usefixtures("dataset_env")

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from defan_pytest.calls.protocol import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
-from defan_pytest.settings import DEFAULT_CACHE, OPTIONS, ConfigError, Settings
+from defan_pytest.settings import ConfigError, Settings
+from defan_pytest.settings.options import DEFAULT_CACHE, OPTIONS
 
 
 def test_defaults_come_from_the_one_table() -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import pytest
 
 from defan_pytest.plugin import hookspecs, integrations
-from defan_pytest.settings import OPTIONS
+from defan_pytest.settings.options import OPTIONS
 
 if TYPE_CHECKING:
     from defan_pytest.plugin.session import DefanPlugin

@@ -28,7 +28,8 @@ from defan_pytest.gates.comparability import comparability
 from defan_pytest.records import Report
 from defan_pytest.report import builder, formats, schema
 from defan_pytest.report.writer import Input
-from defan_pytest.settings import DEFAULT_CACHE, ConfigError, Settings
+from defan_pytest.settings import ConfigError, Settings
+from defan_pytest.settings.options import DEFAULT_CACHE
 
 #: A front end's way to let plugins pick the model backend: ``(model, call_path)`` -> a
 #: backend, or ``None`` for no opinion (the plugin's ``pytest_defan_backend`` hook).

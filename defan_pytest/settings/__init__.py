@@ -1,12 +1,10 @@
-"""The settings of a run: every option, its default stated once, parsed into a frozen object.
+"""The settings of a run: the options' values parsed into a frozen object.
 
 Each option is ``--defan-<noun>`` on the command line and ``defan_<noun>`` in the ini file (the
-option wins); :data:`OPTIONS` is the one table both are registered from, and the one place a
-default is written (a report format added by another package brings its own option, read from
-:data:`defan_pytest.report.formats.FORMATS` when this module is imported).
-:meth:`Settings.from_values` parses and validates them all at once: every problem is collected
-and raised as one :class:`ConfigError`, before any model is called.  Nothing here imports
-pytest.  (Long because the option table, every option's help and default, is here whole.)
+option wins); :data:`defan_pytest.settings.options.OPTIONS` is the one table both are registered
+from, and the one place a default is written.  :meth:`Settings.from_values` parses and
+validates them all at once: every problem is collected and raised as one :class:`ConfigError`,
+before any model is called.  Nothing here imports pytest.
 
 >>> s = Settings.from_values({"model": "my-rag", "domain": ["nobel, math"], "sample": "10%"})
 >>> s.model, s.domains, str(s.sample), s.timeout, s.cache
@@ -33,22 +31,15 @@ from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_CONCURRENCY, DEFAULT
 from defan_pytest.errors import DefanError, problems_of
 from defan_pytest.registry import RegistryError
 from defan_pytest.report.formats import FORMATS, Output
+from defan_pytest.settings.options import BY_NOUN, DECISIONS, DEFAULT_CACHE, FORMAT_PROBLEMS, OPTIONS
 from defan_pytest.scoring import ner
 
 if TYPE_CHECKING:
     from defan_pytest.dataset.sampling import Sample
     from defan_pytest.dataset.shards import Shard
 
-__all__ = ["DECISIONS", "DEFAULT_CACHE", "OPTIONS", "ConfigError", "Option", "Settings"]
+__all__ = ["ConfigError", "Settings"]
 
-#: Folder of the response cache, relative to the rootdir.
-DEFAULT_CACHE = ".defan_cache"
-
-#: How the level gate decides (``--defan-decide``): on the point estimate, or only when the
-#: whole interval lies beyond the limit.
-DECISIONS: Tuple[str, ...] = ("point", "interval")
-
-Kind = Literal["string", "bool", "linelist", "args"]
 T = TypeVar("T")
 
 
@@ -56,132 +47,11 @@ class ConfigError(DefanError):
     """Options or ini keys that cannot run: every problem at once."""
 
 
-@dataclass(frozen=True)
-class Option:
-    """One option: ``--defan-<noun>`` and the ini key ``defan_<noun>``.
-
-    ``default`` is what the ini key defaults to (``None``: unset); ``shown`` is how the help
-    text states the default when the value alone would not say it.
-    """
-
-    noun: str
-    kind: Kind
-    default: Any
-    help: str
-    shown: Optional[str] = None
-
-    @property
-    def flag(self) -> str:
-        """The command-line flag, ``--defan-<noun>``."""
-        return f"--defan-{self.noun}"
-
-    @property
-    def dest(self) -> str:
-        """The attribute and ini key, ``defan_<noun>`` (dashes as underscores)."""
-        return "defan_" + self.noun.replace("-", "_")
-
-    @property
-    def help_text(self) -> str:
-        """The help text with its default, as ``--help`` and ``pytest --help`` show it."""
-        shown = self.shown if self.shown is not None else str(self.default)
-        return f"{self.help} (default: {shown})"
-
-
-_BUILT_IN: Tuple[Option, ...] = (
-    Option("model", "string", None,
-           "model to evaluate: a name registered with @defan_pytest.model, a [models.<name>] table, "
-           "or a litellm model string such as openai/gpt-4o-mini", shown="none, plugin inactive"),
-    Option("domain", "linelist", None,
-           "DefAn domain(s) to run, repeatable and comma-separated: sports, census, nobel, "
-           "entertainment, world_org, qs_ranking, conference_venue, math", shown="all"),
-    Option("dataset", "string", "public",
-           "'public' (the DefAn public split, downloaded and sha256-checked on first use, or read "
-           "from DEFAN_DATA_DIR), a folder holding the public CSV files, or a CSV/JSON/JSONL file of "
-           "your own"),
-    Option("sample", "string", None,
-           "run a stratified sample: N prompts or P% of each domain's paraphrase groups, whole "
-           "groups only", shown="every prompt"),
-    Option("seed", "string", "0", "seed of --defan-sample"),
-    Option("shard", "string", None,
-           "run shard I of N (I/N, e.g. 2/4): a deterministic, disjoint share of the selected paraphrase "
-           "groups, balanced across domains; its gates are skipped and 'defan merge' judges the shards' "
-           "reports together", shown="none: the whole selection"),
-    Option("thresholds", "string", None,
-           "thresholds file of the gate", shown="thresholds.toml in the rootdir, if present"),
-    # The built-in report formats' options (each format's ``option``, report.formats).
-    Option("report", "string", None,
-           "write the JSON report (same schema as 'defan score --json') to this file", shown="none"),
-    Option("html", "string", None,
-           "write a self-contained HTML report (charts, verdicts, every prompt, paraphrase groups) to this "
-           "file", shown="none"),
-    Option("force-output", "bool", False,
-           "let --defan-report replace an existing file that is not a defan report (an input of the "
-           "run, a .py, .toml, .cfg, .ini, .csv or .jsonl file is never replaced)",
-           shown="off: only an earlier report or an empty file is replaced"),
-    Option("strict", "bool", False,
-           "fail each hallucinated or misaligned prompt on its own", shown="off; the gate decides"),
-    Option("gate-narrowed", "bool", False,
-           "judge the gate even when -k, -m, --deselect, --lf, a path or pytest-split ran only part "
-           "of the selected prompts", shown="off: such a run's gate is skipped"),
-    Option("baseline", "string", None,
-           "a report of an earlier run (--defan-report) to compare with: the regression gate judges "
-           "the change on the prompts both runs hold, by a paired test over paraphrase groups",
-           shown="none: no regression gate"),
-    Option("baseline-force", "bool", False,
-           "compare with --defan-baseline even when it was made on another data set or by another "
-           "scorer", shown="off: such a baseline is refused"),
-    Option("decide", "string", "point",
-           "how the level gate decides: 'point' fails a figure beyond its limit; 'interval' fails it "
-           "only when its whole 95% interval lies beyond the limit (for small pull-request samples)"),
-    Option("spacy-model", "string", "auto",
-           "spaCy pipeline for names and places: a package name, a folder, 'auto' (first installed "
-           "English pipeline) or 'none'"),
-    Option("concurrency", "string", str(DEFAULT_CONCURRENCY), "requests in flight at once"),
-    Option("rpm", "string", None, "at most this many requests per minute", shown="no limit"),
-    Option("retries", "string", str(DEFAULT_RETRIES),
-           "retries of a call after 429, 5xx, a timeout or a dropped connection"),
-    Option("timeout", "string", f"{DEFAULT_TIMEOUT:g}", "seconds one call may take"),
-    Option("model-arg", "args", None,
-           "KEY=VALUE call parameter for a litellm model, repeatable: temperature=0.2, "
-           "api_base=http://..., max_tokens=64 (values are JSON where they parse)", shown="none"),
-    Option("call-path", "string", "auto",
-           "how calls reach a litellm model: 'auto' (the lean OpenAI-protocol client for openai/..., "
-           "azure/..., hosted_vllm/... and any api_base, litellm for other providers), 'litellm' (always "
-           "litellm), 'openai' (always the lean client; an error where it cannot send what litellm would)"),
-    Option("budget", "string", None,
-           "stop sending prompts once the spending (USD) plus the requests in flight would pass this; the "
-           "prompts not sent are errors, every answer is kept in the cache for a resumed run (needs a price: "
-           "litellm's price table, or price_in/price_out in [models.<name>])", shown="no limit"),
-    Option("cache", "string", DEFAULT_CACHE,
-           "response cache: a folder (relative to the rootdir), 'off', or 'refresh' (call again and "
-           "overwrite)"),
-)
-
-
-def _format_options(built_in: FrozenSet[str]) -> Tuple[Tuple[Option, ...], Tuple[str, ...]]:
-    """The options of the report formats other packages add (``format.<name>`` entry points),
-    and the problems of loading them (reported when a run configures, never at import)."""
-    try:
-        formats = FORMATS.values()
-    except RegistryError as exc:
-        return (), tuple(problems_of(exc))
-    return tuple(
-        Option(f.option, "string", None, f.help, shown="none") for f in formats if f.option and f.option not in built_in
-    ), ()
-
-
-_FORMAT_OPTIONS, _FORMAT_PROBLEMS = _format_options(frozenset(o.noun for o in _BUILT_IN))
-#: Every option, in the order ``--help`` lists them: the built-in ones, then those of the report
-#: formats other packages add.
-OPTIONS: Tuple[Option, ...] = _BUILT_IN + _FORMAT_OPTIONS
-_BY_NOUN: Dict[str, Option] = {o.noun: o for o in OPTIONS}
-
-
 def _int(values: Mapping[str, Any], noun: str, low: int, problems: List[str]) -> int:
     raw = _value(values, noun)
     if raw is None or not str(raw).strip():
         # Given empty: said once by Settings.parse; the default stands in meanwhile.
-        return int(_BY_NOUN[noun].default)
+        return int(BY_NOUN[noun].default)
     try:
         n = int(str(raw).strip())
     except ValueError:
@@ -241,7 +111,7 @@ def _value(values: Mapping[str, Any], noun: str) -> Any:
     """The raw value of an option: given, else its default (an empty list counts as unset)."""
     value = values.get(noun)
     if value is None or value == []:
-        return _BY_NOUN[noun].default
+        return BY_NOUN[noun].default
     return value
 
 
@@ -290,7 +160,7 @@ def _parsed(
 
 def _choice(values: Mapping[str, Any], noun: str, choices: Tuple[str, ...], problems: List[str]) -> str:
     """One of ``choices`` (the option's default when the value is not one of them)."""
-    default = str(_BY_NOUN[noun].default)
+    default = str(BY_NOUN[noun].default)
     value = str(_value(values, noun) or default).strip()
     if value not in choices:
         problems.append(f"--defan-{noun}: {value!r} is not one of: {', '.join(choices)}")
@@ -334,7 +204,7 @@ def _outputs(values: Mapping[str, Any], invocation_dir: Path) -> Dict[str, Outpu
     """The report formats asked for (format name -> where), each by its option."""
     outputs: Dict[str, Output] = {}
     for fmt in FORMATS.values():
-        given = _value(values, fmt.option) if fmt.option in _BY_NOUN else None
+        given = _value(values, fmt.option) if fmt.option in BY_NOUN else None
         if given:
             outputs[fmt.name] = Output(f"--defan-{fmt.option}", str(given), _resolve(str(given), invocation_dir))
     return outputs
@@ -409,10 +279,10 @@ class Settings:
         from defan_pytest.dataset.sampling import SampleError, parse_sample
         from defan_pytest.dataset.shards import ShardError, parse_shard
 
-        unknown = sorted(set(values) - set(_BY_NOUN))
+        unknown = sorted(set(values) - set(BY_NOUN))
         if unknown:
-            raise ConfigError(f"unknown settings {', '.join(unknown)}; known: {', '.join(_BY_NOUN)}")
-        problems: List[str] = list(_FORMAT_PROBLEMS)
+            raise ConfigError(f"unknown settings {', '.join(unknown)}; known: {', '.join(BY_NOUN)}")
+        problems: List[str] = list(FORMAT_PROBLEMS)
         values = dict(values)
         invalid = _unusable(values, problems)
         names: List[str] = []
