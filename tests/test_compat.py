@@ -206,7 +206,7 @@ def test_github_annotations_point_at_the_breached_key_and_the_test(
     for dataset, strict_file in (("toy.jsonl", "toy.jsonl,line=14"), (str(outside), "defan,line=1")):
         result = run(project, "--defan-strict", f"--defan-dataset={dataset}", *xdist)
         no_internal_error(result)
-        lines = [ln for ln in (result.stdout.str() + result.stderr.str()).splitlines() if ln.startswith("::error")]
+        lines = [ln for ln in (result.stdout.str() + "\n" + result.stderr.str()).splitlines() if ln.startswith("::error")]
         # The gate at the line of the breached key, relative to the repository.
         assert any(ln.startswith("::error file=thresholds.toml,line=5::gate[toy]") and "max_fch" in ln for ln in lines), lines
         # A strict failure at its row when the data is in the repository, else at the test's id.
