@@ -418,3 +418,41 @@ def test_xdist_gives_the_serial_figures(example_project: Path, public_dir: Path)
     base, n2 = report(example_project / "baseline.json"), report(example_project / "n2.json")
     assert figures(n2) == figures(base)
     assert claims(n2) == claims(base)
+
+
+#: A README command that says how it exits: ``pytest ...    # exit 1: it regressed``.
+EXIT_MARK = r"#\s*exit (\d+)\b"
+
+
+def readme_commands() -> List[tuple]:
+    """Every command of the README's ``sh`` blocks marked with the exit code it promises, in
+    README order, with that code."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = []
+    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines():
+            m = re.search(EXIT_MARK, line)
+            if m:
+                found.append((line[: m.start()].strip(), int(m.group(1))))
+    return found
+
+
+def test_the_readme_marks_its_commands() -> None:
+    commands = [c for c, _ in readme_commands()]
+    assert any("--defan-baseline=baseline.json" in c for c in commands)
+    assert any(c.startswith("defan compare") for c in commands)
+
+
+@pytest.mark.slow
+def test_every_marked_readme_command_exits_as_the_readme_says(tmp_path: Path, public_dir: Path) -> None:
+    # In README order, in one fresh project (the later commands read the earlier ones' reports),
+    # with the shipped thresholds.toml.
+    project = make_example_project(tmp_path)
+    env = example_env(public_dir)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    for command, code in readme_commands():
+        done = subprocess.run(["bash", "-c", command], cwd=project, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == code, f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}"

@@ -157,20 +157,16 @@ def test_only_set_thresholds_are_checked_in_a_fixed_order() -> None:
     s = summary({"sports": figs(), "nobel": figs()})
     verdicts = check(s, th({"defaults": {"min_rc": 0.1, "max_fch": 0.9, "min_samples": 1}}))
     assert [(v.scope, v.metric) for v in verdicts] == [
-        ("sports", "samples"), ("sports", "fch"), ("sports", "rc"),
-        ("nobel", "samples"), ("nobel", "fch"), ("nobel", "rc"),
-        ("overall", "samples"), ("overall", "fch"), ("overall", "rc"),
-    ]
+        ("sports", "samples"), ("sports", "fch"), ("sports", "rc"), ("sports", "error_rate"),
+        ("nobel", "samples"), ("nobel", "fch"), ("nobel", "rc"), ("nobel", "error_rate"),
+        ("overall", "samples"), ("overall", "fch"), ("overall", "rc"), ("overall", "error_rate"),
+    ]  # the error rate at its built-in limit, which the file does not set
     assert all(v.status == "pass" for v in verdicts)
-
-
-def test_no_thresholds_no_verdicts() -> None:
-    assert check(summary({"nobel": figs()}), Thresholds.empty()) == []
 
 
 def test_domains_in_the_file_but_not_in_the_run_are_not_judged() -> None:
     verdicts = check(summary({"sports": figs()}), th({"domains": {"nobel": {"max_fch": 0.0}}}))
-    assert verdicts == []
+    assert [(v.scope, v.metric) for v in verdicts] == [("sports", "error_rate"), ("overall", "error_rate")]
 
 
 def test_failed_helper() -> None:
@@ -401,3 +397,31 @@ def test_compact_table_fits_80_columns() -> None:
     assert conf.split()[-1] == "FEW" and "0.41" in conf
     nobel = next(ln for ln in lines if ln.startswith("nobel"))
     assert "0.41! 0.35" in nobel and nobel.endswith("FAIL")
+
+
+# --------------------------------------------------------------------------------------------
+# No silent pass
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_error_rate_is_judged_without_a_file_at_the_built_in_limit() -> None:
+    s = summary({"nobel": figs(fch=0.2, error_rate=0.06)})
+    verdicts = check(s, Thresholds.empty())
+    assert [(v.scope, v.metric) for v in verdicts] == [("nobel", "error_rate"), ("overall", "error_rate")]
+    assert only(verdicts, "nobel", "error_rate").status == "fail" and only(verdicts, "nobel", "error_rate").limit == 0.05
+    # A file that sets the key wins, even a permissive one.
+    assert only(check(s, th({"defaults": {"max_error_rate": 0.1}})), "nobel", "error_rate").status == "pass"
+
+
+def test_every_call_failed_fails_whatever_the_limits_allow() -> None:
+    s = summary({"nobel": figs(fch=None, pmh=None, rc=None, scored=0, n=10, error_rate=1.0),
+                 "math": figs(fch=0.1)})
+    for limits in ({"defaults": {"max_error_rate": 1.0}}, {"defaults": {"max_fch": 0.5, "max_error_rate": 1.0}}):
+        verdicts = check(s, th(limits))
+        failed = only(verdicts, "nobel", "error_rate")
+        assert failed.status == "fail" and failed.message == (
+            "nobel: every call failed (10 of 10): nothing was scored, so nothing can pass"
+        )
+        assert only(verdicts, "math", "error_rate").status == "pass"
+    # Under --defan-decide=interval too (ten errors of ten: the interval reaches any limit).
+    assert only(check(s, th({"defaults": {"max_error_rate": 0.5}}), decide="interval"), "nobel", "error_rate").status == "fail"

@@ -139,13 +139,13 @@ def test_summary_key_order_is_the_saved_report_order() -> None:
 # Both tables of summarize([one correct nobel response]), as the code before the registry
 # printed them.
 OLD_GATE_TABLE = """\
-scope           n  FCH  95% CI    max  PMH  95% CI    max  RC   95% CI min  err  max  status
---------------  -  -------------- ---  -------------- ---  ----------- ---  ---- ---  ------
-nobel           1  0.00 0.00-1.00   -  0.00 0.00-1.00   -  -             -  0.00   -  -
---------------  -  -------------- ---  -------------- ---  ----------- ---  ---- ---  ------
-overall (mean)  1  0.00 0.00-1.00   -  0.00 0.00-1.00   -  -             -  0.00   -  -
+scope           n  FCH  95% CI    max  PMH  95% CI    max  RC   95% CI min  err   max  status
+--------------  -  -------------- ---  -------------- ---  ----------- ---  ---- ----  ------
+nobel           1  0.00 0.00-1.00   -  0.00 0.00-1.00   -  -             -  0.00 0.05  -
+--------------  -  -------------- ---  -------------- ---  ----------- ---  ---- ----  ------
+overall (mean)  1  0.00 0.00-1.00   -  0.00 0.00-1.00   -  -             -  0.00 0.05  -
 n = scored responses; max/min = limit (- = not set)
-"""
+"""  # the error rate's max: the built-in limit, which applies without a file
 OLD_PLAIN_TABLE = """\
 domain                     n  errors  FCH [95% CI]          PMH [95% CI]          RC [95% CI]  error rate
 -------------------------  -  ------  --------------------  --------------------  -----------  ----------
@@ -265,9 +265,10 @@ def test_thresholds_file_accepts_the_new_key(tmp_path: Path, with_abstention: Me
     path.write_text("[defaults]\nmax_fch = 0.6\nmax_abstention = 0.25\n[domains.nobel]\nmax_abstention = 0.1\n",
                     encoding="utf-8")
     t = load_thresholds(path)
-    assert t.for_domain("nobel") == Limits(max_fch=0.6, max_abstention=0.1)
+    # (and the built-in limit of the call-error rate, which the file does not set)
+    assert t.for_domain("nobel") == Limits(max_fch=0.6, max_abstention=0.1, max_error_rate=0.05)
     assert t.for_domain("math").max_abstention == 0.25
-    assert t.for_overall() == Limits(max_fch=0.6, max_abstention=0.25)
+    assert t.for_overall() == Limits(max_fch=0.6, max_abstention=0.25, max_error_rate=0.05)
     # Validated like every rate, and listed among the allowed keys.
     with pytest.raises(ThresholdsError) as info:
         parse_thresholds({"defaults": {"max_abstention": 1.5, "max_abstain": 0.1}})
@@ -318,11 +319,16 @@ def test_summarize_publishes_the_new_metric(with_abstention: Metric) -> None:
     assert "abstention" not in without["overall"]["mean"]
 
 
+def without_error_rate(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts but the call-error rate's (its built-in limit applies to every scope)."""
+    return [v for v in verdicts if v.metric != "error_rate"]
+
+
 def test_gate_judges_the_new_metric(with_abstention: Metric) -> None:
     s = summarize(abstention_records())
     lo, hi = s["domains"]["nobel"]["abstention_ci"]
     t = parse_thresholds({"defaults": {"max_abstention": 0.3}})
-    verdicts = check(s, t)
+    verdicts = without_error_rate(check(s, t))
     assert [(v.scope, v.metric, v.status) for v in verdicts] == [
         ("nobel", "abstention", "fail"), ("math", "abstention", "pass"), ("overall", "abstention", "fail")]
     assert verdicts[0] == Verdict(
@@ -331,12 +337,12 @@ def test_gate_judges_the_new_metric(with_abstention: Metric) -> None:
     assert verdicts[1].message.startswith("math: abstention 0.25 <= max_abstention 0.30 (95% CI ")
     assert [v.scope for v in verdicts if v.status == FAIL] == ["nobel", "overall"]
     # min_samples applies to it like to FCH (its denominator is the scored responses).
-    short = check(s, parse_thresholds({"domains": {"nobel": {"max_abstention": 0.3, "min_samples": 5}}}))
+    short = without_error_rate(check(s, parse_thresholds({"domains": {"nobel": {"max_abstention": 0.3, "min_samples": 5}}})))
     assert short[1] == Verdict("nobel", "abstention", "insufficient", 0.5, 0.3,
                                "nobel: abstention not judged: 2 scored groups < min_samples 5")
     # No scored response: n/a, with the declared reason.
     only_errors = summarize([rec("nobel", "q1", 0, error="boom")])
-    na = check(only_errors, parse_thresholds({"domains": {"nobel": {"max_abstention": 0.3}}}))
+    na = without_error_rate(check(only_errors, parse_thresholds({"domains": {"nobel": {"max_abstention": 0.3}}})))
     assert na[0].status == "n/a"
     assert na[0].message == "nobel: abstention n/a (no scored responses): max_abstention 0.30 not judged"
 
@@ -381,7 +387,7 @@ def test_higher_is_better_and_asked_based_metrics() -> None:
         assert verdicts["answered"].status == "fail"  # 10 asked, 1 answered
         assert verdicts["answered"].message.startswith("nobel: answered 0.10 < min_answered 0.50 (95% CI ")
         assert verdicts["answered"].message.endswith(", n=10)")
-        exact = check(s, parse_thresholds({"defaults": {"min_answered": 0.1}}))
+        exact = without_error_rate(check(s, parse_thresholds({"defaults": {"min_answered": 0.1}})))
         assert exact[0].status == "pass" and " >= min_answered 0.10 " in exact[0].message
         table = format_gate_table(s, t, check(s, t))
         assert table.splitlines()[0].split()[-3:] == ["answered", "min", "status"]

@@ -83,9 +83,10 @@ def test_help_lists_options_with_defaults(pytester: pytest.Pytester) -> None:
 
 def test_items_ids_markers_and_status_letters(project: pytest.Pytester) -> None:
     result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "-p", "no:cacheprovider")
-    outcomes(result, passed=30, hallucinated=30)
+    outcomes(result, passed=32, hallucinated=30)  # 30 prompts + gate[nobel] + gate[overall] (the error rate)
     assert result.ret == 0  # hallucinations alone do not fail the run: the gate decides
-    result.stdout.fnmatch_lines(["*no thresholds file: nothing was gated*", "*30 passed*30 hallucinated*"])
+    result.stdout.fnmatch_lines(["no thresholds file: only the call-error rate is judged (built-in max_error_rate 0.05)*",
+                                 "*32 passed*30 hallucinated*"])
     ids = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0001", "--collect-only", "-q",
                             "-p", "no:cacheprovider")
     ids.stdout.fnmatch_lines(["defan::nobel-q0001-p00", "defan::nobel-q0001-p14", "15/9795 tests collected*"])
@@ -138,20 +139,20 @@ def test_too_few_samples_say_so_instead_of_passing(project: pytest.Pytester) -> 
 def test_strict_fails_each_hallucinated_prompt_and_lf_reruns_them(project: pytest.Pytester) -> None:
     args = ["--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0000 or nobel-q0001", "--defan-strict"]
     result = project.runpytest(*args)
-    result.assert_outcomes(passed=15, failed=15)
+    result.assert_outcomes(passed=15, failed=15, skipped=2)  # the gate judges whole runs
     result.stdout.fnmatch_lines([
         "*nobel-q0001-p00: hallucinated (FCH)*",
         "*question: *Nobel Prize*1901*",
         "*claim:    'Albert Einstein'*",
     ])
     again = project.runpytest(*args, "--lf")
-    again.assert_outcomes(failed=15)
+    again.assert_outcomes(failed=15, skipped=2)
 
 
 def test_deselect_and_async_callable(project: pytest.Pytester) -> None:
     result = project.runpytest("--defan-model=async-table", "--defan-domain=nobel", "-k", "nobel-q0000",
                                "--deselect", "defan::nobel-q0000-p03", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=14)
+    result.assert_outcomes(passed=14, skipped=2)
 
 
 def test_junit_xml_holds_gate_results(project: pytest.Pytester) -> None:
@@ -329,7 +330,7 @@ def test_a_big_run_prints_a_line_per_domain_and_monotonic_progress(project: pyte
 def test_progress_stays_monotonic_through_the_gate_items(project: pytest.Pytester) -> None:
     thresholds(project, "[defaults]\nmax_fch = 0.9\n[domains.nobel]\nmax_fch = 0.1\n")
     result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "--defan-sample=150",
-                               "-p", "no:cacheprovider")
+                               "--defan-seed=2", "-p", "no:cacheprovider")  # 10 groups, FCH 0.30
     pct = _percentages(result.stdout.lines)
     assert pct == sorted(pct) and pct[-1] == 100, result.stdout.lines
     result.stdout.fnmatch_lines(["*1 failed*"])  # gate[nobel]
@@ -363,7 +364,7 @@ def test_github_step_summary_and_annotations(project: pytest.Pytester, monkeypat
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     thresholds(project, "[defaults]\nmax_fch = 0.9\n\n[domains.nobel]\nmax_fch = 0.2\n")
-    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "--defan-sample=150",
+    result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "--defan-sample=150", "--defan-seed=2",
                                "-p", "no:cacheprovider", "-p", "no:pytest_github_actions_annotate_failures")
     assert result.ret == 1
     text = summary.read_text(encoding="utf-8")
@@ -377,7 +378,7 @@ def test_github_step_summary_and_annotations(project: pytest.Pytester, monkeypat
 
 def test_interval_decision_on_a_small_sample(project: pytest.Pytester) -> None:
     thresholds(project, "[defaults]\nmax_fch = 0.25\n")
-    args = ["--defan-model=table", "--defan-domain=nobel", "--defan-sample=150", "-p", "no:cacheprovider"]
+    args = ["--defan-model=table", "--defan-domain=nobel", "--defan-sample=150", "--defan-seed=2", "-p", "no:cacheprovider"]
     assert project.runpytest(*args).ret == 1  # FCH 0.30 > 0.25 on the point estimate
     result = project.runpytest(*args, "--defan-decide=interval")
     assert result.ret == 0
@@ -442,10 +443,10 @@ def test_a_worse_model_regresses_with_its_flipped_prompts(reg_project: pytest.Py
                                    "--defan-report=new.json", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
-        "nobel: FCH 0.400 -> 0.700 (+0.300, 99.17% CI +0.* to +0.*, groups=40, flips 180 worse / 0 better): worse beyond "
+        "nobel: FCH 0.475 -> 0.750 (+0.275, 99.17% CI +0.* to +0.*, groups=40, flips 165 worse / 0 better): worse beyond "
         "the tolerance 0.02 and significant",
-        "*right before, hallucinated now: 180 prompts (first 20; all in the report)",
-        "FAILED defan::regression?nobel? - nobel: FCH 0.400 -> 0.700*",
+        "*right before, hallucinated now: 165 prompts (first 20; all in the report)",
+        "FAILED defan::regression?nobel? - nobel: FCH 0.475 -> 0.750*",
     ])
     report = json.loads((reg_project.path / "new.json").read_text())
     flipped = [f for f in report["regression"]["flipped"] if f["direction"] == "worse"]
@@ -493,3 +494,129 @@ def test_an_incomparable_baseline_is_refused_before_any_call(reg_project: pytest
     bad = reg_project.runpytest("--defan-model=table", *REG_ARGS, "--defan-baseline=broken.json")
     assert bad.ret == 4
     bad.stderr.fnmatch_lines(["*broken.json: (top level): 'meta' is a required property*"])
+
+
+def _seed_sharing_few_groups(base_ids: set, public_dir: Path) -> int:
+    """A seed whose 150-prompt nobel sample shares 1 to 4 paraphrase groups with the baseline's."""
+    from defan_pytest.dataset import load_public, sampling
+
+    rows = load_public(domains=["nobel"], data_dir=public_dir)
+    for seed in range(1, 200):
+        picked = sampling.select(rows, sampling.parse_sample("150"), seed)
+        shared = {r.group_key for r in picked if r.id in base_ids}
+        if 1 <= len(shared) <= 4:
+            return seed
+    raise AssertionError("no seed shares 1 to 4 groups")  # pragma: no cover
+
+
+def test_a_baseline_sharing_too_few_groups_is_refused_before_any_call(
+        reg_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, public_dir: Path) -> None:
+    # The README's old recipe: another seed than the baseline's shares a handful of prompts, and
+    # the paired test said "not worse" from two groups.
+    base_ids = {r["id"] for r in json.loads((reg_project.path / "base.json").read_text())["rows"]}
+    seed = _seed_sharing_few_groups(base_ids, public_dir)
+    calls = reg_project.path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+    result = reg_project.runpytest("--defan-model=table-worse", "--defan-domain=nobel", "--defan-sample=150",
+                                   f"--defan-seed={seed}", "--defan-spacy-model=none", "-p", "no:cacheprovider",
+                                   "--defan-baseline=base.json")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines([
+        "*--defan-baseline: this run shares * prompts in [1-4] paraphrase groups with the baseline; the regression "
+        "gate needs at least 5 (min_samples) in a domain or overall, so it could judge nothing*--defan-seed*",
+    ])
+    assert not calls.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_a_scope_with_too_few_groups_in_common_is_not_judged(reg_project: pytest.Pytester, xdist: list[str]) -> None:
+    args = ["--defan-domain=nobel,qs_ranking", "--defan-sample=10g", "--defan-spacy-model=none", "-p", "no:cacheprovider"]
+    assert reg_project.runpytest("--defan-model=table", *args, "--defan-report=two.json").ret == 0
+    # An older baseline that asked only two qs_ranking questions.
+    base = json.loads((reg_project.path / "two.json").read_text())
+    keep = sorted({r["group"] for r in base["rows"] if r["domain"] == "qs_ranking"})[:2]
+    base["rows"] = [r for r in base["rows"] if r["domain"] != "qs_ranking" or r["group"] in keep]
+    reg_project.path.joinpath("old.json").write_text(json.dumps(base))
+    result = reg_project.runpytest("--defan-model=table", *args, "--defan-baseline=old.json",
+                                   "--defan-report=new.json", "-v", "-rs", *xdist)
+    assert result.ret == 0
+    assert _regression_outcomes(result) == {
+        "regression[nobel]": "PASSED", "regression[qs_ranking]": "SKIPPED", "regression[overall]": "PASSED",
+    }
+    result.stdout.fnmatch_lines([
+        "SKIPPED * qs_ranking: not judged: 2 paraphrase groups (30 prompts) in common with the baseline < 5 "
+        "(min_samples)",
+    ])
+    report = json.loads((reg_project.path / "new.json").read_text())
+    shared = report["regression"]["shared"]
+    assert shared["qs_ranking"] == {"prompts": 30, "groups": 2, "needed": 5, "judged": False}
+    assert shared["nobel"]["groups"] == 10 and shared["nobel"]["judged"] is True
+    assert all(c["regressed"] is False for c in report["regression"]["scopes"]["qs_ranking"].values())
+
+
+# --------------------------------------------------------------------------------------------
+# No silent pass: the call-error rate is judged without a thresholds file
+# --------------------------------------------------------------------------------------------
+
+FAILING_CONFTEST = '''
+import zlib
+import defan_pytest
+
+class BadAnswer(Exception):
+    pass
+
+@defan_pytest.model("broken", version="1")
+def broken(prompt):
+    raise BadAnswer("the application is down")
+
+@defan_pytest.model("flaky", version="1")
+def flaky(prompt):
+    if zlib.crc32(prompt.encode()) % 10 == 0:
+        raise BadAnswer("one call in ten fails")
+    return "Ada Lovelace"
+'''
+
+
+@pytest.fixture
+def notes_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(FAILING_CONFTEST)
+    rows = [{"question": f"Who wrote note #{g} (take {p})?", "answer": "Ada Lovelace", "type": "name",
+             "domain": "notes", "group": f"g{g}"} for g in range(30) for p in range(5)]
+    pytester.path.joinpath("notes.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return pytester
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_a_run_whose_calls_all_failed_fails_without_a_thresholds_file(notes_project: pytest.Pytester,
+                                                                       xdist: list[str]) -> None:
+    result = notes_project.runpytest("--defan-model=broken", "--defan-dataset=notes.jsonl", "--defan-spacy-model=none",
+                                     "-p", "no:randomly", *xdist)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        "defan gate: no thresholds file: only the call-error rate is judged (built-in max_error_rate 0.05); "
+        "no FCH, PMH or RC limit is set (see --defan-thresholds)",
+        "FAILED defan::gate?notes? - notes: every call failed (150 of 150)*",
+    ])
+
+
+def test_a_permissive_error_limit_does_not_pass_a_run_of_failed_calls(notes_project: pytest.Pytester) -> None:
+    thresholds(notes_project, "[defaults]\nmax_fch = 0.5\nmax_error_rate = 1.0\n")
+    result = notes_project.runpytest("--defan-model=broken", "--defan-dataset=notes.jsonl", "--defan-spacy-model=none")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["FAILED defan::gate?overall? - overall: every call failed (150 of 150)*"])
+
+
+def test_the_built_in_error_limit_applies_where_the_file_sets_none(notes_project: pytest.Pytester) -> None:
+    result = notes_project.runpytest("--defan-model=flaky", "--defan-dataset=notes.jsonl", "--defan-spacy-model=none")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["FAILED defan::gate?notes? - notes: error rate 0.* > max_error_rate 0.05*"])
+    thresholds(notes_project, "[defaults]\nmax_fch = 0.5\n")
+    again = notes_project.runpytest("--defan-model=flaky", "--defan-dataset=notes.jsonl", "--defan-spacy-model=none")
+    assert again.ret == 1
+    again.stdout.fnmatch_lines([
+        "defan gate: *thresholds.toml (and the built-in max_error_rate 0.05 for every scope: the file sets none)",
+    ])
+    thresholds(notes_project, "[defaults]\nmax_fch = 0.5\nmax_error_rate = 0.2\n")
+    assert notes_project.runpytest("--defan-model=flaky", "--defan-dataset=notes.jsonl",
+                                   "--defan-spacy-model=none").ret == 0

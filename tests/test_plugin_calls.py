@@ -86,7 +86,7 @@ def test_xdist_sends_each_prompt_once_and_a_warm_cache_sends_none(project: pytes
         second = project.runpytest_subprocess(*args(srv))
         assert srv.total == 60  # nothing sent again
         second.stdout.fnmatch_lines(["*60 prompts: 0 answered by the model, 60 from the cache*",
-                                     "*30 passed*30 hallucinated*"])
+                                     "*32 passed*30 hallucinated*"])  # and the 2 gate tests (built-in error limit)
         assert srv.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"  # the key was used ...
     # ... and is nowhere in what the runs wrote or printed
     assert files_contain(project.path, KEY) == []
@@ -252,6 +252,8 @@ def test_no_credential_reaches_anything_a_run_writes(toy: pytest.Pytester, monke
     monkeypatch.setenv("ACME_SERVICE_KEY", SECRETS["environment"])
     monkeypatch.setenv("AZURE_SEARCH_ADMIN_KEY", SECRETS["callable"])
     toy.makeconftest(LEAKY_CONFTEST)
+    # A failed call or two is the point here, not a gate failure (the built-in limit is 0.05).
+    toy.path.joinpath("thresholds.toml").write_text("[defaults]\nmax_error_rate = 0.5\n", encoding="utf-8")
     every_key = " ".join(SECRETS.values())
     answers = dict(TOY_ANSWERS)
     answers[TOY[0]["question"]] = f"0 (debug: {every_key})"  # a model that echoes what it was sent

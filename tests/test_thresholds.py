@@ -104,8 +104,9 @@ def test_min_samples_zero_is_allowed() -> None:
 def test_empty_file_at_the_default_place_sets_nothing(tmp_path: Path) -> None:
     t = load_thresholds(write(tmp_path, "# nothing yet\n"), required=False)
     assert t.is_empty
-    assert t.for_domain("nobel") == Limits()
-    assert t.for_overall().is_empty
+    # Only the built-in limit of the call-error rate applies (no silent pass).
+    assert t.for_domain("nobel") == Limits(max_error_rate=0.05) == t.for_overall()
+    assert t.builtin("nobel", "max_error_rate") and not t.builtin("nobel", "max_fch")
 
 
 @pytest.mark.parametrize("text", [
@@ -344,7 +345,8 @@ def test_missing_file_is_an_error_when_required(tmp_path: Path) -> None:
 def test_missing_file_is_empty_when_optional(tmp_path: Path) -> None:
     t = load_thresholds(tmp_path / "nope.toml", required=False, model="my-rag")
     assert t.is_empty and t.source is None and t.model == "my-rag"
-    assert t.for_domain("nobel") == Limits()
+    assert t.for_domain("nobel") == Limits(max_error_rate=0.05)
+    assert t.describe(["nobel", "overall"]).startswith("no thresholds file: only the call-error rate is judged")
 
 
 def test_optional_file_that_exists_is_still_validated(tmp_path: Path) -> None:
@@ -398,8 +400,8 @@ def test_model_params_are_exposed_as_a_copy(tmp_path: Path) -> None:
     assert t.model_params("other") == {}
     assert t.model_params() == {}  # no model selected
     assert replace(t, model="my-rag").model_params() == t.model_params("my-rag")
-    # Parameters alone set no limit.
-    assert replace(t, model="my-rag").for_domain("nobel") == Limits()
+    # Parameters alone set no limit (but the built-in one of the call-error rate).
+    assert replace(t, model="my-rag").for_domain("nobel") == Limits(max_error_rate=0.05)
 
 
 @pytest.mark.parametrize(

@@ -117,3 +117,44 @@ def test_the_steps_run_a_baseline_then_a_pull_request(project: Path) -> None:
     assert "FAILED defan::regression[notes]" in worse.stdout
     text = summary.read_text(encoding="utf-8")
     assert "**REGRESSED**" in text and "Right before, hallucinated now" in text
+
+
+#: A model within the shipped limits on the public split: the gold answer, except "I don't know"
+#: to one question in six (FCH about 0.17, RC intact).
+ORACLE = '''
+import zlib
+import defan_pytest
+from defan_pytest import dataset
+
+GOLD = {r.question: (r.answer, r.group_key) for r in dataset.load_dataset(None, ())}
+
+@defan_pytest.model("my-rag", version="oracle-1")
+def oracle(prompt):
+    answer, group = GOLD[prompt]
+    return "I don't know." if zlib.crc32(group.encode()) % 6 == 0 else answer
+'''
+
+
+@pytest.mark.slow
+def test_the_pull_request_sample_judges_every_domain_of_the_public_split(tmp_path: Path, public_dir: Path) -> None:
+    # The recipe's own sample and seed with the shipped thresholds.toml: proportional whole
+    # groups gave sports 4 and conference_venue 3 groups, fewer than min_samples = 5, and the
+    # gate failed every pull request of every model as "not judged".
+    wf = _load()
+    (tmp_path / "conftest.py").write_text(ORACLE, encoding="utf-8")
+    (tmp_path / "thresholds.toml").write_text(
+        (Path(__file__).resolve().parents[1] / "thresholds.toml").read_text(encoding="utf-8"), encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GITHUB_"))}
+    env.update({str(k): str(v) for k, v in wf["env"].items()})
+    env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", DEFAN_DATA_DIR=str(public_dir),
+               PYTEST_ADDOPTS="-p no:randomly --defan-spacy-model=none")
+    pr = _run(_step(wf, "DefAn on a sample, compared with main")["run"], tmp_path, env)
+    assert pr.returncode == 0, pr.stdout[-4000:] + pr.stderr[-2000:]
+    report = json.loads((tmp_path / "defan-report.json").read_text(encoding="utf-8"))
+    domains = set(report["domains"])
+    assert len(domains) == 8
+    judged = {v["scope"] for v in report["gate"] if v["metric"] == "fch" and v["status"] == "pass"}
+    assert judged == domains | {"overall"}, report["gate"]
+    assert "not judged" not in pr.stdout
+    assert "sports 4 -> 5" in pr.stdout and "conference_venue 3 -> 5" in pr.stdout  # the header says why

@@ -219,7 +219,20 @@ def _judge_scope(scope: str, figs: Mapping[str, Any], limits: Limits, decide: st
         limit = limits.get(metric.threshold_key)
         if limit is not None:
             verdicts.append(_metric_verdict(scope, metric, figs, float(limit), min_samples, decide))
+    if count_of(figs, "n") and not count_of(figs, "scored") and verdicts:
+        return _every_call_failed(scope, figs, verdicts)
     return verdicts
+
+
+def _every_call_failed(scope: str, figs: Mapping[str, Any], verdicts: list[Verdict]) -> list[Verdict]:
+    """A scope none of whose calls gave an answer fails, whatever its limits allow: nothing
+    was judged, and a permissive ``max_error_rate`` (or an interval that reaches it on a tiny
+    sample) must not let a run of failed calls pass.  The error rate's verdict says so."""
+    n = count_of(figs, "n")
+    message = f"{scope}: every call failed ({n} of {n}): nothing was scored, so nothing can pass"
+    out = [v for v in verdicts if v.metric != "error_rate"]
+    limit = next((v.limit for v in verdicts if v.metric == "error_rate"), 1.0)
+    return [*out, Verdict(scope, "error_rate", FAIL, 1.0, limit, message)]
 
 
 def overall_figures(summary: Mapping[str, Any], figure: str) -> dict[str, Any]:

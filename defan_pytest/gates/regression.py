@@ -9,11 +9,18 @@ GitHub step summary and the ``defan::regression[<scope>]`` tests::
     {"status": "pass" | "fail" | "skipped", "reason": ..., "baseline": {...}, "confidence": 0.95,
      "judged": K, "per_test_confidence": 1 - 0.05 / K,
      "pairs": {"paired": ..., "only_baseline": ..., "only_current": ..., "groups": ...},
+     "shared": {scope: {"prompts": P, "groups": G, "needed": M, "judged": bool}},
      "scopes": {scope: {metric: {"old", "new", "change", "interval", "tolerance", "groups",
                                  "worse_flips", "better_flips", "significant", "regressed",
                                  "message"}}},
      "flipped": [{"id", "domain", "group", "question", "answer", "metric", "direction",
                   "old_response", "old_claim", "new_response", "new_claim"}, ...]}
+
+A scope is judged only when the two runs share at least ``needed`` paraphrase groups in it (the
+scope's ``min_samples``, else :data:`~defan_pytest.gates.thresholds.keys.DEFAULT_MIN_SHARED_GROUPS`):
+a paired test over two groups says "not worse" of anything.  Its changes are still shown, marked
+not judged, and a comparison that can judge no scope is refused before any call
+(:func:`unjudgeable`).
 
 Every registered metric the paired test compares (one that declares
 :attr:`~defan_pytest.metrics.registry.Metric.paired`) is judged, each with its tolerance
@@ -29,10 +36,61 @@ from defan_pytest.gates.comparison import Comparison
 from defan_pytest.gates.level import Verdict
 from defan_pytest.gates.paired import compare
 from defan_pytest.gates.thresholds import Thresholds
+from defan_pytest.gates.thresholds.keys import DEFAULT_MIN_SHARED_GROUPS
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.safetext import printable
 
-__all__ = ["annotation_lines", "format_comparison", "judge", "thresholds_meta"]
+__all__ = [
+    "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
+    "unjudgeable",
+]
+
+
+def shared_groups(old_rows: Sequence[Mapping[str, Any]], prompts: Sequence[tuple[str, str, Any]],
+                  thresholds: Thresholds) -> dict[str, dict[str, Any]]:
+    """Per scope (each domain of ``prompts``, then ``overall``): the prompts and paraphrase
+    groups this run (``prompts``: ``(id, domain, group)``) shares with the baseline's rows,
+    the groups the scope needs to be judged and whether it has them."""
+    old_ids = {str(r.get("id")) for r in old_rows}
+    prompts_of: dict[str, int] = {}
+    groups_of: dict[str, set[Any]] = {}
+    for pid, domain, group in prompts:
+        prompts_of.setdefault(domain, 0)
+        groups_of.setdefault(domain, set())
+        if str(pid) in old_ids:
+            prompts_of[domain] += 1
+            groups_of[domain].add(pid if group is None else group)
+    out: dict[str, dict[str, Any]] = {}
+    for scope in [*prompts_of, "overall"]:
+        if scope == "overall":
+            n, g = sum(prompts_of.values()), sum(len(v) for v in groups_of.values())
+            need = thresholds.for_overall().min_samples
+        else:
+            n, g = prompts_of[scope], len(groups_of[scope])
+            need = thresholds.for_domain(scope).min_samples
+        needed = DEFAULT_MIN_SHARED_GROUPS if need is None else int(need)
+        out[scope] = {"prompts": n, "groups": g, "needed": needed, "judged": g >= needed}
+    return out
+
+
+def not_judged_reason(scope: str, shared: Mapping[str, Any]) -> str:
+    """Why a scope's regression is not judged: too few groups in common with the baseline."""
+    g, n, need = shared.get("groups", 0), shared.get("prompts", 0), shared.get("needed", 0)
+    return (f"{scope}: not judged: {g} paraphrase group{'' if g == 1 else 's'} ({n} prompts) in common "
+            f"with the baseline < {need} (min_samples)")
+
+
+def unjudgeable(shared: Mapping[str, Mapping[str, Any]], where: str = "--defan-baseline") -> list[str]:
+    """The problem of a comparison that can judge no scope (before any call), else ``[]``."""
+    if any(v.get("judged") for v in shared.values()):
+        return []
+    overall = shared.get("overall") or {}
+    return [
+        f"{where}: this run shares {overall.get('prompts', 0)} prompts in {overall.get('groups', 0)} paraphrase "
+        f"groups with the baseline; the regression gate needs at least {overall.get('needed', 0)} "
+        "(min_samples) in a domain or overall, so it could judge nothing: ask the baseline's prompts "
+        "(the same --defan-domain and --defan-seed, a --defan-sample no larger than the baseline's)"
+    ]
 
 
 def _fmt(x: Any) -> str:
@@ -90,18 +148,27 @@ def judge(
     # The configured confidence is the whole gate's: with K scope-metric changes judged, each is
     # tested at 1 - (1 - confidence) / K (Bonferroni), so that a model compared with itself fails
     # the gate at most 1 - confidence of the time, however many domains and metrics it has.
+    shared = shared_groups(
+        old_rows, [(str(r.get("id")), str(r.get("domain")), r.get("group")) for r in records], thresholds,
+    )
     first = run(confidence)
-    judged = sum(1 for changes in first.scopes.values() for c in changes.values() if c.tolerance is not None)
+    judged = sum(
+        1 for scope, changes in first.scopes.items() for c in changes.values()
+        if c.tolerance is not None and shared.get(scope, {}).get("judged")
+    )
     per_test = 1.0 - (1.0 - confidence) / max(1, judged)
     data = (run(per_test) if judged > 1 else first).to_json()
     scopes = {
-        scope: {metric: _with_message(scope, metric, c, per_test) for metric, c in mets.items()}
+        scope: {metric: _with_message(scope, metric, c, per_test, shared.get(scope)) for metric, c in mets.items()}
         for scope, mets in data["scopes"].items()
     }
     regressed = any(c.get("regressed") for mets in scopes.values() for c in mets.values())
+    if skipped is None and not any(v["judged"] for v in shared.values()):
+        skipped = unjudgeable(shared, "the baseline")[0]
     return {
         "status": "skipped" if skipped else ("fail" if regressed else "pass"),
         "reason": skipped,
+        "shared": shared,
         "baseline": _baseline_info(baseline, baseline_path, forced),
         "confidence": confidence,
         "judged": judged,
@@ -124,8 +191,17 @@ def _baseline_info(baseline: Mapping[str, Any], path: str, forced: Sequence[str]
     }
 
 
-def _with_message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -> dict[str, Any]:
+def _with_message(scope: str, metric: str, c: Mapping[str, Any], confidence: float,
+                  shared: Mapping[str, Any] | None) -> dict[str, Any]:
     change = _change_of(c)
+    if shared is not None and not shared.get("judged"):
+        # Too few groups in common: shown, never a regression (nor a pass).
+        label = METRICS[metric].label if metric in METRICS else metric
+        change.update(regressed=False, judged=False)
+        change["message"] = (f"{scope}: {label} {_fmt(change.get('old'))} -> {_fmt(change.get('new'))}: "
+                             + not_judged_reason(scope, shared).split(": ", 1)[1])
+        return change
+    change["judged"] = True
     change["message"] = _message(scope, metric, change, confidence)
     return change
 

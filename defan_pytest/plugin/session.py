@@ -18,6 +18,7 @@ import pytest
 
 from defan_pytest.dataset import DOMAINS
 from defan_pytest.errors import format_problems
+from defan_pytest.gates import regression
 from defan_pytest.gates.level import Verdict
 from defan_pytest.plugin import integrations
 from defan_pytest.plugin.outputs import ReportWriters
@@ -111,9 +112,12 @@ class DefanPlugin:
     def header_lines(self) -> List[str]:
         """The model, the size of the run and which scorer runs (rules only, or which pipeline)."""
         run = self.run
+        scopes = [*dict.fromkeys(r.domain for r in run.rows), "overall"]
         return [
             f"defan: model {run.model_name}, {len(run.rows):,} prompts",
+            *(f"defan sample: {line}" for line in run.plan.header),
             f"defan scorer: {ner.describe(run.settings.spacy_model)['text']}",
+            f"defan gate: {run.thresholds.describe(scopes)}",
         ]
 
     # -- collection ------------------------------------------------------------------------
@@ -344,8 +348,11 @@ class DefanPlugin:
                 )
                 item.add_marker("defan_regression")
                 reason = skip or (run.comparison or {}).get("reason")
+                shared = ((run.comparison or {}).get("shared") or {}).get(scope)
                 if reason is None and not changes:
                     reason = "no prompt of this scope in both runs"
+                elif reason is None and shared is not None and not shared.get("judged"):
+                    reason = regression.not_judged_reason(scope, shared)
             item.add_marker("defan")
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))

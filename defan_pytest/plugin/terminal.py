@@ -184,7 +184,7 @@ class Terminal:
             tr.write_line(format_gate_table(summary, run.thresholds, run.verdicts, width=width))
         else:
             tr.write_line(format_table(summary))
-            tr.write_line("no thresholds file: nothing was gated (see --defan-thresholds)")
+            tr.write_line(f"no thresholds file: {run.thresholds.describe([]).split(': ', 1)[1]}")
         if run.gate_skipped:
             tr.write_line(f"gates skipped: {run.gate_skipped}", yellow=True)
         if run.records:

@@ -10,7 +10,7 @@ nothing is asked of a model a bad option would waste.  The result is a frozen :c
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -21,9 +21,9 @@ from defan_pytest.calls import backends, estimate, models, prices
 from defan_pytest.calls.budget import Budget
 from defan_pytest.calls.fingerprint import FingerprintError, fingerprint
 from defan_pytest.calls.protocol import Backend
-from defan_pytest.dataset import sampling, shards
+from defan_pytest.run import selection
 from defan_pytest.errors import problems_of
-from defan_pytest.gates import thresholds
+from defan_pytest.gates import regression, thresholds
 from defan_pytest.gates.comparability import comparability
 from defan_pytest.records import Report
 from defan_pytest.report import builder, formats, schema
@@ -73,6 +73,7 @@ class Plan:
     inputs: Tuple[Input, ...] = ()
     baseline: Optional[Baseline] = None
     notes: Tuple[str, ...] = ()
+    header: Tuple[str, ...] = ()
 
 
 def cache_folder(settings: Settings, shared: bool, run_id: str) -> Optional[Path]:
@@ -94,53 +95,6 @@ def model_price(model: Any) -> Optional[prices.Price]:
     if not isinstance(model, models.LitellmModel):
         return None
     return prices.find_price(model.model, model.price_in, model.price_out, where=prices.model_table(model.name))
-
-
-@dataclass
-class _Selected:
-    rows: List[Any] = field(default_factory=list)
-    answers: Dict[str, List[str]] = field(default_factory=dict)
-    user_domains: List[str] = field(default_factory=list)
-    domains: Tuple[str, ...] = ()
-    shard: Optional[str] = None
-    gate_skipped: Optional[str] = None
-
-
-def _select(s: Settings, found: List[str], notes: List[str]) -> _Selected:
-    """The data set's rows, the selection (sample) and this shard's share of it."""
-    out = _Selected()
-    loaded: Sequence[Any] = []
-    # A bad --defan-dataset or --defan-domain is already a problem: loading the default in its
-    # place (the public split, all of it, perhaps downloaded) would be wasted, or wrong.
-    if not {"dataset", "domain"} & s.invalid:
-        try:
-            loaded = dataset.load_dataset(s.dataset, s.domains, root=s.root)
-            notes.extend(loaded.notes)
-            # A user's own set: its domains may have thresholds too.
-            out.user_domains = sorted(d for d in loaded.source_domains if d not in dataset.DOMAINS)
-        except dataset.DatasetError as exc:
-            found.extend(problems_of(exc))
-    for r in loaded:
-        out.answers.setdefault(r.domain, []).append(r.answer)
-    out.rows = sampling.select(loaded, s.sample, s.seed) if loaded else []
-    # --defan-shard: this job's share of the selection (whole groups); the report names the
-    # whole selection's domains, so that every shard of one run says the same.
-    out.domains = tuple(sorted({r.domain for r in out.rows}))
-    if s.shard is not None and out.rows:
-        out.shard = str(s.shard)
-        groups = len({r.group_key for r in out.rows})
-        out.rows = shards.select(out.rows, s.shard)
-        if not out.rows:
-            found.append(
-                f"--defan-shard {s.shard}: this shard has no paraphrase group (the selection has {groups}); "
-                f"use at most {groups} shards"
-            )
-        if not s.gate_narrowed:
-            out.gate_skipped = (
-                f"shard {s.shard} ran part of the selection: its gates are skipped; 'defan merge' judges "
-                "the reports of all the shards together (--defan-gate-narrowed judges this shard anyway)"
-            )
-    return out
 
 
 def _thresholds_path(s: Settings) -> Path:
@@ -245,7 +199,7 @@ def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found
     return model, backend
 
 
-def _baseline(s: Settings, rows: Sequence[Any], notes: List[str], found: List[str]) -> Optional[Baseline]:
+def _baseline(s: Settings, rows: Sequence[Any], limits: Any, notes: List[str], found: List[str]) -> Optional[Baseline]:
     """``--defan-baseline``, read and checked to be comparable with this run (a report of
     another data set, scorer or selection is a problem, unless ``--defan-baseline-force``)."""
     assert s.baseline is not None
@@ -260,6 +214,14 @@ def _baseline(s: Settings, rows: Sequence[Any], notes: List[str], found: List[st
     problems = comparability(
         report, builder.dataset_meta(s.dataset, s.root, s.domains), builder.scorer_meta(s.spacy_model), rows,
     )
+    # A baseline sharing too few paraphrase groups with this run could judge nothing: refused
+    # before any call (never "not worse" from two groups), forced or not.
+    # (No prompt in common at all is comparability's problem, said above.)
+    shared = regression.shared_groups(
+        [{"id": r.id} for r in report.rows], [(r.id, r.domain, r.group_key) for r in rows], limits,
+    )
+    if shared["overall"]["prompts"]:
+        found.extend(regression.unjudgeable(shared))
     if problems and s.baseline_force:
         # Forced: compared anyway, and the report says what was forced.
         notes.extend(f"{p} (compared anyway: --defan-baseline-force)" for p in problems)
@@ -333,9 +295,10 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
     s = settings
     found: List[str] = list(problems)
     notes: List[str] = []
-    selected = _select(s, found, notes)
+    selected = selection.load(s, found, notes)
     tpath = _thresholds_path(s)
     limits = _load_thresholds(s, tpath, selected.user_domains, found)
+    selection.sample(s, selected, limits, found)
     model, backend = _model(s, limits, tpath, selected.user_domains, found, pick_backend)
     inputs: List[Input] = [("the thresholds file", tpath), ("pyproject.toml", s.root / "pyproject.toml")]
     data_file = dataset.dataset_file(s.dataset, s.root)
@@ -344,7 +307,7 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
     # The baseline before the outputs: the new report must never replace its own baseline.
     baseline = None
     if s.baseline and not {"dataset", "domain"} & s.invalid:
-        baseline = _baseline(s, selected.rows, notes, found)
+        baseline = _baseline(s, selected.rows, limits, notes, found)
         if baseline is not None:
             inputs.append(("the baseline report", baseline.path))
     # The outputs' paths, checked now so that a bad one is a usage error before any call.
@@ -361,5 +324,5 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
         thresholds=limits, thresholds_source=str(tpath) if tpath.exists() else None, model=model,
         shard=selected.shard, gate_skipped=selected.gate_skipped,
         call_path=backend.name if backend is not None else "", backend=backend, inputs=tuple(inputs),
-        baseline=baseline, notes=tuple(notes),
+        baseline=baseline, notes=tuple(notes), header=tuple(selected.header),
     )

@@ -15,6 +15,9 @@ from defan_pytest.metrics.registry import METRICS
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
+    "DEFAULT_MAX_ERROR_RATE",
+    "DEFAULT_MIN_SHARED_GROUPS",
+    "ERROR_RATE_KEY",
     "FIGURES",
     "MIN_SAMPLES",
     "is_number",
@@ -32,6 +35,16 @@ FIGURES: tuple[str, ...] = ("mean", "pooled")
 
 #: The confidence of the regression gate's paired test when ``[regression] confidence`` is not set.
 DEFAULT_CONFIDENCE = 0.95
+
+#: The call-error rate's limit of every scope whose tables set none, also without a thresholds
+#: file: the other figures leave failed calls out, so a run of failed calls would otherwise
+#: pass unjudged (the shipped thresholds.toml sets the same value).
+ERROR_RATE_KEY = "max_error_rate"
+DEFAULT_MAX_ERROR_RATE = 0.05
+
+#: The paraphrase groups two runs must share in a scope before the regression gate judges it,
+#: when the scope's ``min_samples`` is not set.
+DEFAULT_MIN_SHARED_GROUPS = 5
 
 
 def is_number(value: Any) -> bool:

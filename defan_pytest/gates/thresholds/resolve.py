@@ -7,12 +7,12 @@ that set a value - through the one order of :func:`~defan_pytest.gates.threshold
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from defan_pytest.gates.thresholds.keys import DEFAULT_CONFIDENCE
+from defan_pytest.gates.thresholds.keys import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, ERROR_RATE_KEY
 from defan_pytest.gates.thresholds.limits import NO_LIMITS, Limits
 from defan_pytest.gates.thresholds.precedence import Layer, precedence
 from defan_pytest.gates.thresholds.tables import EMPTY_SECTION, Section
@@ -99,7 +99,28 @@ class Thresholds:
         merged = NO_LIMITS
         for layer, section in self._layers(scope):
             merged = section.limits_of(layer.scope).over(merged)
+        if merged.get(ERROR_RATE_KEY) is None:
+            # No silent pass: a run whose calls fail is never judged on its other figures
+            # alone (they leave the failed calls out), nor passed for want of a file.
+            merged = merged.over(Limits(**{ERROR_RATE_KEY: DEFAULT_MAX_ERROR_RATE}))
         return merged
+
+    def describe(self, scopes: Sequence[str]) -> str:
+        """What judges ``scopes``, for the run's header: the file, and where the built-in
+        ``max_error_rate`` applies (every scope, without a file)."""
+        default = f"max_error_rate {DEFAULT_MAX_ERROR_RATE:g}"
+        if self.source is None:
+            return (f"no thresholds file: only the call-error rate is judged (built-in {default}); "
+                    "no FCH, PMH or RC limit is set (see --defan-thresholds)")
+        builtin = [s for s in scopes if self.builtin(s, ERROR_RATE_KEY)]
+        if not builtin:
+            return self.source
+        where = "every scope" if len(builtin) == len(scopes) else ", ".join(builtin)
+        return f"{self.source} (and the built-in {default} for {where}: the file sets none)"
+
+    def builtin(self, scope: str, key: str) -> bool:
+        """Whether ``key``'s limit for ``scope`` is the built-in default (no table sets it)."""
+        return key == ERROR_RATE_KEY and self.table_of(scope, key) is None
 
     def for_domain(self, domain: str) -> Limits:
         """The limits for ``domain``: model override > domain > defaults, per key."""
