@@ -344,6 +344,10 @@ def test_colours_follow_the_verdict(browser: Any, tmp_path: Path, decide: str) -
     assert _family(_style(page, '#gate-table tr[data-state="fail"] td.verdict', "color")) == "red"
     scope_word = page.inner_text('#figures-table tr[data-scope="sports"] td.verdict')
     assert scope_word == "too few" and _family(_style(page, '#figures-table tr[data-scope="sports"] td.verdict', "color")) == "red"
+    # The key names the colours the page uses, and only those.
+    keys = page.eval_on_selector_all("#legend .key", "ks => ks.map(k => k.dataset.key)")
+    expected = ["st-pass", "st-fail"] + (["st-not-decided"] if decide == level.INTERVAL else []) + ["st-not-judged"]
+    assert keys == [*expected, "st-none"]  # the error rate has no limit here
     assert view.errors == []
     page.close()
 

@@ -88,21 +88,10 @@
     if (j && j.regressed) { out.push(["m-regressed", (brief ? "▲ " : "▲ regressed ") + signed(j.change)]); }
     return out;
   }
-  (function legend() {
-    var box = $("legend");
-    [["st-pass", "pass", "within its limit"], ["st-fail", "✗ fail", "beyond its limit: fails the gate"],
-      ["st-not-decided", "not decided", "beyond its limit, but its 95% interval reaches it (--defan-decide=interval passes it)"],
-      ["st-not-judged", "not judged", "too few paraphrase groups (min_samples), or no figure"], ["st-none", "no limit", "nothing to judge it by"],
-      ["m-regressed", "▲ regressed", "worse than the baseline beyond its tolerance (regression gate)"]]
-      .forEach(function (k) {
-        var item = add(el("span", "key"), el("span", "swatch " + k[0], k[1]), el("span", "muted", " " + k[2]));
-        box.appendChild(item);
-      });
-  })();
-
   // -- charts ------------------------------------------------------------------------------------
-  $("figures-note").textContent = "Bars: the figure, coloured by its verdict; black whisker: its 95% interval (paraphrase groups as the unit); red dashes: the limit of "
-    + ((R.thresholds || {}).source || "the thresholds") + (R.thresholds ? ", decided on " + (R.thresholds.decide === "interval" ? "the whole interval" : "the figure") : "")
+  $("figures-note").textContent = "Bars: the figure, coloured by its verdict; black whisker: its 95% interval (paraphrase groups as the unit); "
+    + (R.thresholds ? "red dashes: the limit of " + (R.thresholds.source || "the thresholds") + ", decided on "
+      + (R.thresholds.decide === "interval" ? "the whole interval" : "the figure") : "no thresholds file, so no limits")
     + (D.baseline ? "; purple diamond: the baseline" + (D.baseline.from === "regression" ? " (on the prompts both runs hold)" : "") : "") + ".";
 
   function chart(metric) {
@@ -162,6 +151,28 @@
     return scopes.some(function (sc) { return sc.figs && (m.name in sc.figs); });
   });
   shownMetrics.forEach(function (m) { $("charts").appendChild(chart(m)); });
+  (function legend() {
+    // The key of the colours and marks this page uses.
+    var used = {}, regressed = false;
+    scopes.forEach(function (sc) {
+      shownMetrics.forEach(function (m) {
+        var j = judgedOf(sc.key, m.name);
+        if (num((sc.figs || {})[m.name]) || (j && j.state)) { used[stCls(j && j.state)] = true; }
+        regressed = regressed || !!(j && j.regressed);
+      });
+    });
+    var box = $("legend");
+    [["st-pass", "pass", "within its limit"], ["st-fail", "✗ fail", "beyond its limit: fails the gate"],
+      ["st-not-decided", "not decided", "beyond its limit, but its 95% interval reaches it (--defan-decide=interval passes it)"],
+      ["st-not-judged", "not judged", "too few paraphrase groups (min_samples), or no figure"], ["st-none", "no limit", "nothing to judge it by"],
+      ["m-regressed", "▲ regressed", "worse than the baseline beyond its tolerance (regression gate)"]]
+      .forEach(function (k) {
+        if (k[0] === "m-regressed" ? !regressed : !used[k[0]]) { return; }
+        var item = add(el("span", "key"), el("span", "swatch " + k[0], k[1]), el("span", "muted", " " + k[2]));
+        item.dataset.key = k[0];
+        box.appendChild(item);
+      });
+  })();
 
   // The figures as a table (the numbers a screen reader or a copy-paste wants), coloured alike.
   (function () {
