@@ -24,7 +24,8 @@ reads it with ``JSON.parse`` and puts every text of the model or the data set in
 Rows are arrays (not objects) and a response longer than :data:`MAX_TEXT` characters is cut
 (the JSON report has it whole), which keeps a full public split (70,793 prompts) at about the
 JSON report's size; the table renders one page at a time, so the page opens in a second or two
-(``bench/html_report.py`` measures both).  A prompt's outcome is an index into the page's
+(``bench/html_report.py`` measures both).  The script makes the groups from the rows in one
+pass, so nothing per group is embedded and the page stays linear in the prompts.  A prompt's outcome is an index into the page's
 ``outcomes``: :data:`defan_pytest.verdicts.OUTCOMES` as it is when the page is made (each with its
 ``name``, ``word`` and what FCH and PMH make of it), so an outcome added there is shown, filtered
 and counted without a change here.
