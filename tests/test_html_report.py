@@ -38,15 +38,16 @@ max_fch_rise = 0.01
 """
 
 
-def make_rows(shift: int = 0) -> List[Dict[str, Any]]:
+def make_rows(shift: int = 0, right: Optional[Dict[str, bool]] = None, nobel: int = 6) -> List[Dict[str, Any]]:
     """Rows of three domains (groups of 5, 5 and 1), one call error, injection strings in
-    responses, claims, questions and the error."""
+    responses, claims, questions and the error (``right``: domain -> every answer right, or
+    every answer wrong; ``nobel``: its number of groups)."""
     rows: List[Dict[str, Any]] = []
     k = 0
-    for domain, groups, size in (("sports", 4, 5), ("nobel", 6, 5), ("math", 6, 1)):
+    for domain, groups, size in (("sports", 4, 5), ("nobel", nobel, 5), ("math", 6, 1)):
         for g in range(groups):
             for p in range(size):
-                correct = (g + p + shift) % 3 != 0
+                correct = (g + p + shift) % 3 != 0 if domain not in (right or {}) else (right or {})[domain]
                 aligned = (g * 7 + p) % 5 != 0
                 err = f"RateLimitError: 429 {INJECTIONS[0]}" if (domain == "sports" and g == 3 and p == 4) else None
                 response = INJECTIONS[(k // 4) % len(INJECTIONS)] if k % 4 == 0 else f"The answer is Answer {g}."
@@ -62,13 +63,15 @@ def make_rows(shift: int = 0) -> List[Dict[str, Any]]:
     return rows
 
 
-def make_report(shift: int = 0, baseline: Optional[Dict[str, Any]] = None, model: str = "my-rag") -> Dict[str, Any]:
-    """The JSON of a v1 report of :func:`make_rows`, judged by :data:`THRESHOLDS` (and against
-    ``baseline`` by the regression gate, when given)."""
-    rows = [ScoredRecord.from_json(r) for r in make_rows(shift)]
+def make_report(shift: int = 0, baseline: Optional[Dict[str, Any]] = None, model: str = "my-rag", *,
+                limits_text: str = THRESHOLDS, decide: str = level.POINT,
+                right: Optional[Dict[str, bool]] = None, nobel: int = 6) -> Dict[str, Any]:
+    """The JSON of a v1 report of :func:`make_rows`, judged by ``limits_text`` (:data:`THRESHOLDS`)
+    deciding by ``decide`` (and against ``baseline`` by the regression gate, when given)."""
+    rows = [ScoredRecord.from_json(r) for r in make_rows(shift, right, nobel)]
     summary = summarize(rows)
-    limits = thresholds.parse_thresholds(thresholds.read_toml(THRESHOLDS, "thresholds.toml"), source="thresholds.toml")
-    judged = level.check(summary, limits)
+    limits = thresholds.parse_thresholds(thresholds.read_toml(limits_text, "thresholds.toml"), source="thresholds.toml")
+    judged = level.check(summary, limits, decide)
     meta = {
         "defan_pytest": "0.1.0", "producer": "pytest", "created": "2030-01-01T00:00:00Z",
         "model": {"name": f"{model} {INJECTIONS[0]}", "kind": "callable", "version": "1", "source": "abc"},
@@ -82,7 +85,7 @@ def make_report(shift: int = 0, baseline: Optional[Dict[str, Any]] = None, model
     if baseline is not None:
         comparison = regression.judge(baseline, rows, limits, baseline_path="baseline.json")
     return builder.build_report(
-        rows, summary, ReportMeta.from_json(meta), thresholds=regression.thresholds_meta(limits, summary, "point"),
+        rows, summary, ReportMeta.from_json(meta), thresholds=regression.thresholds_meta(limits, summary, decide),
         verdicts=judged, gate_status=builder.gate_status(judged), regression=comparison,
     ).to_json()
 
@@ -140,23 +143,120 @@ def test_the_scripts_hash_matches_the_policy() -> None:
         assert f"'sha256-{digest}'" in page
 
 
-def test_verdict_codes_flips_and_consistency() -> None:
+def test_outcomes_flips_and_consistency() -> None:
     base = make_report(shift=1)
     report = make_report()
     got = payload(report, base, "baseline.json")
-    cols = got["cols"]
+    cols, outcomes = got["cols"], got["outcomes"]
     rows = {r[cols.index("id")]: r for r in got["rows"]}
+    # Each row's outcome is an index into the page's outcomes, which are verdicts.OUTCOMES.
+    assert [(o["name"], o["word"]) for o in outcomes] == [(o.name, o.word) for o in verdicts.OUTCOMES]
+    by_name = {o["name"]: i for i, o in enumerate(outcomes)}
+    for row in report["rows"]:
+        assert outcomes[rows[row["id"]][cols.index("outcome")]]["name"] == verdicts.outcome_of(row).name
     # sports-q0000-p00: (0+0+0)%3 == 0 -> wrong now; shift 1 -> right before: a worse FCH flip.
     r = rows["sports-q0000-p00"]
-    assert r[cols.index("verdict")] & verdicts.HALLUCINATED.code
+    assert outcomes[r[cols.index("outcome")]]["wrong"]
     assert r[cols.index("flip")] & html.FCH_WORSE
-    assert r[cols.index("old_verdict")] in (0, 2)
-    assert rows["sports-q0003-p04"][cols.index("verdict")] == verdicts.CALL_ERROR.code
+    assert not outcomes[r[cols.index("old_outcome")]]["wrong"]
+    assert rows["sports-q0003-p04"][cols.index("outcome")] == by_name[verdicts.CALL_ERROR.name]
+    assert outcomes[by_name[verdicts.CALL_ERROR.name]]["error"] and not outcomes[by_name[verdicts.RIGHT.name]]["error"]
     assert got["kinds"] == ["RateLimitError"]
     assert got["baseline"]["figures"]["nobel"]["fch"] == base["domains"]["nobel"]["fch"]
     assert got["baseline"]["figures"]["overall"]["fch"] == base["overall"]["mean"]["fch"]
     # RC: a group of 5 with every response scored counts; math's single responses do not.
     assert set(got["consistent"]) == {f"{d}-q{g:04d}" for d, n in (("sports", 3), ("nobel", 6)) for g in range(n)}
+
+
+def test_an_outcome_added_to_the_vocabulary_reaches_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What another outcome (say, a response with no claim at all) needs: an entry in
+    # verdicts.OUTCOMES and outcome_of returning it; the page takes both when it is made.
+    no_claim = verdicts.Outcome("no_claim", "no claim", "NO-CLAIM", "N", "hallucinated", "red", 3)
+    monkeypatch.setattr(verdicts, "OUTCOMES", (*verdicts.OUTCOMES, no_claim))
+    plain = verdicts.outcome_of
+    monkeypatch.setattr(verdicts, "outcome_of", lambda r: no_claim if r.get("claim") is None and not r.get("error") else plain(r))
+    report = make_report()
+    report["rows"][1]["claim"] = None
+    got = payload(report)
+    assert got["outcomes"][-1] == {"name": "no_claim", "word": "no claim", "status": "NO-CLAIM", "code": 3,
+                                   "wrong": True, "misaligned": True, "error": False}
+    assert got["rows"][1][got["cols"].index("outcome")] == len(got["outcomes"]) - 1
+    # ... and the page's script names no outcome of its own: every word it shows is the data's.
+    script = (Path(html.__file__).parent / "report.js").read_text(encoding="utf-8")
+    for o in verdicts.OUTCOMES:
+        assert f'"{o.word}"' not in script and f'"{o.name}"' not in script
+
+
+THRESHOLDS_STATES = THRESHOLDS + """
+[domains.nobel]
+max_fch = 0.30
+
+[domains.sports]
+min_samples = 5
+
+[overall]
+max_fch = 0.20
+"""
+
+
+@pytest.mark.parametrize("decide", [level.POINT, level.INTERVAL])
+def test_each_figure_has_the_state_of_its_verdict(decide: str) -> None:
+    report = make_report(limits_text=THRESHOLDS_STATES, decide=decide)
+    judged = payload(report)["judged"]
+
+    def state(scope: str, metric: str) -> Any:
+        return judged[scope]["metrics"][metric]["state"], judged[scope]["metrics"][metric]["word"]
+
+    beyond = ("not decided", "not decided") if decide == level.INTERVAL else ("fail", "fail")
+    # nobel: FCH 0.33 > 0.30, its interval 0.10-0.64 reaches the limit; RC 0.00 < 0.10, interval 0.00-0.46.
+    assert state("nobel", "fch") == beyond and state("nobel", "rc") == beyond
+    assert state("nobel", "pmh") == ("pass", "pass") and state("nobel", "samples") == ("pass", "pass")
+    # overall: FCH 0.35 > 0.20 with its whole interval (0.21-0.56) beyond: fails either way.
+    assert state("overall", "fch") == ("fail", "fail")
+    # sports: 4 groups < min_samples 5: the samples check fails the gate, its figures are not judged
+    # (FCH 0.37 would pass 0.40: it is not shown as a failure).
+    assert state("sports", "samples") == ("fail", "too few")
+    assert state("sports", "fch") == ("not judged", "too few") and state("sports", "rc") == ("not judged", "too few")
+    assert judged["sports"]["state"] == "fail" and judged["sports"]["word"] == "too few"
+    assert state("math", "rc") == ("not judged", "n/a")
+    assert judged["nobel"]["state"] == ("not decided" if decide == level.INTERVAL else "fail")
+    # The gate table's rows carry the same words; the gate's own status is kept.
+    rows = {(v["scope"], v["metric"]): v for v in payload(report)["report"]["gate"]}
+    assert rows[("nobel", "fch")]["status"] == ("pass" if decide == level.INTERVAL else "fail")
+    assert (rows[("nobel", "fch")]["state"], rows[("nobel", "fch")]["word"]) == beyond
+
+
+def test_a_regressed_figure_is_marked() -> None:
+    base = make_report(right={"nobel": True}, nobel=30)
+    report = make_report(baseline=base, right={"nobel": False}, nobel=30)
+    judged = payload(report)["judged"]
+    regressed = {(s, m) for s, mets in report["regression"]["scopes"].items() for m, c in mets.items() if c["regressed"]}
+    assert regressed == {("nobel", "fch"), ("overall", "fch")}
+    marked = {(s, m) for s, e in judged.items() for m, j in e["metrics"].items() if j["regressed"]}
+    assert marked == regressed
+    assert judged["nobel"]["metrics"]["fch"]["change"] == pytest.approx(1.0)
+    assert judged["nobel"]["regressed"] and not judged["sports"]["regressed"]
+
+
+def test_the_run_is_a_table_of_labelled_rows() -> None:
+    report = make_report()
+    report["meta"]["model"]["fingerprint"] = {"digest": "f" * 64, "sources": ["myapp.py"], "inputs": ["prompts/"]}
+    report["meta"]["calls"].update(answered=54, cached=1, retries=2, error_kinds={"RateLimitError": 1})
+    report["meta"]["durations"] = {"calls": 12.25, "scoring": 0.4, "total": 13.0}
+    report["meta"]["later_key"] = {"a_b": 1}
+    rows = dict(payload(report)["run"])
+    for label in ("model", "fingerprint", "data set", "scorer", "selection", "calls", "timings", "thresholds", "limits",
+                  "produced"):
+        assert label in rows, label
+    assert rows["model"].startswith("my-rag ") and "version 1" in rows["model"]
+    assert "myapp.py" in rows["fingerprint"] and "1 declared input: prompts/" in rows["fingerprint"]
+    assert rows["data set"] == "toy.jsonl · file:0123456789abcdef"
+    assert "3 domains: math, nobel, sports" in rows["selection"] and "56 prompts selected" in rows["selection"]
+    assert rows["calls"] == "56 prompts: 54 answered, 1 from the cache, 2 retries, 1 call errors, errors by kind: RateLimitError 1"
+    assert rows["timings"] == "calls 12.2 s · scoring 400 ms · total 13.0 s"
+    assert "decide point" in rows["thresholds"] and "regression confidence 95%" in rows["thresholds"]
+    assert rows["later key"] == "a b 1"  # a key of a later version still shows
+    assert not any("." in label for label in rows)  # labels, not dotted keys
 
 
 def test_without_a_baseline_file_the_reports_own_regression_is_shown() -> None:

@@ -5,12 +5,14 @@ and a Content-Security-Policy allows exactly those two (by their sha256) and not
 page can neither load nor send anything.  It shows
 
 * a chart per metric (each domain's and the overall figure with its interval, the limit of the
-  thresholds file, and the baseline's figure when there is one), and the figures as a table;
+  thresholds file, and the baseline's figure when there is one), and the figures as a table,
+  each coloured by its verdict state (:mod:`.judged`: pass, fail, not decided, not judged, the
+  same under either ``--defan-decide``) and marked when it failed its limit or regressed;
 * the level gate's and the regression gate's verdicts;
-* every prompt in a paged table (200 a page) with filters (domain, verdict, flipped against the
-  baseline, call errors) and a text search;
-* a paraphrase group side by side: every question, answer, claim and verdict of one group;
-* the run's metadata.
+* every paraphrase group (one question asked up to 15 ways) as one row of a sortable table with a
+  header that stays in view, each row expanding to its prompts, with filters (domain, outcome,
+  flipped against the baseline, call errors) and a text search, 100 groups a page;
+* the run (:mod:`.runinfo`): model, fingerprint, data set, selection, calls, timings, thresholds.
 
 The page is ``report.html`` with ``report.css`` and ``report.js`` put inline (package data next
 to this module); this module makes the data they show and the policy's hashes.  The report's
@@ -22,8 +24,11 @@ reads it with ``JSON.parse`` and puts every text of the model or the data set in
 Rows are arrays (not objects) and a response longer than :data:`MAX_TEXT` characters is cut
 (the JSON report has it whole), which keeps a full public split (70,793 prompts) at about the
 JSON report's size; the table renders one page at a time, so the page opens in a second or two
-(``bench/html_report.py`` measures both).  A prompt's verdict code is its
-:class:`~defan_pytest.verdicts.Outcome`'s ``code``.
+(``bench/html_report.py`` measures both).  The script makes the groups from the rows in one
+pass, so nothing per group is embedded and the page stays linear in the prompts.  A prompt's outcome is an index into the page's
+``outcomes``: :data:`defan_pytest.verdicts.OUTCOMES` as it is when the page is made (each with its
+``name``, ``word`` and what FCH and PMH make of it), so an outcome added there is shown, filtered
+and counted without a change here.
 
 Nothing here imports pytest.
 """
@@ -38,11 +43,13 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Dict, List, Optional, Tuple
 
+from defan_pytest import verdicts
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.records import Report, ScoredRecord
+from defan_pytest.report.html.judged import gate_rows, judgements
+from defan_pytest.report.html.runinfo import run_rows
 from defan_pytest.safetext import sanitize
 from defan_pytest.scoring.equivalence import group_consistent
-from defan_pytest.verdicts import outcome_of
 
 __all__ = [
     "FCH_BETTER", "FCH_WORSE", "MARK", "MAX_TEXT", "PMH_BETTER", "PMH_WORSE", "ROW_COLUMNS", "payload", "render",
@@ -58,8 +65,8 @@ MARK = "<!-- defan-pytest-report (HTML) -->"
 
 #: The columns of each embedded row, in order.
 ROW_COLUMNS = (
-    "id", "domain", "group", "type", "question", "answer", "response", "claim", "verdict", "error",
-    "kind", "note", "flip", "old_verdict", "old_claim", "old_response",
+    "id", "domain", "group", "type", "question", "answer", "response", "claim", "outcome", "error",
+    "kind", "note", "flip", "old_outcome", "old_claim", "old_response",
 )
 
 #: Flip bits against the baseline.
@@ -190,6 +197,31 @@ class _Codes:
         return self._index[s]
 
 
+class _Outcomes:
+    """Each prompt's outcome as an index into :data:`defan_pytest.verdicts.OUTCOMES`, read now
+    (an outcome that list does not hold, should one appear, is added at its end)."""
+
+    def __init__(self) -> None:
+        self.values: List[Any] = list(verdicts.OUTCOMES)
+        self._index: Dict[Any, int] = {o: i for i, o in enumerate(self.values)}
+
+    def __call__(self, record: Any) -> int:
+        outcome = verdicts.outcome_of(record)
+        if outcome not in self._index:
+            self._index[outcome] = len(self.values)
+            self.values.append(outcome)
+        return self._index[outcome]
+
+    def to_json(self) -> List[Dict[str, Any]]:
+        """The outcomes as the page reads them: ``name`` and ``word`` (what it shows), and whether
+        FCH counts it (``wrong``), PMH does (``misaligned``), or it is a call error (``error``)."""
+        return [
+            {"name": o.name, "word": o.word, "status": o.status, "code": o.code,
+             "wrong": o.wrong, "misaligned": o.misaligned, "error": bool(o.code & 4)}
+            for o in self.values
+        ]
+
+
 def payload(report: Report, baseline: Optional[Report] = None, baseline_path: Optional[str] = None) -> Dict[str, Any]:
     """The data the page embeds: everything of the report but its rows, the rows as arrays of
     :data:`ROW_COLUMNS` (domains, types and error kinds as indices into lists), each row's flip
@@ -198,36 +230,40 @@ def payload(report: Report, baseline: Optional[Report] = None, baseline_path: Op
     regression = report.regression
     old_by_id = {r.id: r for r in baseline.rows} if baseline is not None else {}
     flipped = _regression_flips(regression) if baseline is None else {}
-    domains, types, kinds = _Codes(), _Codes(), _Codes()
+    domains, types, kinds, outcomes = _Codes(), _Codes(), _Codes(), _Outcomes()
     cut = [0]
     out_rows: List[List[Any]] = []
     for r in report.rows:
         flip, old_verdict, old_claim, old_response = 0, None, None, None
         old = old_by_id.get(r.id)
         if old is not None:
-            flip, old_verdict, old_claim = _flip(old, r), outcome_of(old).code, old.claim
+            flip, old_verdict, old_claim = _flip(old, r), outcomes(old), old.claim
             old_response = old.response if old.error is None else old.error
         elif r.id in flipped:
             f = flipped[r.id]
             flip, old_claim, old_response = f["bits"], f["claim"], f["response"]
         out_rows.append([
             r.id, domains(r.domain), r.group, types(r.type), _cut(r.question, cut) or "", _cut(r.answer, cut) or "",
-            _cut(r.response, cut), _cut(r.claim, cut), outcome_of(r).code, _cut(r.error, cut), kinds(r.error_kind),
+            _cut(r.response, cut), _cut(r.claim, cut), outcomes(r), _cut(r.error, cut), kinds(r.error_kind),
             r.note, flip, old_verdict, _cut(old_claim, cut), _cut(old_response, cut),
         ])
     top = report.to_json(rows=False)
     del top["regression"]
+    top["gate"] = gate_rows(report.gate)
     reg = None
     if isinstance(regression, Mapping):
         reg = {k: v for k, v in regression.items() if k != "flipped"}
         directions = [f.get("direction") for f in regression.get("flipped") or ()]
         reg["flipped_counts"] = {"worse": directions.count("worse"), "better": directions.count("better")}
     return {
-        "format": 1,
+        "format": 2,
         "report": top,
         "regression": reg,
         "metrics": _metrics(),
         "figure": report.figure,
+        "judged": judgements(report.gate, regression),
+        "outcomes": outcomes.to_json(),
+        "run": run_rows(report, cut[0]),
         "baseline": _baseline_view(report, baseline, baseline_path, names),
         "cols": list(ROW_COLUMNS),
         "domains": domains.values,
