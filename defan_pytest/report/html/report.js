@@ -32,6 +32,7 @@
   function f3(x) { return num(x) ? x.toFixed(3) : "–"; }
   function ci(c) { return c && num(c[0]) && num(c[1]) ? "[" + c[0].toFixed(3) + ", " + c[1].toFixed(3) + "]" : ""; }
   function signed(x) { return num(x) ? (x >= 0 ? "+" : "") + x.toFixed(3) : "–"; }
+  function pct(x) { return String(Math.round(10000 * x) / 100) + "%"; }
   function slug(s) { return String(s).replace(/[^a-z]+/gi, "-").toLowerCase(); }
   function stCls(state) { return "st-" + (state ? slug(state) : "none"); }
   function short(s, n) { s = s === null || s === undefined ? "" : String(s); return s.length > n ? s.slice(0, n - 1) + "…" : s; }
@@ -240,24 +241,31 @@
     var b = reg.baseline || {}, p = reg.pairs || {};
     box.appendChild(el("p", null, "Baseline " + (b.path || "?") + " (" + (b.model || "?") + ", " + (b.created || "?") + "): "
       + (p.paired || 0) + " prompts in common in " + (p.groups || 0) + " groups; "
-      + Math.round(100 * (reg.confidence || 0.95)) + "% intervals; flipped: " + (reg.flipped_counts || {}).worse + " worse, "
+      + pct(reg.per_test_confidence || reg.confidence || 0.95) + " intervals (the gate's " + pct(reg.confidence || 0.95)
+      + " over " + (reg.judged || 0) + " judged changes); flipped: " + (reg.flipped_counts || {}).worse + " worse, "
       + (reg.flipped_counts || {}).better + " better."));
     if (reg.status === "skipped") { box.appendChild(el("p", "warn", "Skipped: " + (reg.reason || ""))); }
     var t = el("table", "grid");
     t.id = "regression-table";
-    row(t, ["scope", "metric", "before", "after", "change", "interval", "tolerance", "flips worse / better", "verdict"], true);
+    row(t, ["scope", "metric", "groups in common", "before", "after", "change", "interval", "tolerance", "flips worse / better", "verdict"], true);
     Object.keys(reg.scopes || {}).forEach(function (scope) {
       var mets = reg.scopes[scope];
       Object.keys(mets).forEach(function (m) {
         var c = mets[m], tr = el("tr");
-        var state = c.regressed ? "fail" : c.tolerance === null || c.tolerance === undefined ? "not judged" : "pass";
+        var shared = (reg.shared || {})[scope] || {};
+        var few = c.judged === false;  // fewer groups in common than min_samples: shown, not judged
+        var state = c.regressed ? "fail" : few || c.tolerance === null || c.tolerance === undefined ? "not judged" : "pass";
         tr.dataset.state = state;
-        cell(tr, scope); cell(tr, m.toUpperCase()); cell(tr, f3(c.old), "num"); cell(tr, f3(c.new), "num");
+        cell(tr, scope); cell(tr, m.toUpperCase());
+        cell(tr, shared.groups === undefined ? String(c.groups || 0) : shared.groups + " (" + shared.prompts + " prompts)", "num");
+        cell(tr, f3(c.old), "num"); cell(tr, f3(c.new), "num");
         cell(tr, signed(c.change), "num");
         cell(tr, c.interval ? "[" + signed(c.interval[0]) + ", " + signed(c.interval[1]) + "]" : "–", "num");
         cell(tr, c.tolerance === null || c.tolerance === undefined ? "–" : c.tolerance, "num");
         cell(tr, (c.worse_flips || 0) + " / " + (c.better_flips || 0), "num");
-        var td = cell(tr, c.regressed ? "▲ REGRESSED" : state === "pass" ? "pass" : "no tolerance", "verdict " + stCls(state));
+        var word = c.regressed ? "▲ REGRESSED" : state === "pass" ? "pass"
+          : few ? "not judged: " + (shared.groups || 0) + " < " + (shared.needed || 0) + " groups" : "no tolerance";
+        var td = cell(tr, word, "verdict " + stCls(state));
         td.title = c.message || "";
         t.appendChild(tr);
       });
