@@ -50,7 +50,7 @@ def model_caller(srv: OpenAIServer, path: str, timeout: float = 5.0, **params):
 
 
 def run_pool(caller, prompts, **kw) -> tuple[CallPool, dict]:
-    pool = CallPool(caller, backoff=0.01, max_backoff=0.05, seed=1, secrets=[KEY], **kw)
+    pool = CallPool(caller, **{"backoff": 0.01, "max_backoff": 0.05, "seed": 1, "secrets": [KEY], **kw})
     pool.start([Prompt(p, p) for p in prompts])
     pool.join(60)
     out = {}
@@ -97,7 +97,7 @@ def test_both_paths_send_the_same_request() -> None:
 
 def test_429_is_retried_after_retry_after(path: str) -> None:
     with OpenAIServer(answers={"a": "A"}, faults=[{"fault": 429, "match": "a", "times": 2, "retry_after": 1}]) as srv:
-        pool, out = run_pool(model_caller(srv, path), ["a"], retries=3)
+        pool, out = run_pool(model_caller(srv, path), ["a"], retries=3, max_backoff=5)
         assert out["a"].text == "A" and out["a"].attempts == 3
         times = [r["time"] for r in srv.requests]
     assert len(times) == 3
