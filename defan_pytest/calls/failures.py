@@ -59,7 +59,9 @@ def parse_retry_after(value: Any, now: Optional[float] = None) -> Optional[float
     number of seconds (a negative one is 0; ``inf`` and huge ones are kept, for the backoff to
     cap and say), or an HTTP-date (the seconds until it, 0 if past); ``None`` for anything else
     (``nan``, words, a date that cannot be).  ``now``: the current ``time.time()``."""
-    text = str(value).strip()[:200]
+    text = str(value).strip()
+    if len(text) > 1000:  # no server means anything by that
+        return None
     try:
         seconds = float(text)
     except ValueError:
