@@ -31,11 +31,16 @@ Fault rules (a :class:`FaultRule` or an equivalent dict; the first applicable ru
 
     {"fault": 429,            # 429 | 500 | 401 | 404 | any other 4xx/5xx status
                               # | "hang" | "malformed" | "empty" | "null" | "drop"
+                              # | "redirect" | "huge" | "endless" | "parts"
      "match": "*",            # "*" = any prompt; otherwise the exact prompt text ...
      "substring": false,      # ... or, when true, a substring of the prompt
      "times": 2,              # fault only the first K matching requests; null/absent = always
      "per_prompt": false,     # true: the K budget is counted separately for each prompt
-     "retry_after": 1,        # 429 only: Retry-After header value in seconds (null: no header)
+     "retry_after": 1,        # 429 only: Retry-After header value in seconds, or a text sent as
+                              # it is ("1e9", "inf", "nan", an HTTP-date; null: no header)
+     "location": None,        # "redirect" only: the Location of the 307 (another server's URL)
+     "size": 50000000,        # "huge" only: the answer's length in bytes (Content-Length sent)
+     "parts": None,           # "parts" only: message.content as this list of content parts
      "hang_seconds": 30.0,    # "hang" only: hold the request this long, then drop the connection
      "message": null}         # override the error message
 
@@ -48,7 +53,12 @@ Fault meanings: 429 -> rate_limit_error JSON + ``Retry-After``; 500 -> server_er
 401 -> invalid_api_key JSON; 404 -> model_not_found JSON ("The model `x` does not exist");
 ``hang`` -> no response until ``hang_seconds`` pass (or the server stops), then the connection
 is closed; ``malformed`` -> 200 with a truncated JSON body; ``empty`` -> 200 with content "";
-``null`` -> 200 with content null; ``drop`` -> connection closed without any response.
+``null`` -> 200 with content null; ``drop`` -> connection closed without any response;
+``redirect`` -> 307 to ``location``; ``huge`` -> 200 whose answer is ``size`` bytes of ``x``,
+written in 64 KiB pieces after a Content-Length (never held whole); ``endless`` -> 200 with a
+chunked body that never ends (until the client goes away or the server stops); ``parts`` ->
+200 whose ``message.content`` is the list ``parts``.  :attr:`OpenAIServer.streamed` counts the
+bytes the ``huge`` and ``endless`` faults wrote.
 """
 from __future__ import annotations
 
@@ -71,7 +81,8 @@ from aiohttp import web
 
 __all__ = ["FaultRule", "OpenAIServer", "parse_fault", "main"]
 
-_NAMED_FAULTS = frozenset({"hang", "malformed", "empty", "null", "drop"})
+_NAMED_FAULTS = frozenset({"hang", "malformed", "empty", "null", "drop", "redirect", "huge", "endless", "parts"})
+_PIECE = b"x" * 65536
 _JSON_HEADERS = {"Content-Type": "application/json"}
 _MALFORMED_BODY = (
     b'{"id": "chatcmpl-malformed", "object": "chat.completion", "created": 0, '
@@ -88,9 +99,12 @@ class FaultRule:
     substring: bool = False
     times: int | None = None
     per_prompt: bool = False
-    retry_after: float | None = 1
+    retry_after: float | str | None = 1
     hang_seconds: float = 30.0
     message: str | None = None
+    location: str | None = None
+    size: int = 50_000_000
+    parts: list | None = None
     # bookkeeping: how many requests this rule has faulted (overall / per prompt)
     used: int = field(default=0, compare=False)
     used_by_prompt: Counter = field(default_factory=Counter, compare=False, repr=False)
@@ -214,6 +228,7 @@ class _Core:
         self.counts: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
         self.total = 0
+        self.streamed = 0  # bytes written by the "huge" and "endless" faults
         self.in_flight = 0  # chat requests being handled now ...
         self.peak_in_flight = 0  # ... and the most at once
         self.requests: list[dict[str, Any]] = []
@@ -241,6 +256,7 @@ class _Core:
             self.counts.clear()
             self.fault_counts.clear()
             self.total = 0
+            self.streamed = 0
             self.peak_in_flight = self.in_flight
             self.requests.clear()
             for rule in self.faults:
@@ -318,7 +334,11 @@ class _Core:
         prompt_tokens = sum(_ntokens(_text_of(m.get("content")))
                             for m in body["messages"] if isinstance(m, dict))
         completion_tokens = _ntokens(content or "")
-        data = {
+        data = self._envelope(model, content, prompt_tokens, completion_tokens)
+        return web.Response(body=json.dumps(data).encode(), headers=_JSON_HEADERS)
+
+    def _envelope(self, model: str, content: Any, prompt_tokens: int, completion_tokens: int) -> dict:
+        return {
             "id": f"chatcmpl-{next(self._ids):012d}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -333,14 +353,15 @@ class _Core:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }
-        return web.Response(body=json.dumps(data).encode(), headers=_JSON_HEADERS)
 
     async def _fault(self, request: web.Request, rule: FaultRule,
                      model: str) -> web.StreamResponse | None:
         f = rule.fault
         if f == 429:
             headers = {}
-            if rule.retry_after is not None:
+            if isinstance(rule.retry_after, str):
+                headers["Retry-After"] = rule.retry_after  # sent as given, however absurd
+            elif rule.retry_after is not None:
                 ra = rule.retry_after
                 headers["Retry-After"] = str(int(ra)) if float(ra).is_integer() else str(ra)
             return _error(429, rule.message or "Rate limit reached for requests (test server).",
@@ -360,6 +381,13 @@ class _Core:
             return _error(f, rule.message or f"Injected HTTP {f} (test server).", type_, None)
         if f == "malformed":
             return web.Response(body=_MALFORMED_BODY, headers=_JSON_HEADERS)
+        if f == "redirect":
+            return web.Response(status=307, headers={"Location": rule.location or "/elsewhere"})
+        if f in ("huge", "endless"):
+            return await self._big(request, model, None if f == "endless" else rule.size)
+        if f == "parts":
+            parts = rule.parts if rule.parts is not None else [{"type": "text", "text": "Paris"}]
+            return web.Response(body=json.dumps(self._envelope(model, parts, 1, 1)).encode(), headers=_JSON_HEADERS)
         if f == "hang":
             assert self.stopping is not None
             try:
@@ -370,6 +398,34 @@ class _Core:
         if f == "drop":
             return self._drop(request)
         return None  # "empty" / "null": a normal completion with "" / null content
+
+    async def _big(self, request: web.Request, model: str, size: int | None) -> web.StreamResponse:
+        """A completion whose answer is ``size`` bytes of ``x`` (announced), or never ends
+        (``None``: chunked), written piece by piece: the server never holds it whole."""
+        head, tail = json.dumps(self._envelope(model, "@", 1, 1)).encode().split(b"@")
+        resp = web.StreamResponse(headers=_JSON_HEADERS)
+        if size is None:
+            resp.enable_chunked_encoding()
+        else:
+            resp.content_length = len(head) + size + len(tail)
+        try:
+            await resp.prepare(request)
+            await resp.write(head)
+            left = size
+            while left is None or left > 0:
+                piece = _PIECE if left is None or left >= len(_PIECE) else _PIECE[:left]
+                await resp.write(piece)
+                with self.lock:
+                    self.streamed += len(piece)
+                if left is not None:
+                    left -= len(piece)
+                if self.stopping is not None and self.stopping.is_set():
+                    return resp
+            await resp.write(tail)
+            await resp.write_eof()
+        except (ConnectionError, RuntimeError):  # the client went away (as it should)
+            pass
+        return resp
 
     @staticmethod
     def _drop(request: web.Request) -> web.Response:
@@ -536,6 +592,12 @@ class OpenAIServer:
         ``timeout`` seconds pass first."""
         with self._core.arrived:
             return self._core.arrived.wait_for(lambda: self._core.total >= n, timeout)
+
+    @property
+    def streamed(self) -> int:
+        """Bytes the ``huge`` and ``endless`` faults wrote (since the start or :meth:`reset`)."""
+        with self._core.lock:
+            return self._core.streamed
 
     @property
     def peak_in_flight(self) -> int:

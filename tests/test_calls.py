@@ -50,7 +50,7 @@ def model_caller(srv: OpenAIServer, path: str, timeout: float = 5.0, **params):
 
 
 def run_pool(caller, prompts, **kw) -> tuple[CallPool, dict]:
-    pool = CallPool(caller, backoff=0.01, max_backoff=0.05, seed=1, secrets=[KEY], **kw)
+    pool = CallPool(caller, **{"backoff": 0.01, "max_backoff": 0.05, "seed": 1, "secrets": [KEY], **kw})
     pool.start([Prompt(p, p) for p in prompts])
     pool.join(60)
     out = {}
@@ -97,7 +97,7 @@ def test_both_paths_send_the_same_request() -> None:
 
 def test_429_is_retried_after_retry_after(path: str) -> None:
     with OpenAIServer(answers={"a": "A"}, faults=[{"fault": 429, "match": "a", "times": 2, "retry_after": 1}]) as srv:
-        pool, out = run_pool(model_caller(srv, path), ["a"], retries=3)
+        pool, out = run_pool(model_caller(srv, path), ["a"], retries=3, max_backoff=5)
         assert out["a"].text == "A" and out["a"].attempts == 3
         times = [r["time"] for r in srv.requests]
     assert len(times) == 3
@@ -492,3 +492,121 @@ def test_callable_identity_covers_its_source_code() -> None:
     model = CallableModel("rag", here, False, version="1")
     assert model.source == hashlib.sha256(inspect.getsource(here).encode()).hexdigest()
     assert model.describe() == f"rag version 1, source {model.source[:8]}"
+
+
+# --------------------------------------------------------------------------------------------
+# issue 20: hostile servers -- credentials stay home, memory stays bounded
+# --------------------------------------------------------------------------------------------
+
+XKEY = "xak-Q1w2E3r4T5y6U7i8"  # a credential in a header aiohttp and httpx forward on a redirect
+
+
+def test_a_redirect_to_another_host_is_never_followed(path: str) -> None:
+    with OpenAIServer(answers={"a": "from elsewhere"}) as elsewhere:
+        target = f"{elsewhere.base_url}/chat/completions?sig=SIGsecret77"
+        with OpenAIServer(faults=[{"fault": "redirect", "location": target}]) as srv:
+            caller = model_caller(srv, path, extra_headers={"x-api-key": XKEY})
+            pool, out = run_pool(caller, ["a", "b"], retries=2)
+            assert srv.total <= 2  # not retried: every call would be redirected
+        assert elsewhere.total == 0  # nothing reached the other host: no key, no answer from it
+    assert pool.fatal is not None and "RefusedRedirect" in pool.fatal and "HTTP 307" in pool.fatal
+    assert f"127.0.0.1:{elsewhere.port}/v1/chat/completions?sig=***" in pool.fatal  # where it pointed, redacted
+    assert "SIGsecret77" not in pool.fatal and XKEY not in pool.fatal
+    assert all(isinstance(v, FatalCallError) for v in out.values())
+
+
+def test_an_answer_over_the_cap_is_an_error_and_the_read_stops_there(path: str) -> None:
+    cap = 256 * 1024
+    faults = [{"fault": "huge", "match": "huge", "size": 4 * cap}, {"fault": "endless", "match": "endless"}]
+    with OpenAIServer(answers={"fits": "x" * (cap - 1024)}, faults=faults) as srv:
+        pool, out = run_pool(model_caller(srv, path, timeout=30), ["huge", "endless", "fits"], concurrency=2,
+                             retries=2, max_answer=cap)
+        assert srv.counts == {"huge": 1, "endless": 1, "fits": 1}  # not retried: the model would say it again
+        streamed = srv.streamed
+    for p in ("huge", "endless"):
+        assert out[p].text is None and "AnswerTooLarge" in out[p].error and "larger than 256 KiB" in out[p].error
+    assert out["fits"].text == "x" * (cap - 1024)
+    # The endless body ended soon after the cap (what the sockets' buffers held), not at the timeout.
+    assert streamed < 4 * cap + 64 * 1024 * 1024
+
+
+def test_a_callables_answer_over_the_cap_is_an_error_and_never_cached(tmp_path: Path) -> None:
+    cap = 64 * 1024
+
+    def wordy(prompt: str) -> str:
+        return {"ascii": "x" * (cap + 1), "wide": "é" * (cap // 2 + 1), "ok": "é" * (cap // 2)}[prompt]
+
+    caller = CallableCaller(CallableModel("wordy", wordy, False, version="1"))
+    store = ResponseCache(tmp_path, caller.identity, background=True)
+    pool, out = run_pool(caller, ["ascii", "wide", "ok"], store=store, max_answer=cap, retries=2)
+    assert store.count() == 1
+    store.close()
+    assert "65,537 characters" in out["ascii"].error and "65,538 bytes of text" in out["wide"].error  # UTF-8 bytes
+    assert out["ascii"].attempts == out["wide"].attempts == 1
+    assert out["ok"].text == "é" * (cap // 2)
+
+
+@pytest.mark.parametrize("value", ["1e9", "inf", "nan", "-5", "Fri, 31 Dec 9999 23:59:59 GMT", "soon",
+                                   "9" * 400])
+def test_an_absurd_retry_after_waits_at_most_the_backoff_maximum_and_is_said_once(value: str, path: str) -> None:
+    prompts = ["a", "b", "c"]
+    rule = {"fault": 429, "match": "*", "times": 1, "per_prompt": True, "retry_after": value}
+    with OpenAIServer(faults=[rule]) as srv:
+        pool = CallPool(model_caller(srv, path), backoff=0.01, max_backoff=0.2, seed=1, retries=2, concurrency=3)
+        pool.start([Prompt(p, p) for p in prompts])
+        assert pool.join(60)  # (the old code slept 600 s per retry)
+        out = {p: pool.result(p, timeout=1) for p in prompts}
+        pool.close()
+        assert srv.counts == {p: 2 for p in prompts}
+    assert all(r.text == "I don't know." for r in out.values())
+    if value in ("nan", "-5", "soon"):  # no word, or none to heed: the backoff's own schedule, nothing said
+        assert pool.notices == []
+        return
+    asked = {"1e9": "1,000,000,000 s", "inf": "forever", "9" * 400: "forever"}.get(value, "")
+    assert len(pool.notices) == 1 and pool.notices[0].startswith(f"the provider asked to wait {asked}")
+    assert pool.notices[0].endswith("before a retry (Retry-After); every retry waits at most 0.2 s, the backoff's maximum")
+
+
+def test_retry_after_is_read_as_a_hostile_server_writes_it() -> None:
+    from defan_pytest.calls.failures import parse_retry_after
+
+    now = 1_700_000_000.0
+    assert parse_retry_after("7", now) == 7.0 and parse_retry_after(" 2.5 ", now) == 2.5
+    assert parse_retry_after("-5", now) == 0.0 and parse_retry_after("nan", now) is None
+    assert parse_retry_after("inf", now) == float("inf") and parse_retry_after("1e999", now) == float("inf")
+    assert parse_retry_after("Tue, 14 Nov 2023 22:13:30 GMT", now) == 10.0  # an HTTP-date: seconds until it
+    assert parse_retry_after("Mon, 01 Jan 1990 00:00:00 GMT", now) == 0.0  # past
+    for junk in ("soon", "", "Mon, 99 Foo 2023", "\x00" * 1000, "1" * 10000 + "x"):
+        assert parse_retry_after(junk, now) is None
+
+
+def test_content_parts_from_a_server_are_read_for_their_text() -> None:
+    faults = [{"fault": "parts", "match": "text", "parts": [{"type": "text", "text": "Par"}, {"type": "text", "text": "is"}]},
+              {"fault": "parts", "match": "image", "parts": [{"type": "image_url", "image_url": {"url": "x"}}]}]
+    with OpenAIServer(faults=faults) as srv:
+        _, out = run_pool(model_caller(srv, "openai"), ["text", "image"])
+    assert out["text"].text == "Paris"
+    assert out["image"].error == ("BadAnswer: the server's message.content is a list of 1 content parts without a "
+                                  "text part (types: image_url): no answer text")
+
+
+def test_urls_are_redacted_whole_in_texts_identities_and_secrets() -> None:
+    from defan_pytest.calls.redaction import public_identity, redact_url
+
+    hook = "https://tok3nUser@hooks.example/run?code=QCODE4242&sig=SIGsecret77#frag"
+    params = {"api_base": "http://127.0.0.1:9/v1", "extra_body": {"callback": hook, "note": f"see {hook}."}}
+    identity = json.dumps(public_identity(params, known_secrets(params)))
+    for secret in ("tok3nUser", "QCODE4242", "SIGsecret77", "frag"):
+        assert secret not in identity and secret not in redact(f"failed at {hook}")
+    assert "https://***@hooks.example/run?code=***&sig=***#***" in identity
+    assert "http://127.0.0.1:9/v1" in identity  # a URL without secret parts is kept as it is (the cache key too)
+    assert "tok3nUser" in known_secrets(params)  # found by value wherever else it is quoted
+    assert redact_url("http://[::1") == "http://***"  # not even parseable: nothing of it is kept
+
+
+@pytest.mark.parametrize("base", ["http://tok3nUser@127.0.0.1:9/v1", "http://me:pw@127.0.0.1:9/v1"])
+def test_an_api_base_with_user_info_is_refused_before_any_call(base: str, path: str) -> None:
+    model = LitellmModel("t", "openai/test-model", {"api_base": base})
+    with pytest.raises(ValueError, match="holds user info") as err:
+        make_caller(model, timeout=5, path=path)
+    assert "tok3nUser" not in str(err.value) and ":pw@" not in str(err.value) and "***@127.0.0.1:9" in str(err.value)

@@ -309,6 +309,7 @@ OPTION_VALUES: dict[str, Any] = {
     "decide": st.sampled_from(["", "point", "interval", "median"]) | any_text,
     "call-path": st.sampled_from(["", "auto", "litellm", "openai", "grpc"]) | any_text,
     "budget": st.sampled_from(["", "0", "1.5", "-1", "inf", "nan"]) | any_text.filter(_not_a_number),
+    "max-answer": st.sampled_from(["", "1M", "512k", "0", "1023", "1e9", "-1M", "inf", "9" * 400]) | any_text,
 }
 assert set(OPTION_VALUES) == {o.noun for o in OPTIONS}, "a new option needs a fuzz strategy"
 GOOD_OPTIONS: dict[str, Any] = {
@@ -335,6 +336,7 @@ GOOD_OPTIONS: dict[str, Any] = {
     "decide": st.sampled_from(["point", "interval"]),
     "call-path": st.sampled_from(["auto", "litellm"]),
     "budget": st.just("100"),
+    "max-answer": st.sampled_from(["1M", "64k"]),
 }
 
 

@@ -190,6 +190,37 @@ def test_faults_over_urllib() -> None:
         assert srv.fault_counts == {"429": 1, "503": 1, "drop": 1, "malformed": 1}
 
 
+def test_hostile_faults_over_http_client() -> None:
+    """The faults of issue 20: a redirect, a huge body, an endless one, content parts, an
+    absurd Retry-After (sent as given)."""
+    faults = [{"match": "redirect", "fault": "redirect", "location": "http://127.0.0.1:9/v1/chat/completions"},
+              {"match": "huge", "fault": "huge", "size": 300_000},
+              {"match": "endless", "fault": "endless"},
+              {"match": "parts", "fault": "parts", "parts": [{"type": "text", "text": "Paris"}]},
+              {"match": "wait", "fault": 429, "retry_after": "1e9"}]
+
+    def post(prompt: str) -> http.client.HTTPResponse:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)  # follows no redirect
+        conn.request("POST", "/v1/chat/completions", json.dumps(_chat(prompt)), {"Content-Type": "application/json"})
+        return conn.getresponse()
+
+    with OpenAIServer(faults=faults) as srv:
+        resp = post("redirect")
+        assert resp.status == 307 and resp.getheader("Location") == "http://127.0.0.1:9/v1/chat/completions"
+        resp = post("huge")
+        body = resp.read()
+        assert int(resp.getheader("Content-Length")) == len(body)
+        assert json.loads(body)["choices"][0]["message"]["content"] == "x" * 300_000
+        resp = post("endless")
+        assert resp.getheader("Transfer-Encoding") == "chunked"
+        assert len(resp.read(2_000_000)) == 2_000_000  # and more to come, for ever
+        resp.close()
+        assert json.loads(post("parts").read())["choices"][0]["message"]["content"] == [{"type": "text", "text": "Paris"}]
+        assert post("wait").getheader("Retry-After") == "1e9"
+        assert srv.streamed >= 300_000 + 2_000_000 - 1000
+    assert srv.fault_counts == {"redirect": 1, "huge": 1, "endless": 1, "parts": 1, "429": 1}
+
+
 # ---- litellm -----------------------------------------------------------------------------
 def test_litellm_answers_and_authorization_header() -> None:
     with OpenAIServer({"What is the capital of France?": "Paris"}) as srv:

@@ -620,3 +620,95 @@ def test_start_up_each_worker_pays_once_and_a_worker_with_nothing_to_ask_pays_no
     assert warm_seen == {"controller": [], "gw0": [], "gw1": []}  # everything cached: no client anywhere
     warm.stdout.fnmatch_lines(["defan estimate: 0 prompts to send (60 from the cache) via the OpenAI protocol: "
                                "nothing to pay"])
+
+
+# --------------------------------------------------------------------------------------------
+# issue 20: hostile servers -- credentials stay home, memory stays bounded -- in real sessions
+# --------------------------------------------------------------------------------------------
+
+XKEY = "xak-Q1w2E3r4T5y6U7i8"  # a credential in a header aiohttp and httpx forward on a redirect
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,workers", [("auto", []), ("litellm", []), ("auto", ["-n", "2"])],
+                         ids=["lean", "litellm", "lean-xdist"])
+def test_a_redirect_stops_the_run_and_no_credential_leaves(toy: pytest.Pytester, path: str, workers: list) -> None:
+    with OpenAIServer(default_answer="1") as elsewhere:
+        target = f"{elsewhere.base_url}/chat/completions?sig=SIGsecret77"
+        with OpenAIServer(faults=[{"fault": "redirect", "location": target}]) as srv:
+            result = toy.runpytest_subprocess(*toy_model_args(
+                srv, f"--defan-call-path={path}", f'--defan-model-arg=extra_headers={{"x-api-key": "{XKEY}"}}',
+                "--defan-concurrency=2", "--defan-report=r.json", *workers))
+        assert elsewhere.total == 0  # no request, no key reached the other host; none of its answers counted
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert out.count(f"Interrupted: defan-pytest: RefusedRedirect: the server answered HTTP 307, a redirect to "
+                     f"http://127.0.0.1:{elsewhere.port}/v1/chat/completions?sig=***: not followed") == 1
+    for secret in (XKEY, KEY, "SIGsecret77"):
+        assert secret not in out and files_contain(toy.path, secret) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_answers_over_the_cap_are_errors_and_nothing_keeps_them(toy: pytest.Pytester, workers: list) -> None:
+    huge, endless = TOY[1]["question"], TOY[2]["question"]
+    faults = [{"fault": "huge", "match": huge, "size": 4_000_000}, {"fault": "endless", "match": endless}]
+    with OpenAIServer(answers=TOY_ANSWERS, faults=faults) as srv:
+        result = toy.runpytest_subprocess(*toy_model_args(srv, "--defan-max-answer=64k", "--defan-report=r.json",
+                                                          "--defan-html=r.html", "--defan-retries=2", *workers))
+        assert srv.counts[huge] == srv.counts[endless] == 1  # not retried
+    assert result.ret == 0, result.stdout.lines[-20:]
+    rows = {r["question"]: r for r in json.loads((toy.path / "r.json").read_text())["rows"]}
+    for q in (huge, endless):
+        assert rows[q]["response"] is None and "AnswerTooLarge: the answer is larger than 64 KiB" in rows[q]["error"]
+    assert sum(r["error"] is None for r in rows.values()) == 13
+    # What the run kept holds at most the cap per answer: here none of the 4 MB and the endless one.
+    for kept in ("r.json", "r.html", ".defan_cache/responses.sqlite3"):
+        assert (toy.path / kept).stat().st_size < 1_000_000, kept
+
+
+def test_a_bad_answer_cap_is_a_usage_error(toy: pytest.Pytester) -> None:
+    result = toy.runpytest("--defan-model=openai/test-model", "--defan-max-answer=lots", *TOY_ARGS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--defan-max-answer: 'lots' is not a size (bytes, or with a unit: 512k, 1M, 2MiB)" in result.stderr.str()
+
+
+@pytest.mark.slow
+def test_an_absurd_retry_after_is_said_once_and_waited_at_most_the_backoff_maximum(toy: pytest.Pytester) -> None:
+    # One prompt, asked twice: the second time after the backoff's maximum (60 s), not 1e9 s.
+    write_toy(toy, TOY[:1])
+    rule = {"fault": 429, "match": "*", "times": 1, "per_prompt": True, "retry_after": "1e9"}
+    with OpenAIServer(answers=TOY_ANSWERS, faults=[rule]) as srv:
+        result = toy.runpytest_subprocess(*toy_model_args(srv, "--defan-retries=1", "--defan-report=r.json"),
+                                          timeout=300)
+        assert srv.counts == {TOY[0]["question"]: 2}
+    assert result.ret == 0, result.stdout.lines[-20:]
+    assert result.stdout.str().count("note: the provider asked to wait 1,000,000,000 s before a retry (Retry-After); "
+                                     "every retry waits at most 60 s, the backoff's maximum") == 1
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_secrets_in_urls_reach_no_artefact_and_no_cache_key(toy: pytest.Pytester, workers: list) -> None:
+    hook = "https://tok3nUser@hooks.example/run?code=QCODE4242&sig=SIGsecret77"
+    with OpenAIServer(answers=TOY_ANSWERS) as srv:
+        result = toy.runpytest_subprocess(*toy_model_args(
+            srv, f'--defan-model-arg=extra_body={{"callback": "{hook}"}}', "--defan-report=r.json",
+            "--defan-html=r.html", "--junitxml=j.xml", *workers))
+        assert srv.requests[0]["body"]["callback"] == hook  # sent as given
+    assert result.ret == 0, result.stdout.lines[-20:]
+    meta = json.loads((toy.path / "r.json").read_text())["meta"]
+    assert "https://***@hooks.example/run?code=***&sig=***" in json.dumps(meta)
+    for secret in ("tok3nUser", "QCODE4242", "SIGsecret77"):
+        assert secret not in result.stdout.str() + result.stderr.str() and files_contain(toy.path, secret) == []
+
+
+@pytest.mark.parametrize("base", ["http://tok3nUser@127.0.0.1:{port}/v1", "http://me:pw5@127.0.0.1:{port}/v1"])
+def test_an_api_base_with_user_info_is_one_usage_error_before_any_call(toy: pytest.Pytester, base: str) -> None:
+    with OpenAIServer(answers=TOY_ANSWERS) as srv:
+        result = toy.runpytest_subprocess("--defan-model=openai/test-model",
+                                          f"--defan-model-arg=api_base={base.format(port=srv.port)}", *TOY_ARGS)
+        assert srv.total == 0
+    err = result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert err.count(f"api_base 'http://***@127.0.0.1:{srv.port}/v1' holds user info") == 1
+    assert "tok3nUser" not in err + result.stdout.str() and "pw5" not in err + result.stdout.str()

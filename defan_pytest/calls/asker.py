@@ -13,9 +13,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from defan_pytest.calls.failures import describe, retry_after
-from defan_pytest.calls.protocol import Caller, FatalCallError, Prompt, Reply, Response, ResponseStore, Verdict
+from defan_pytest.calls.protocol import (
+    DEFAULT_MAX_ANSWER,
+    AnswerTooLarge,
+    Caller,
+    FatalCallError,
+    Prompt,
+    Reply,
+    Response,
+    ResponseStore,
+    Verdict,
+)
 from defan_pytest.calls.redaction import redact, scrub
 from defan_pytest.calls.retry import Backoff, RateLimiter
+from defan_pytest.calls.sizes import check_answer
 from defan_pytest.calls.watchdog import Watchdog
 from defan_pytest.safetext import sanitize
 
@@ -90,7 +101,8 @@ class Asker:
     ``stats``: the run's counters (this side counts the requests, cache hits and retries, the
     pool the answers);
     ``stop``: set when no new prompt may be sent; ``halt(message)``: stop the run;
-    ``halted()``: whether the run was stopped.  The rest is the pool's configuration
+    ``halted()``: whether the run was stopped; ``max_answer``: the most bytes of one answer's
+    text (a larger one is an errored response).  The rest is the pool's configuration
     (:class:`defan_pytest.calls.pool.CallPool`).
     """
 
@@ -98,9 +110,10 @@ class Asker:
         self, caller: Caller, *, concurrency: int, retries: int, timeout: float, backoff: Backoff,
         limiter: RateLimiter, watchdog: Watchdog, store: Optional[ResponseStore], budget: "Optional[Budget]",
         secrets: Sequence[str], stats: "Stats", stop: threading.Event, halt: Callable[[str], None],
-        halted: Callable[[], bool],
+        halted: Callable[[], bool], max_answer: int = DEFAULT_MAX_ANSWER,
     ) -> None:
         self.caller = caller
+        self.max_answer = max_answer
         self.concurrency = concurrency
         self.retries = retries
         self.timeout = timeout
@@ -120,9 +133,12 @@ class Asker:
 
     def verdict(self, exc: BaseException) -> Verdict:
         """What a failed call means: a :class:`FatalCallError` stops the run whoever raised it;
-        any other failure is the caller's backend's to judge."""
+        an answer over the size cap is that prompt's error (the model would say it again); any
+        other failure is the caller's backend's to judge."""
         if isinstance(exc, FatalCallError):
             return "fatal"
+        if isinstance(exc, AnswerTooLarge):
+            return "fail"
         return self.caller.backend.classify(exc)
 
     async def run(self, prompts: List[Prompt], deliver: Callable[[str, Response], None]) -> None:
@@ -300,7 +316,10 @@ class Asker:
             else:
                 out = await asyncio.wait_for(caller(text), timeout=self.timeout)
         took = time.monotonic() - began
-        return (out if isinstance(out, Reply) else Reply(out)), took
+        reply = out if isinstance(out, Reply) else Reply(out)
+        if isinstance(reply.text, str):  # before anything keeps it: a callable's 5 MB answer ends here
+            check_answer(reply.text, self.max_answer)
+        return reply, took
 
     def _fatal_failure(self, prompt: Prompt, message: str, attempts: int) -> Optional[Response]:
         """Stop the run on a failure every call would share; the prompt has no answer."""

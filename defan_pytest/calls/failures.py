@@ -8,15 +8,21 @@ failure *means* (retry, stop the run, or an errored answer) is its backend's ver
 ...     headers = {"retry-after": "2"}
 >>> status_of(RateLimited()), retry_after(RateLimited()), describe(RateLimited("slow down"))
 (429, 2.0, 'RateLimited (HTTP 429): slow down')
+>>> [parse_retry_after(v) for v in ("1e9", "-3", "nan", "soon", "Wed, 21 Oct 2015 07:28:00 GMT")]
+[1000000000.0, 0.0, None, None, 0.0]
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Optional, Sequence
+import email.utils
+import math
+import time
+from datetime import timezone
+from typing import Any, Optional, Sequence
 
 from defan_pytest.calls.redaction import redact
 
-__all__ = ["describe", "retry_after", "status_of"]
+__all__ = ["describe", "parse_retry_after", "retry_after", "status_of"]
 
 
 def status_of(exc: BaseException) -> Optional[int]:
@@ -45,12 +51,30 @@ def retry_after(exc: BaseException) -> Optional[float]:
         value = headers.get("retry-after") or headers.get("Retry-After")
     except AttributeError:
         return None
-    if value is None:
+    return None if value is None else parse_retry_after(value)
+
+
+def parse_retry_after(value: Any, now: Optional[float] = None) -> Optional[float]:
+    """The seconds a ``Retry-After`` value asks for, read as a hostile server may write it: a
+    number of seconds (a negative one is 0; ``inf`` and huge ones are kept, for the backoff to
+    cap and say), or an HTTP-date (the seconds until it, 0 if past); ``None`` for anything else
+    (``nan``, words, a date that cannot be).  ``now``: the current ``time.time()``."""
+    text = str(value).strip()
+    if len(text) > 1000:  # no server means anything by that
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(text)
     except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds):
         return None
+    return max(0.0, seconds)
 
 
 def describe(exc: BaseException, secrets: Sequence[str] = ()) -> str:

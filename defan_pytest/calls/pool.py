@@ -20,11 +20,15 @@ received are in the cache for a resumed run.
 
 Failures are judged by the caller's backend (:meth:`defan_pytest.calls.protocol.Backend.classify`):
 transient ones (429, 5xx, timeouts, dropped connections) are retried with exponential backoff
-and full jitter, honouring ``Retry-After`` (:mod:`defan_pytest.calls.retry`); what still fails
-becomes an errored response (never a hallucination).  A fatal one (an authentication error,
+and full jitter, honouring ``Retry-After`` up to the backoff's maximum (a larger one is said
+once, in :attr:`CallPool.notices`; :mod:`defan_pytest.calls.retry`); what still fails becomes an
+errored response (never a hallucination).  A fatal one (an authentication error,
 missing credentials, an unknown model, a :class:`FatalCallError`) stops the run.  A callable
 that returns something other than text is an errored response naming the type (never scored
-as its ``str()``, never cached).
+as its ``str()``, never cached).  So is an answer over ``max_answer`` bytes
+(``--defan-max-answer``): a caller reading from the wire stops there, and the pool checks every
+answer's text before anything keeps it, so that the memory of a run grows with its prompts,
+never with what a model sends.
 
 Nothing hangs: the watchdog (:mod:`defan_pytest.calls.watchdog`), checked by the thread waiting
 for the answers, stops the run when a call outlives its timeout by a margin or when the threads
@@ -46,6 +50,7 @@ from defan_pytest.calls.asker import Asker, Stats
 from defan_pytest.calls.failures import describe
 from defan_pytest.calls.protocol import (
     DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_ANSWER,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     Caller,
@@ -73,6 +78,8 @@ class CallPool:
     ``margin``: the watchdog's patience past ``timeout``
     (:func:`~defan_pytest.calls.watchdog.default_margin`).  ``budget``: an optional
     :class:`defan_pytest.calls.budget.Budget`; the prompts it refuses are errored responses.
+    ``max_answer``: the most bytes of one answer (set on the caller, checked on every answer).
+    ``on_notice``: told each of :attr:`notices` once, as it arises (a warning for the user).
     """
 
     def __init__(
@@ -90,8 +97,18 @@ class CallPool:
         seed: Optional[int] = None,
         margin: Optional[float] = None,
         budget: "Optional[Budget]" = None,
+        max_answer: int = DEFAULT_MAX_ANSWER,
+        on_notice: Optional[Callable[[str], None]] = None,
     ) -> None:
         self.caller = caller
+        try:
+            caller.max_answer = int(max_answer)  # a caller reading from the wire stops there
+        except AttributeError:  # a plugin's caller that takes no attribute: its answers are still checked
+            pass
+        #: What the user should know about the run that is no failure (a provider's Retry-After
+        #: beyond the backoff's maximum), each once.
+        self.notices: List[str] = []
+        self.on_notice = on_notice
         self.budget = budget
         self.concurrency = max(1, int(concurrency))
         self.retries = max(0, int(retries))
@@ -111,9 +128,10 @@ class CallPool:
         self._abandoned = False
         self.asker = Asker(
             caller, concurrency=self.concurrency, retries=self.retries, timeout=timeout,
-            backoff=Backoff(backoff, max_backoff, random.Random(seed)), limiter=RateLimiter(rpm),
-            watchdog=self.watchdog, store=store, budget=budget, secrets=self.secrets, stats=self.stats,
-            stop=self._stop, halt=self._stop_run, halted=lambda: self._fatal is not None,
+            backoff=Backoff(backoff, max_backoff, random.Random(seed), notice=self._notice),
+            limiter=RateLimiter(rpm), watchdog=self.watchdog, store=store, budget=budget, secrets=self.secrets,
+            stats=self.stats, stop=self._stop, halt=self._stop_run, halted=lambda: self._fatal is not None,
+            max_answer=int(max_answer),
         )
 
     # -- public API (any thread) ---------------------------------------------------------------
@@ -206,6 +224,13 @@ class CallPool:
                 pass
             self._thread.join(timeout=5)
         self.caller.close()
+
+    def _notice(self, message: str) -> None:
+        message = redact(message, self.secrets)
+        if message not in self.notices:
+            self.notices.append(message)
+            if self.on_notice is not None:
+                self.on_notice(message)
 
     # -- stopping ------------------------------------------------------------------------------
 

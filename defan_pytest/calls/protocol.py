@@ -16,6 +16,9 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_CONCURRENCY = 16
 #: Retries of a call after 429, 5xx, a timeout or a dropped connection.
 DEFAULT_RETRIES = 4
+#: The most bytes of one answer (``--defan-max-answer``): of a response read from the wire, of
+#: the text a callable returns.  DefAn asks for one fact; the scorer reads a megabyte whole.
+DEFAULT_MAX_ANSWER = 1 << 20
 
 #: How calls reach a litellm model (``--defan-call-path``): ``auto`` takes the lean
 #: OpenAI-protocol client where the provider speaks that protocol, litellm elsewhere
@@ -23,12 +26,14 @@ DEFAULT_RETRIES = 4
 CALL_PATHS: Tuple[str, ...] = ("auto", "litellm", "openai")
 
 __all__ = [
+    "AnswerTooLarge",
     "BadAnswer",
     "Backend",
     "Caller",
     "EmptyAnswer",
     "FatalCallError",
     "Prompt",
+    "RefusedRedirect",
     "Reply",
     "Response",
     "Verdict",
@@ -85,6 +90,18 @@ class FatalCallError(RuntimeError):
     """A failure no retry can fix (bad or missing credentials, unknown model): the run stops."""
 
 
+class RefusedRedirect(FatalCallError):
+    """A server answered with a redirect (3xx): never followed, since a client that follows
+    takes the request's credentials (``api-key``, ``x-api-key``, custom headers) to wherever it
+    points, and counts that host's answers as the model's.  Every call would get it: the run
+    stops."""
+
+
+class AnswerTooLarge(RuntimeError):
+    """An answer over the size cap (``--defan-max-answer``): stopped where the cap was reached,
+    never kept; an errored response, not retried (the model would say it again)."""
+
+
 class BadAnswer(TypeError):
     """A model returned something other than text: an errored response, never scored."""
 
@@ -118,6 +135,10 @@ class Caller:
     task_per_call: bool = False
     #: The model's name in messages.
     name: str = "model"
+    #: The most bytes of one answer the caller reads (``--defan-max-answer``; the pool sets it):
+    #: a caller that reads from the wire stops there, so that an endless body cannot exhaust
+    #: the memory.
+    max_answer: int = DEFAULT_MAX_ANSWER
 
     async def __call__(self, prompt: str) -> Union[str, Reply]:  # pragma: no cover - interface
         raise NotImplementedError

@@ -4,7 +4,9 @@ Every credential a run is given (an ``api_key``, a header, a nested parameter wh
 secret, a password in a URL) and every secret-looking environment variable is collected by
 :func:`known_secrets`; :func:`redact` removes them (and known key shapes) from any text before it
 reaches a message, a report or the cache; :func:`public_identity` is the cache identity of a
-model with every credential dropped.  Nothing here calls a model.
+model with every credential dropped.  A URL is redacted whole (:func:`redact_url`): its user info
+and every query value are secrets wherever it is written, whatever their names.  Nothing here
+calls a model.
 """
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ _SECRET_WORDS = frozenset({
 # PWD/OLDPWD (the working directory).
 _SECRET_ENV_WORDS = _SECRET_WORDS - {"auth"} | {"pat"}
 _NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD"})
+# A URL in a text: a scheme, then anything up to white space or a quote (not the punctuation
+# that ends a sentence around it).
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>`]*[^\s'\"<>`.,:;!?)\]]")
 _AUTH_SCHEME = re.compile(r"(?i)^\s*(?:bearer|basic|token|bot|apikey|key|sharedaccesssignature)\s+(\S{4,})\s*$")
 _TOKEN_LIKE = re.compile(r"^[A-Za-z0-9._~+/=:-]{16,}$")
 #: Shorter values are not redacted by value (they would blank common words); they are still
@@ -76,19 +81,64 @@ def _add_secret(value: str, out: Set[str]) -> None:
         out.add(m.group(1))  # "Bearer KEY": the key alone may be what a message quotes
 
 
-def _url_secrets(value: str, out: Set[str]) -> None:
-    """A password in a URL's user part, and secret-named query parameters."""
+def _url_secrets(value: str, out: Set[str], standalone_user: bool = True) -> None:
+    """The secrets of a URL worth finding by value elsewhere too: its password, a user name
+    that stands alone (``https://TOKEN@host``; not in the environment, where it is more often
+    a login name) or looks like a token, query values that are
+    secret by name or look like tokens.  (The URL itself is redacted whole by
+    :func:`redact_url`; a short or plain value is not hunted in every text, where it would
+    blank common words and dates.)"""
     if "://" not in value:
         return
     try:
         parts = urllib.parse.urlsplit(value)
+        user, password = parts.username, parts.password
     except ValueError:
         return
-    if parts.password:
-        _add_secret(parts.password, out)
+    if password:
+        _add_secret(password, out)
+    if user and ((standalone_user and not password) or _token_like(user)):
+        _add_secret(urllib.parse.unquote(user), out)
     for k, v in urllib.parse.parse_qsl(parts.query):
-        if secret_name(k):
+        if secret_name(k) or _token_like(v):
             _add_secret(v, out)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its user info, every query value and its fragment replaced by ``***``;
+    a URL with none of them is returned as it is.
+
+    >>> redact_url("https://tok:pw@example.com/v1?sig=abc&code=42#frag")
+    'https://***@example.com/v1?sig=***&code=***#***'
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # not even parseable (a bad port, an unclosed bracket): keep no part of it
+        return url.split("://", 1)[0] + "://***"
+    netloc = parts.netloc
+    if "@" not in netloc and not parts.query and not parts.fragment:
+        return url
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = "&".join((p.split("=", 1)[0] + "=***") if "=" in p else ("***" if p else p) for p in parts.query.split("&"))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, "***" if parts.fragment else ""))
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL in it redacted whole (:func:`redact_url`)."""
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def user_info(url: Any) -> bool:
+    """Whether ``url`` carries user info (a name or password before ``@``)."""
+    if not isinstance(url, str) or "://" not in url:
+        return False
+    try:
+        return "@" in urllib.parse.urlsplit(url.strip()).netloc
+    except ValueError:
+        return False
 
 
 def _walk_secrets(value: Any, secret: bool, header: bool, out: Set[str]) -> None:
@@ -125,7 +175,7 @@ def known_secrets(
         if _secret_env_name(k) and len(v) >= 8 and (len(v) >= 16 or not v.isalpha()):
             found.add(v)
         elif "://" in v:
-            _url_secrets(v, found)
+            _url_secrets(v, found, standalone_user=False)
     return sorted(found, key=len, reverse=True)
 
 
@@ -138,8 +188,9 @@ def scrub(text: str, secrets: Sequence[str] = ()) -> str:
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    """``text`` with every known secret and anything shaped like a key replaced by ``***``."""
-    text = scrub(text, secrets)
+    """``text`` with every known secret, anything shaped like a key and the secret parts of
+    every URL (:func:`redact_url`) replaced by ``***``."""
+    text = scrub(redact_urls(text), secrets)
     for pat in _SECRET_PATTERNS:
         text = pat.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
     return text
@@ -166,7 +217,7 @@ def _public(value: Any, secrets: Sequence[str], header: bool = False) -> Any:
     if isinstance(value, (list, tuple)):
         return [_public(v, secrets) for v in value]
     if isinstance(value, str):
-        return scrub(value, secrets)
+        return scrub(redact_urls(value), secrets)
     return value
 
 

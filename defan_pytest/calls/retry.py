@@ -1,42 +1,53 @@
 """The pool's pace: how long to wait before asking again (:class:`Backoff`: exponential, with
-full jitter, a provider's ``Retry-After`` as a floor) and how fast requests may start
-(:class:`RateLimiter`, ``--defan-rpm``).
+full jitter, a provider's ``Retry-After`` as a floor up to the backoff's maximum) and how fast
+requests may start (:class:`RateLimiter`, ``--defan-rpm``).
 
 >>> import random
->>> b = Backoff(base=1.0, cap=60.0, rng=random.Random(1))
->>> 0 <= b.delay(3, None) <= 4.0, b.delay(1, 30.0)
-(True, 30.0)
+>>> said = []
+>>> b = Backoff(base=1.0, cap=60.0, rng=random.Random(1), notice=said.append)
+>>> 0 <= b.delay(3, None) <= 4.0, b.delay(1, 30.0), b.delay(1, float("inf")), b.delay(2, 1e9), len(said)
+(True, 30.0, 60.0, 60.0, 1)
 """
 from __future__ import annotations
 
 import asyncio
 import random
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 __all__ = ["Backoff", "RateLimiter"]
-
-#: The longest a provider's ``Retry-After`` is honoured (seconds): a sanity cap.
-MAX_RETRY_AFTER = 600.0
 
 
 class Backoff:
     """Exponential backoff with full jitter: before retry ``attempt`` (1 for the first), a
-    uniform wait in ``[0, min(cap, base * 2 ** (attempt - 1))]``."""
+    uniform wait in ``[0, min(cap, base * 2 ** (attempt - 1))]``.
 
-    def __init__(self, base: float = 1.0, cap: float = 60.0, rng: Optional[random.Random] = None) -> None:
+    A provider's ``Retry-After`` is a floor, up to ``cap``: a server asking for more (``1e9``,
+    ``inf``) would hold every prompt's retry for as long; ``notice`` is told so, once."""
+
+    def __init__(self, base: float = 1.0, cap: float = 60.0, rng: Optional[random.Random] = None,
+                 notice: Optional[Callable[[str], None]] = None) -> None:
         self.base = base
         self.cap = cap
         self.rng = rng or random.Random()
+        self.notice = notice
+        self._said = False
 
     def delay(self, attempt: int, hint: Optional[float]) -> float:
-        """Seconds to wait before retrying; ``hint`` (the provider's Retry-After) is a floor."""
+        """Seconds to wait before retrying; ``hint`` (the provider's Retry-After, seconds) is a
+        floor up to the cap."""
         ceiling = min(self.cap, self.base * (2 ** (attempt - 1)))
         delay = self.rng.uniform(0, ceiling)
-        if hint is not None:
-            # The provider's word wins over our schedule (up to a sanity cap of 10 minutes).
-            delay = max(delay, min(hint, MAX_RETRY_AFTER))
-        return delay
+        if hint is None or not hint >= 0:  # nan or negative: no word from the provider
+            return delay
+        if hint > self.cap:
+            if not self._said and self.notice is not None:
+                self._said = True
+                asked = f"{hint:,.0f} s" if hint < 1e15 else "forever"
+                self.notice(f"the provider asked to wait {asked} before a retry (Retry-After); every retry waits at "
+                            f"most {self.cap:g} s, the backoff's maximum")
+            hint = self.cap
+        return max(delay, hint)
 
 
 class RateLimiter:

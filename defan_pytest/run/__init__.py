@@ -171,7 +171,7 @@ class Run:
         self.pool = CallPool(
             caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout, store=store,
             secrets=redaction.known_secrets(getattr(model, "params", {}) or {}), on_progress=publish,
-            budget=budget(s, model, self.price, store),
+            budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
         )
         self.pool.start([Prompt(r.id, r.question) for r in rows])
 

@@ -111,6 +111,9 @@ _BUILT_IN: Tuple[Option, ...] = (
     Option("retries", "string", str(DEFAULT_RETRIES),
            "retries of a call after 429, 5xx, a timeout or a dropped connection"),
     Option("timeout", "string", f"{DEFAULT_TIMEOUT:g}", "seconds one call may take"),
+    Option("max-answer", "string", "1M",
+           "the most bytes of one answer (read from the wire, or returned by a callable: 512k, 1M, 4MiB); a "
+           "larger answer is an error, never kept"),
     Option("model-arg", "args", None,
            "KEY=VALUE call parameter for a litellm model, repeatable: temperature=0.2, "
            "api_base=http://..., max_tokens=64 (values are JSON where they parse)", shown="none"),

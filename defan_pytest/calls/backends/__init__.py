@@ -19,8 +19,9 @@ from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from defan_pytest.calls.backends.callables import CALLABLE
 from defan_pytest.calls.backends.litellm import LITELLM
+from defan_pytest.calls.backends.litellm_model import address_problem
 from defan_pytest.calls.backends.openai import OPENAI
-from defan_pytest.calls.models import registered
+from defan_pytest.calls.models import LitellmModel, registered
 from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_TIMEOUT, Backend, Caller
 from defan_pytest.registry import Registry
 
@@ -59,9 +60,13 @@ def choose(model: Any, call_path: str = "auto", timeout: float = DEFAULT_TIMEOUT
     first that serves it of the backends plugins added (in the order they were registered) and
     then the built-in ones (:data:`BUILT_IN`).  Raises ``ValueError`` for an unknown call path, a
     call path that cannot call ``model`` (``openai`` for a provider that speaks another
-    protocol), or a model no backend serves."""
+    protocol), a model string whose ``api_base`` cannot be used (user info in it), or a model
+    no backend serves."""
     if call_path not in CALL_PATHS:
         raise ValueError(f"{call_path!r} is not one of: {', '.join(CALL_PATHS)}")
+    problem = address_problem(model.params) if isinstance(model, LitellmModel) else None
+    if problem is not None:
+        raise ValueError(problem)
     if picked is not None:
         return picked, f"picked by a plugin (pytest_defan_backend: {picked.name!r})"
     declined = ""

@@ -7,6 +7,9 @@ call (seconds of CPU), with its network fetch of a price table off unless the us
 Its failures follow the openai SDK's naming with their HTTP status, and a client's refusal to
 send without a key reaches us as a 500 saying so: judged by
 :meth:`~defan_pytest.calls.backends.base.BaseBackend.classify`.
+
+Each call is guarded on the wire (:mod:`defan_pytest.calls.backends.http_guard`): no redirect is
+followed (a redirect stops the run, as on the lean path), no body is read past the answer cap.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Any, List, Optional, Tuple
 from defan_pytest.calls.backends.base import BaseBackend
 from defan_pytest.calls.backends.litellm_model import (
     call_params,
+    content_text,
     credential_given,
     model_identity,
     no_credentials,
@@ -24,7 +28,7 @@ from defan_pytest.calls.backends.litellm_model import (
     reported_tokens,
 )
 from defan_pytest.calls.models import LitellmModel, litellm_knows
-from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, answer_text
+from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply
 from defan_pytest.calls.redaction import known_secrets
 
 __all__ = ["LITELLM", "LitellmBackend", "LitellmCaller", "import_litellm", "messages_of"]
@@ -32,11 +36,16 @@ __all__ = ["LITELLM", "LitellmBackend", "LitellmCaller", "import_litellm", "mess
 
 def import_litellm() -> Any:
     """Import litellm for calling: no price-table fetch over the network unless the user set
-    ``LITELLM_LOCAL_MODEL_COST_MAP`` themselves; no telemetry; quiet logs."""
+    ``LITELLM_LOCAL_MODEL_COST_MAP`` themselves; no telemetry; quiet logs; its requests guarded
+    on the wire (:func:`defan_pytest.calls.backends.http_guard.install`)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOG", "ERROR")
     import litellm  # heavy (seconds of CPU to import), so only in the process that calls
 
+    # lazy: start-up. httpx comes with litellm: imported with it, not on every pytest start.
+    from defan_pytest.calls.backends import http_guard
+
+    http_guard.install()
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     return litellm
@@ -147,11 +156,21 @@ class LitellmCaller(Caller):
             cache.flush_cache()
 
     async def __call__(self, prompt: str) -> Reply:
-        resp = await self.litellm.acompletion(model=self.model.model, messages=messages_of(self.model, prompt),
-                                              **self.params)
+        # lazy: start-up. Imported with litellm (prepare), never by a run answered from the cache.
+        from defan_pytest.calls.backends import http_guard
+
+        try:
+            with http_guard.guarded(self.max_answer):
+                resp = await self.litellm.acompletion(model=self.model.model,
+                                                      messages=messages_of(self.model, prompt), **self.params)
+        except Exception as exc:
+            ours = http_guard.guard_failure(exc)
+            if ours is None:
+                raise
+            raise ours from None  # as the lean path says it, not as a connection error to retry
         content = resp.choices[0].message.content
         if content is None:
             raise EmptyAnswer("the model returned no content")
         usage = getattr(resp, "usage", None)
-        return Reply(answer_text(content, self.name), reported_tokens(getattr(usage, "prompt_tokens", None)),
+        return Reply(content_text(content), reported_tokens(getattr(usage, "prompt_tokens", None)),
                      reported_tokens(getattr(usage, "completion_tokens", None)))

@@ -1,7 +1,8 @@
 """What both backends of a litellm model string share (litellm itself, and the lean
 OpenAI-protocol client): its provider, the parameters of every call, the cache identity, the
-credential check and the token counts of a reply.  Both paths send the same request, share one
-cache identity and fail the same ways.  Nothing here imports litellm.
+credential check, the answer text and the token counts of a reply, and the refusal of a
+redirect.  Both paths send the same request, share one cache identity and fail the same ways.
+Nothing here imports litellm.
 """
 from __future__ import annotations
 
@@ -9,19 +10,27 @@ import os
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 from defan_pytest.calls.models import LitellmModel, litellm_provider
-from defan_pytest.calls.redaction import NO_KEY, public_identity, secret_name
+from defan_pytest.calls.protocol import BadAnswer, RefusedRedirect
+from defan_pytest.calls.redaction import NO_KEY, public_identity, redact_url, secret_name, user_info
 
 __all__ = [
+    "address_problem",
     "call_params",
+    "content_text",
     "credential_given",
     "model_identity",
     "no_credentials",
     "provider_of",
+    "redirect_refused",
     "reported_tokens",
 ]
 
 # Providers whose model string names any model of an OpenAI-compatible server (see NO_KEY).
 _OPENAI_COMPATIBLE = ("openai", "custom_openai")
+# The parameters that say where the server is.
+_ADDRESS_PARAMS = ("api_base", "base_url")
+# Parts of a chat message's content list that hold its text.
+_TEXT_PARTS = ("text", "output_text")
 # Parameters of the transport, not of the answer: never in the cache identity.
 _TRANSPORT_ONLY = ("timeout", "num_retries", "max_retries")
 
@@ -84,3 +93,46 @@ def no_credentials(model_string: str, missing: Sequence[str]) -> str:
 def reported_tokens(value: Any) -> Optional[int]:
     """A token count as a provider reported it, or ``None`` when it is not one."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def address_problem(params: Mapping[str, Any]) -> Optional[str]:
+    """Why the server's address cannot be used, before any call: user info in ``api_base``
+    (``https://TOKEN@host``, ``https://user:pw@host``), which no client sends as a credential
+    (every call would fail, and be retried), and which would reach every artefact."""
+    for name in _ADDRESS_PARAMS:
+        url = params.get(name)
+        if user_info(url):
+            return (
+                f"{name} {redact_url(str(url).strip())!r} holds user info (a name or password before '@'), "
+                "which is never sent as a credential: give the address without it, and the key as "
+                "--defan-model-arg api_key=... (or in the provider's key variable)"
+            )
+    return None
+
+
+def redirect_refused(status: int, location: Any) -> RefusedRedirect:
+    """The failure of a redirect (never followed): where it pointed, redacted."""
+    where = redact_url(str(location).strip())[:200] if location else "no location"
+    return RefusedRedirect(
+        f"the server answered HTTP {status}, a redirect to {where}: not followed, since it would take the "
+        "request's credentials to another address -- give the address that answers as api_base"
+    )
+
+
+def content_text(content: Any) -> str:
+    """The answer text of a chat completion's ``message.content``: a string, or the text
+    parts of a list of content parts (``[{"type": "text", "text": ...}]``) joined; a
+    :class:`~defan_pytest.calls.protocol.BadAnswer` naming the server's shape otherwise."""
+    if isinstance(content, str):
+        return str(content)
+    if isinstance(content, list):
+        texts = [p["text"] for p in content
+                 if isinstance(p, Mapping) and p.get("type") in _TEXT_PARTS and isinstance(p.get("text"), str)]
+        if texts or not content:
+            return "".join(texts)
+        kinds = sorted({str(p.get("type"))[:40] if isinstance(p, Mapping) else type(p).__name__ for p in content})
+        raise BadAnswer(f"the server's message.content is a list of {len(content)} content parts without a text "
+                        f"part (types: {', '.join(kinds[:5])}): no answer text")
+    shape = {dict: "an object", bool: "a boolean", int: "a number", float: "a number"}.get(type(content))
+    raise BadAnswer(f"the server's message.content is {shape or type(content).__name__}, not a string or a list "
+                    "of text parts: no answer text")

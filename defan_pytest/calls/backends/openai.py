@@ -8,6 +8,11 @@ litellm, and takes a model only where it sends exactly what litellm would
 
 Its failures are its own classes, named as the openai SDK and litellm name theirs (so that both
 paths of a model are reported and grouped alike), each with its verdict.
+
+A hostile server gets nothing it should not: a redirect is never followed (it would take the
+request's ``api-key``, ``x-api-key`` or custom auth header to another host, whose answers would
+count as the model's) but stops the run naming where it pointed, redacted; a body is read up to
+the answer cap (``--defan-max-answer``) and no further, so an endless one ends there.
 """
 from __future__ import annotations
 
@@ -16,11 +21,19 @@ import json
 from typing import Any, Dict, Optional, Tuple, Type
 
 from defan_pytest.calls.backends.base import BaseBackend, says_credentials_missing, verdict_of_status
-from defan_pytest.calls.backends.litellm_model import call_params, model_identity, no_credentials, reported_tokens
+from defan_pytest.calls.backends.litellm_model import (
+    call_params,
+    content_text,
+    model_identity,
+    no_credentials,
+    redirect_refused,
+    reported_tokens,
+)
 from defan_pytest.calls.backends.openai_route import lean_route
 from defan_pytest.calls.models import LitellmModel
-from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, Verdict, answer_text
+from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, Verdict
 from defan_pytest.calls.redaction import known_secrets
+from defan_pytest.calls.sizes import too_large
 
 __all__ = [
     "APIConnectionError",
@@ -83,6 +96,9 @@ class Timeout(ProviderError):
     pass
 
 
+#: The most of an error response's body read (its message is in the first few hundred bytes).
+ERROR_BODY = 64 * 1024
+
 _BY_STATUS = {400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError,
               429: RateLimitError}
 _VERDICTS: Dict[Type[ProviderError], Verdict] = {
@@ -110,6 +126,29 @@ def status_error(status: int, raw: bytes, headers: Any) -> ProviderError:
         message = raw[:300].decode("utf-8", "replace").strip() or f"HTTP {status}"
     cls = _BY_STATUS.get(status) or (InternalServerError if status >= 500 else ProviderError)
     return cls(message, status_code=status, headers=headers)
+
+
+async def read_capped(resp: Any, limit: int, strict: bool = True) -> bytes:
+    """The body of an aiohttp response, read up to ``limit`` bytes (decompressed) and no
+    further: beyond it :class:`~defan_pytest.calls.protocol.AnswerTooLarge` (``strict``), or the
+    first ``limit`` bytes (an error's body, whose message is at its start)."""
+    length = resp.content_length
+    if length is not None and length > limit and strict:
+        raise too_large(limit, f"the server announced {length:,} bytes")
+    if length is not None and length <= limit and resp.headers.get("Content-Encoding", "identity") == "identity":
+        return bytes(await resp.read())  # exactly the announced bytes, in one read
+    chunks, n = [], 0
+    while n <= limit:
+        chunk = await resp.content.read(limit + 1 - n)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n += len(chunk)
+    if n > limit:
+        if strict:
+            raise too_large(limit, "more came; the rest was not read")
+        return b"".join(chunks)[:limit]
+    return b"".join(chunks)
 
 
 class OpenAIBackend(BaseBackend):
@@ -213,11 +252,15 @@ class OpenAICaller(Caller):
         aiohttp = self._aiohttp
         try:
             proxy, proxy_auth = self._proxy
+            # Never a redirect: aiohttp would send the request's api-key, x-api-key and custom
+            # headers (all but Authorization) to wherever it points.
             async with session.post(self.route.url, data=json.dumps(body).encode("utf-8"), proxy=proxy,
-                                    proxy_auth=proxy_auth) as resp:
-                raw = await resp.read()
+                                    proxy_auth=proxy_auth, allow_redirects=False) as resp:
                 status = resp.status
                 headers = resp.headers
+                if 300 <= status < 400:
+                    raise redirect_refused(status, headers.get("Location"))
+                raw = await read_capped(resp, ERROR_BODY if status >= 400 else self.max_answer, strict=status < 400)
         except asyncio.TimeoutError:
             raise Timeout(f"no answer within {self.timeout:g} s") from None
         except aiohttp.ClientError as exc:
@@ -233,7 +276,7 @@ class OpenAICaller(Caller):
             raise EmptyAnswer("the model returned no content")
         usage = data.get("usage") if isinstance(data, dict) else None
         usage = usage if isinstance(usage, dict) else {}
-        return Reply(answer_text(content, self.name), reported_tokens(usage.get("prompt_tokens")),
+        return Reply(content_text(content), reported_tokens(usage.get("prompt_tokens")),
                      reported_tokens(usage.get("completion_tokens")))
 
     async def aclose(self) -> None:
