@@ -11,6 +11,7 @@ import pytest_sugar
 from defan_pytest.plugin.integrations import Integration
 from defan_pytest.plugin.terminal import shown_outcome
 from defan_pytest.run import Run
+from defan_pytest.verdicts import RIGHT
 
 __all__ = ["Sugar", "start"]
 
@@ -29,7 +30,8 @@ class Sugar(Integration):
             return self.original(report)
         theme = pytest_sugar.THEME
         colour = {"red": theme.fail, "green": theme.success}.get(outcome.colour, theme.skipped)
-        return outcome.category, pytest_sugar.colored(outcome.letter, colour), outcome.status
+        letter = theme.symbol_passed if outcome is RIGHT else outcome.letter  # sugar's own mark of a pass
+        return outcome.category, pytest_sugar.colored(letter, colour), outcome.status
 
     def close(self) -> None:
         pytest_sugar.pytest_report_teststatus = self.original
