@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = [
-    "CALL_ERROR", "HALLUCINATED", "MISALIGNED", "MISALIGNED_WRONG", "NO_CLAIM", "NO_CLAIM_TEXT", "NO_PRIZE_CLAIM",
+    "CALL_ERROR", "FLIPPED_WORSE_TEXT", "HALLUCINATED", "MISALIGNED", "MISALIGNED_WRONG", "NO_CLAIM", "NO_CLAIM_TEXT", "NO_PRIZE_CLAIM",
     "NO_PRIZE_CLAIMED", "NO_PRIZE_TEXT", "OUTCOMES", "Outcome", "RC_NO_CLAIM", "RIGHT", "claim_text", "count_outcomes",
     "counts_text", "empty_gold", "figure_parts", "gold_text", "no_claim_groups", "outcome_of", "short",
 ]
@@ -121,6 +121,9 @@ NO_PRIZE_CLAIM = "none"
 #: How a missing claim reads, and a claim or a gold of "no prize was awarded".
 NO_CLAIM_TEXT = "no claim"
 NO_PRIZE_TEXT = "no prize awarded"
+#: The prompts the regression gate lists: right in the baseline, wrong now (any outcome FCH
+#: counts: hallucinated, no claim, ...).
+FLIPPED_WORSE_TEXT = "right before, wrong now (FCH)"
 #: Why a paraphrase group with a response without a claim is inconsistent (SCORING.md, RC).
 RC_NO_CLAIM = "a group with no claim is inconsistent by the contract (RC needs a claim from every response)"
 

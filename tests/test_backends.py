@@ -192,7 +192,7 @@ def test_a_toy_backend_runs_a_pytest_session(pytester: pytest.Pytester, extra: l
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.lines[-20:]
     outcomes = result.parseoutcomes()  # each prompt an item: group g4's three are hallucinated
-    assert (outcomes.get("passed"), outcomes.get("hallucinated")) == (3, 3), outcomes
+    assert (outcomes.get("right"), outcomes.get("hallucinated")) == (3, 3), outcomes
     result.stdout.fnmatch_lines(["*via echo*", "*6 answered by the model*6 retries*"])
     report = json.loads(pytester.path.joinpath("r.json").read_text())
     rows = sorted(report["rows"], key=lambda r: r["id"])

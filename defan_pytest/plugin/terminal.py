@@ -24,6 +24,7 @@ from defan_pytest.run import Run, Worker
 from defan_pytest.safetext import printable
 from defan_pytest.verdicts import (
     CALL_ERROR,
+    FLIPPED_WORSE_TEXT,
     RC_NO_CLAIM,
     Outcome,
     count_outcomes,
@@ -245,7 +246,7 @@ class Terminal:
         flipped = [f for f in comp.get("flipped") or () if f.get("direction") == "worse"]
         if flipped:
             shown = flipped[:20]
-            tr.write_line(f"right before, wrong now (FCH): {len(flipped)} prompts (first {len(shown)}; all in the report)")
+            tr.write_line(f"{FLIPPED_WORSE_TEXT}: {len(flipped)} prompts (first {len(shown)}; all in the report)")
             for f in shown:
                 tr.write_line(printable(
                     f"  {f.get('id')}: gold {gold_text(f.get('answer'), 30)}; before {short(f.get('old_response'), 40)!r}"

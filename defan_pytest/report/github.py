@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from defan_pytest.verdicts import (
+    FLIPPED_WORSE_TEXT,
     NO_PRIZE_TEXT,
     RC_NO_CLAIM,
     count_outcomes,
@@ -170,7 +171,7 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
             )
     flipped = [f for f in reg.get("flipped") or () if f.get("direction") == "worse"]
     if flipped:
-        lines += ["", f"#### Right before, wrong now (FCH; {len(flipped)}; first {min(len(flipped), TOP_FLIPPED)})", "",
+        lines += ["", f"#### {FLIPPED_WORSE_TEXT[:1].upper()}{FLIPPED_WORSE_TEXT[1:]}: {len(flipped)} (first {min(len(flipped), TOP_FLIPPED)})", "",
                   "| prompt | question | gold | before | now |", "|---|---|---|---|---|"]
         for f in flipped[:TOP_FLIPPED]:
             lines.append(
