@@ -54,7 +54,8 @@ def describe(rec: Mapping[str, Any]) -> str:
     outcome = outcome_of(rec)
     if rec.get("error"):
         return printable("\n".join([
-            f"{rec['id']}: {outcome.word} (counted in the error rate): {rec['error']}",
+            f"{rec['id']}: {outcome.word}: {rec['error']}",
+            "  counted in the error rate, not in FCH or PMH",
             f"  question: {rec['question']}",
             f"  gold:     {gold_text(rec.get('answer'))}",
             f"  attempts: {rec.get('attempts', 1)}",
