@@ -192,8 +192,8 @@ def test_a_toy_backend_runs_a_pytest_session(pytester: pytest.Pytester, extra: l
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.lines[-20:]
     outcomes = result.parseoutcomes()  # each prompt an item: group g4's three are hallucinated
-    # (and the 2 gate tests of the built-in error limit: toy and overall)
-    assert (outcomes.get("passed"), outcomes.get("hallucinated")) == (5, 3), outcomes
+    # (and the 2 gate tests of the built-in error limit, toy and overall: passed)
+    assert (outcomes.get("right"), outcomes.get("hallucinated"), outcomes.get("passed")) == (3, 3, 2), outcomes
     result.stdout.fnmatch_lines(["*via echo*", "*6 answered by the model*6 retries*"])
     report = json.loads(pytester.path.joinpath("r.json").read_text())
     rows = sorted(report["rows"], key=lambda r: r["id"])

@@ -713,7 +713,7 @@ def test_gate_with_a_baseline_and_compare(tmp_path: Path, capsys: pytest.Capture
     assert main(["gate", str(new), "--baseline", str(old)]) == 1
     out = capsys.readouterr().out
     assert "REGRESSED notes: FCH 0.100 -> 0.400 (+0.300" in out
-    assert "right before, hallucinated now: 60 prompts" in out
+    assert "right before, wrong now (FCH): 60 prompts" in out
     assert "defan: level gate pass, regression gate fail" in out
     assert main(["compare", str(old), str(new)]) == 1  # REGRESSED is a failure, as in defan gate
     out = capsys.readouterr().out

@@ -130,7 +130,11 @@ def test_json_report_has_each_prompts_verdict(project: pytest.Pytester, xdist: L
     assert wrong["metadata"]["defan"]["claim"] == "Nobody Special"
     assert tests["defan::toy-q0005-p00"]["outcome"] == "misaligned"
     assert tests["defan::gate[toy]"]["outcome"] == "failed"
-    assert data["summary"]["hallucinated"] == 3 and data["summary"]["passed"] == 13
+    assert tests["defan::toy-q0001-p00"]["metadata"]["defan_outcome"] == "right"
+    assert wrong["metadata"]["defan_outcome"] == "hallucinated"
+    # The prompts counted by outcome, as pytest's line counts them; passed: the overall gate.
+    assert (data["summary"]["right"], data["summary"]["hallucinated"], data["summary"]["misaligned"]) == (12, 3, 3)
+    assert data["summary"]["passed"] == 1
 
 
 def test_sugar_shows_items_progress_and_no_hallucinated_passes(project: pytest.Pytester) -> None:
@@ -138,7 +142,8 @@ def test_sugar_shows_items_progress_and_no_hallucinated_passes(project: pytest.P
     no_internal_error(result)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout.str())
-    assert re.search(r"^\s+13 passed", out, re.M)  # 12 right prompts and the overall gate, not 18
+    assert re.search(r"^\s+1 passed", out, re.M)  # the overall gate: the prompts are counted by outcome
+    assert "outcomes of 18 prompts: 12 right, 3 hallucinated, 3 misaligned" in out
     assert "defan " + "\u2713" * 12 + "HHHMMM" in out  # hallucinated H, misaligned M, not a pass mark
     assert "100%" in out and not re.search(r"\b1[0-9][0-9]%", out.replace("100%", ""))
 

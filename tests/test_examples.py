@@ -308,9 +308,10 @@ def test_readme_main_command_runs_the_example_and_not_the_test_suite(
         "nobel * PASS",
         "overall (mean) * PASS",
         "600 prompts: 600 answered by the model, 0 from the cache*",
-        "hallucinated: * of 40 questions (most hallucinated first*",
-        "  nobel-q* */15  *claim *gold *",
-        "*passed*hallucinated*",
+        "outcomes of 600 prompts: * right, * hallucinated, *",
+        "wrong (FCH): * of 40 questions (most wrong first*",
+        "  nobel-q* */15  *: *gold *",
+        "*passed*right*hallucinated*",
     ])
     out = result.stdout.str()
     assert "test_project_suite" not in out and "the test suite ran" not in out
@@ -395,7 +396,7 @@ def test_a_knob_that_drops_knowledge_fails_the_regression_gate(example_project: 
                          MY_RAG_KNOWLEDGE="nobel_physics")
     assert result.returncode == 1, result.stdout
     assert "FAILED defan::regression[nobel] - nobel: FCH" in result.stdout
-    assert "right before, hallucinated now:" in result.stdout
+    assert "right before, wrong now (FCH):" in result.stdout
     same = run_example(example_project, public_dir, *main, "--defan-baseline=main.json")
     assert same.returncode == 0, same.stdout  # the unchanged pipeline, from the cache: never regresses
 

@@ -91,3 +91,33 @@ def test_step_summary_file_is_appended(tmp_path: Path, monkeypatch: Any) -> None
     assert path.read_text(encoding="utf-8") == "# earlier step\n## ours\n"
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     assert github.append_step_summary("x") is None
+
+
+def rows(*specs: tuple[str, str | None, bool, bool]) -> list[dict[str, Any]]:
+    """Report rows of group ``nobel-q1``: (id suffix, claim, aligned, correct) each."""
+    return [{"id": f"nobel-q1-p{i}", "domain": "nobel", "group": "nobel-q1", "type": "name", "claim": claim,
+             "aligned": aligned, "correct": correct, "error": None, "question": "Who won in 1940?", "answer": "",
+             "response": "I don't know."} for i, (claim, aligned, correct) in enumerate(specs)]
+
+
+def test_summary_counts_the_outcomes_in_the_words_of_every_output() -> None:
+    """Fifteen refusals of a no-prize question: fifteen 'no claim' (FCH's and PMH's 15), and the
+    group said to be inconsistent by the contract, not left at 'RC 0'."""
+    text = github.step_summary(report(rows=rows(*[(None, False, False)] * 15)))
+    assert "Outcomes of 15 prompts: 15 no claim." in text
+    assert "FCH counts 15 (15 no claim); PMH counts 15 (15 no claim)." in text
+    assert "RC: 1 of 1 groups inconsistent for want of a claim: a group with no claim is inconsistent by the contract" in text
+    mixed = github.step_summary(report(rows=rows(("none", True, True), ("Bob", True, False), (None, False, False))))
+    assert "Outcomes of 3 prompts: 1 right, 1 hallucinated, 1 no claim." in mixed
+    assert "FCH counts 2 = 1 hallucinated + 1 no claim; PMH counts 1 (1 no claim)." in mixed
+
+
+def test_a_shards_gate_is_not_judged_and_breaches_nothing() -> None:
+    """A shard's gates are skipped: the summary says they were not judged (not 'skipped' beside
+    a list of breaches), and no ::error annotation points at a limit."""
+    meta = dict(META, selection=dict(META["selection"], shard="1/2"))
+    shard = report(REGRESSION, meta=meta, gate_status="skipped")
+    text = github.step_summary(shard)
+    assert "level gate: **not judged** (shard 1/2: a shard's gates are skipped; `defan merge` judges" in text
+    assert "Breaches" not in text and "max\\_fch 0.35 (95% CI" not in text
+    assert [a for a in github.error_annotations(shard) if "gate[" in a] == []

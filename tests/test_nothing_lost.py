@@ -135,7 +135,7 @@ def test_escape_codes_in_a_question_are_printed_escaped(session: pytest.Pytester
     _rows_file(session.path, rows)
     result = session.runpytest(*BASE, "--defan-strict", "-v")
     out = result.stdout.str()
-    assert "hallucinated (FCH)" in out and "question: \\x1b]0;pwned\\x07\\x1b[2J" in out
+    assert "(counted in FCH" in out and "question: \\x1b]0;pwned\\x07\\x1b[2J" in out
     assert "\x1b]0" not in out and "\x07" not in out and "\x1b[2J" not in out
 
 

@@ -83,10 +83,10 @@ def test_help_lists_options_with_defaults(pytester: pytest.Pytester) -> None:
 
 def test_items_ids_markers_and_status_letters(project: pytest.Pytester) -> None:
     result = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-gate-narrowed", "-p", "no:cacheprovider")
-    outcomes(result, passed=32, hallucinated=30)  # 30 prompts + gate[nobel] + gate[overall] (the error rate)
+    outcomes(result, right=30, hallucinated=30, passed=2)  # + gate[nobel], gate[overall] (the error rate)
     assert result.ret == 0  # hallucinations alone do not fail the run: the gate decides
     result.stdout.fnmatch_lines(["no thresholds file: only the call-error rate is judged (built-in max_error_rate 0.05)*",
-                                 "*32 passed*30 hallucinated*"])
+                                 "*30 right*30 hallucinated*"])
     ids = project.runpytest("--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0001", "--collect-only", "-q",
                             "-p", "no:cacheprovider")
     ids.stdout.fnmatch_lines(["defan::nobel-q0001-p00", "defan::nobel-q0001-p14", "15/9795 tests collected*"])
@@ -108,11 +108,11 @@ def test_gate_passes_and_fails_on_exact_thresholds(project: pytest.Pytester) -> 
     thresholds(project, "[defaults]\nmax_fch = 0.5\nmax_pmh = 0.0\nmin_rc = 1.0\n")
     ok = project.runpytest(*args)
     assert ok.ret == 0
-    outcomes(ok, passed=32, hallucinated=30)  # 30 prompts + gate[nobel] + gate[overall]
+    outcomes(ok, passed=2, right=30, hallucinated=30)  # 60 prompts, gate[nobel] and gate[overall]
     thresholds(project, "[defaults]\nmax_fch = 0.49\n")
     bad = project.runpytest(*args)
     assert bad.ret == 1
-    outcomes(bad, passed=30, hallucinated=30, failed=2)
+    outcomes(bad, right=30, hallucinated=30, failed=2)
     bad.stdout.fnmatch_lines([
         "*_ gate?nobel? _*", "nobel: FCH 0.50 > max_fch 0.49 (95% CI 0.00-1.00, n=60)",
         "*_ gate?overall? _*", "overall: FCH 0.50 > max_fch 0.49 (95% CI 0.00-1.00, n=60)",
@@ -139,9 +139,9 @@ def test_too_few_samples_say_so_instead_of_passing(project: pytest.Pytester) -> 
 def test_strict_fails_each_hallucinated_prompt_and_lf_reruns_them(project: pytest.Pytester) -> None:
     args = ["--defan-model=table", "--defan-domain=nobel", "-k", "nobel-q0000 or nobel-q0001", "--defan-strict"]
     result = project.runpytest(*args)
-    result.assert_outcomes(passed=15, failed=15, skipped=2)  # the gate judges whole runs
+    outcomes(result, right=15, failed=15, skipped=2)  # the gate judges whole runs
     result.stdout.fnmatch_lines([
-        "*nobel-q0001-p00: hallucinated (FCH)*",
+        "*nobel-q0001-p00: hallucinated (counted in FCH)*",
         "*question: *Nobel Prize*1901*",
         "*claim:    'Albert Einstein'*",
     ])
@@ -152,7 +152,7 @@ def test_strict_fails_each_hallucinated_prompt_and_lf_reruns_them(project: pytes
 def test_deselect_and_async_callable(project: pytest.Pytester) -> None:
     result = project.runpytest("--defan-model=async-table", "--defan-domain=nobel", "-k", "nobel-q0000",
                                "--deselect", "defan::nobel-q0000-p03", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=14, skipped=2)
+    outcomes(result, right=14, skipped=2)
 
 
 def test_junit_xml_holds_gate_results(project: pytest.Pytester) -> None:
@@ -318,13 +318,12 @@ def test_a_big_run_prints_a_line_per_domain_and_monotonic_progress(project: pyte
                                "-p", "no:cacheprovider", *xdist)
     assert result.ret == 0
     lines = result.stdout.lines
-    # No wall of letters: the DefAn prompts print no letter each, a line per domain at each quarter.
+    # No wall of letters: the DefAn prompts print no letter each; the summary counts them by domain.
     assert not [ln for ln in lines if ln.startswith("defan ") and ("H" * 20 in ln or "." * 20 in ln)]
-    result.stdout.fnmatch_lines(["defan nobel: */* prompts (25%): * hallucinated, * misaligned, * call errors"])
-    result.stdout.fnmatch_lines(["defan math: */* prompts (100%): *"])
+    result.stdout.fnmatch_lines(["  nobel: * right, *", "  math: *"])
     pct = _percentages(lines)
     assert pct and pct == sorted(pct) and pct[-1] == 100, pct
-    result.stdout.fnmatch_lines(["*passed*hallucinated*"])
+    assert all(word in lines[-1] for word in (" passed", " right", " hallucinated")), lines[-1]
 
 
 def test_progress_stays_monotonic_through_the_gate_items(project: pytest.Pytester) -> None:
@@ -343,17 +342,19 @@ def test_call_errors_show_their_kind_everywhere(pytester: pytest.Pytester, monke
     args = ["--defan-model=flaky", "--defan-domain=nobel", "-k", FOUR_GROUPS, "--defan-retries=0",
             "-p", "no:cacheprovider"]
     verbose = pytester.runpytest(*args, "-v", "--junitxml=out.xml")
-    verbose.stdout.fnmatch_lines(["*defan::nobel-q0003-p00 CALL-ERROR RuntimeError: upstream index is down*"])
+    verbose.stdout.fnmatch_lines(["*defan::nobel-q0003-p00 CALL ERROR RuntimeError: upstream index is down*"])
     verbose.stdout.fnmatch_lines(["  15 x RuntimeError: upstream index is down"])
     # The summary line's counts are those of FCH and PMH.
-    verbose.stdout.fnmatch_lines(["45 scored: 15 hallucinated (FCH) of which 0 also misaligned; 0 misaligned (PMH)"])
+    verbose.stdout.fnmatch_lines(["outcomes of 60 prompts: 30 right, 15 hallucinated, 15 call error",
+                                  "FCH counts 15 (15 hallucinated); PMH counts 0"])
     root = ET.parse(pytester.path / "out.xml").getroot()
     props = {
         c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")} for c in root.iter("testcase")
     }
     assert props["nobel-q0003-p00"]["defan_verdict"] == "call error: RuntimeError: upstream index is down"
     assert props["nobel-q0001-p00"]["defan_verdict"].startswith("hallucinated: claim 'Albert Einstein', gold")
-    assert props["nobel-q0000-p00"]["defan_verdict"].startswith("ok: claim ")
+    assert props["nobel-q0000-p00"]["defan_verdict"].startswith("right: claim ")
+    assert props["nobel-q0003-p00"]["defan_outcome"] == "call error" and props["nobel-q0000-p00"]["defan_outcome"] == "right"
     strict = pytester.runpytest(*args, "--defan-strict")
     strict.stdout.fnmatch_lines(["*nobel-q0003-p00: call error: RuntimeError: upstream index is down*"])
 
@@ -445,7 +446,7 @@ def test_a_worse_model_regresses_with_its_flipped_prompts(reg_project: pytest.Py
     result.stdout.fnmatch_lines([
         "nobel: FCH 0.475 -> 0.750 (+0.275, 99.17% CI +0.* to +0.*, groups=40, flips 165 worse / 0 better): worse beyond "
         "the tolerance 0.02 and significant",
-        "*right before, hallucinated now: 165 prompts (first 20; all in the report)",
+        "*right before, wrong now (FCH): 165 prompts (first 20; all in the report)",
         "FAILED defan::regression?nobel? - nobel: FCH 0.475 -> 0.750*",
     ])
     report = json.loads((reg_project.path / "new.json").read_text())

@@ -2,16 +2,47 @@
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from typing import Callable, Optional
 
-from defan_pytest.report.progress import ProgressPrinter, format_progress
+from defan_pytest.report.progress import Pace, ProgressPrinter, format_progress
 
 
 def test_format_progress_has_every_figure() -> None:
-    line = format_progress({"total": 1000, "done": 250, "calls": 200, "cache_hits": 50, "retries": 3, "errors": 2}, 10.0)
+    stats = {"total": 1000, "done": 250, "calls": 200, "cache_hits": 50, "retries": 3, "errors": 2}
+    line = format_progress(stats, 10.0, eta=30.0)
     assert line == "defan: 250/1,000 prompts (25%), 20.0 req/s, ETA 30s, 50 cached, 3 retries, 2 errors"
-    assert "ETA ?" in format_progress({"total": 5, "done": 0}, 1.0)
-    assert "ETA 1h23m" in format_progress({"total": 10_000, "done": 1, "calls": 1}, 0.5)
+    assert "ETA" not in format_progress(stats, 10.0)  # no ETA until it means something
+    assert "ETA 1h23m" in format_progress({"total": 10_000, "done": 1, "calls": 1}, 0.5, eta=4980.0)
+
+
+def feed(pace: Pace, moments: list[tuple[float, int, int]], total: int) -> list[Optional[float]]:
+    """The ETA after each (time, prompts done, of them cache hits) of a run of ``total`` prompts."""
+    out = []
+    for now, done, hits in moments:
+        pace.add(now, {"total": total, "done": done, "cache_hits": hits})
+        out.append(pace.eta())
+    return out
+
+
+def test_no_eta_from_a_slow_start() -> None:
+    """A run whose first answer comes after 43 s of start-up (a model loading), then 8 a second:
+    the first ETA used to be 7h10m (600 prompts at 43 s each); now there is none until ten
+    answers over five seconds, and then it is the pace since the first answer."""
+    ticks = [(0.5 * i, 0, 0) for i in range(1, 87)]  # nothing answered for 43 s
+    ticks += [(43.0 + 0.5 * k, 1 + 4 * k, 0) for k in range(0, 20)]  # then 8 answers a second
+    etas = feed(Pace(), ticks, total=600)
+    assert all(e is None for e in etas[:86 + 10])  # the start-up, then under 5 s of answers
+    first = next(e for e in etas if e is not None)
+    remaining = 600 - ticks[etas.index(first)][1]
+    assert 0.9 * remaining / 8 <= first <= 1.2 * remaining / 8  # near the truth, not hours
+    assert max(e for e in etas if e is not None) < 90
+
+
+def test_cache_hits_are_no_pace_and_a_finished_run_has_nothing_left() -> None:
+    # 900 cache hits at once, then one answer a second: the hits say nothing of the calls' pace.
+    etas = feed(Pace(), [(1.0, 900, 900)] + [(1.0 + k, 900 + k, 900) for k in range(1, 31)], total=1000)
+    assert etas[-1] is not None and 60 <= etas[-1] <= 80  # 70 left at one a second
+    assert feed(Pace(), [(1.0, 5, 0)], total=5) == [0.0]
 
 
 def recorder(lines: list[str]) -> tuple[Callable[[str], None], threading.Event]:

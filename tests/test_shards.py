@@ -242,10 +242,25 @@ def test_a_shard_runs_its_share_and_skips_its_gates(project: pytest.Pytester) ->
     expected = shards.select(whole["rows"], shards.Shard(2, 3))
     assert [r["id"] for r in shard["rows"]] == [r["id"] for r in expected]
     assert shard["meta"]["selection"]["selected"] == len(expected) and shard["gate_status"] == "skipped"
+    # The gate table says so on every row, never PASS or FAIL, and why in its legend.
+    assert _table_statuses(result) == {"NOT JUDGED"}
+    result.stdout.fnmatch_lines(["NOT JUDGED = the gates were skipped: shard 2/3 ran part of the selection*"])
     # --defan-gate-narrowed judges the shard on its own.
     judged = project.runpytest(*ARGS, "--defan-shard=2/3", "--defan-gate-narrowed", "--defan-report=r.json")
     assert json.loads((project.path / "r.json").read_text(encoding="utf-8"))["gate_status"] in ("pass", "fail")
     assert "shard 2/3 ran part" not in judged.stdout.str()
+    assert "NOT JUDGED" not in judged.stdout.str() and _table_statuses(judged) <= {"PASS", "FAIL", "TOO FEW", "INSUFFICIENT"}
+
+
+def _table_statuses(result: pytest.RunResult) -> set[str]:
+    """The status column of the gate table's rows (the domains and the overall figure)."""
+    statuses = set()
+    for line in result.stdout.lines:
+        words = line.split()
+        if words and (words[0] in ("alpha", "beta", "gamma") or line.startswith("overall (")):
+            statuses.add(" ".join(w for w in words if w.isalpha() and w.isupper()) or "?")
+    assert statuses, result.stdout.lines
+    return statuses
 
 
 def test_xdist_workers_of_a_shard_run_the_same_share(project: pytest.Pytester) -> None:

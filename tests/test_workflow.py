@@ -116,7 +116,7 @@ def test_the_steps_run_a_baseline_then_a_pull_request(project: Path) -> None:
     assert worse.returncode == 1, worse.stdout[-3000:]
     assert "FAILED defan::regression[notes]" in worse.stdout
     text = summary.read_text(encoding="utf-8")
-    assert "**REGRESSED**" in text and "Right before, hallucinated now" in text
+    assert "**REGRESSED**" in text and "Right before, wrong now (FCH)" in text
 
 
 #: A model within the shipped limits on the public split: the gold answer, except "I don't know"

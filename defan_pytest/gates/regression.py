@@ -39,6 +39,7 @@ from defan_pytest.gates.thresholds import Thresholds
 from defan_pytest.gates.thresholds.keys import DEFAULT_MIN_SHARED_GROUPS
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.safetext import printable
+from defan_pytest.verdicts import FLIPPED_WORSE_TEXT
 
 __all__ = [
     "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
@@ -254,7 +255,7 @@ def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
             lines.append(("REGRESSED " if c.get("regressed") else "  ") + str(c.get("message")))
     worse = [f for f in comparison.get("flipped") or () if f.get("direction") == "worse"]
     if worse:
-        lines.append(f"right before, hallucinated now: {len(worse)} prompts" + (f" (first {flipped})" if len(worse) > flipped else ""))
+        lines.append(f"{FLIPPED_WORSE_TEXT}: {len(worse)} prompts" + (f" (first {flipped})" if len(worse) > flipped else ""))
         for f in worse[:flipped]:
             lines.append(
                 f"  {f.get('id')}: gold {str(f.get('answer', '')).strip()[:30]!r}; "

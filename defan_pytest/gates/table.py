@@ -31,8 +31,15 @@ __all__ = ["format_gate_table"]
 _MARK = "!"
 
 
-def _scope_status(verdicts: Sequence[Verdict]) -> str:
-    """One word for a row: a failure outranks a check that could not be judged."""
+#: A row's status when the gates were skipped.
+NOT_JUDGED = "NOT JUDGED"
+
+
+def _scope_status(verdicts: Sequence[Verdict], not_judged: str | None = None) -> str:
+    """One word for a row: a failure outranks a check that could not be judged; nothing is
+    judged when the gates were skipped."""
+    if not_judged is not None:
+        return NOT_JUDGED
     statuses = {v.status for v in verdicts}
     if FAIL in statuses:
         return "FAIL"
@@ -43,6 +50,11 @@ def _scope_status(verdicts: Sequence[Verdict]) -> str:
     if NOT_APPLICABLE in statuses:
         return "N/A"
     return "-"
+
+
+def _not_judged_line(reason: str) -> str:
+    """The legend of a table whose gates were skipped: why."""
+    return f"{NOT_JUDGED} = the gates were skipped: {' '.join(reason.split())}"
 
 
 def _figure_cell(figs: Mapping[str, Any], metric: Metric, verdicts: Sequence[Verdict]) -> str:
@@ -71,17 +83,22 @@ def format_gate_table(
     thresholds: Thresholds,
     verdicts: Sequence[Verdict],
     width: int | None = None,
+    not_judged: str | None = None,
 ) -> str:
     """The gate table of ``verdicts``: one row per domain of the summary, then the judged
     overall figure; one column pair per registered metric, the figure (with its 95% interval
     when the metric shows one; the error rate does not) followed by its limit (``-``: not set,
     headed ``max`` or ``min``); ``!`` marks a figure that failed; the last column is the scope's
     status (PASS, FAIL, INSUFFICIENT, N/A, or ``-`` when nothing is set). When that is wider
-    than ``width`` columns, the compact table instead (no intervals, fits 80)."""
-    wide = _wide_table(summary, thresholds, verdicts)
+    than ``width`` columns, the compact table instead (no intervals, fits 80).
+
+    ``not_judged``: why the gates were skipped (a shard, a narrowed selection): every scope's
+    status is then ``NOT JUDGED`` (its figures beside their limits, never a verdict), and the
+    legend says why."""
+    wide = _wide_table(summary, thresholds, verdicts, not_judged)
     if width is None or max(len(line) for line in wide.splitlines()) <= width:
         return wide
-    return _compact_table(summary, thresholds, verdicts)
+    return _compact_table(summary, thresholds, verdicts, not_judged)
 
 
 def _table_scopes(
@@ -108,6 +125,7 @@ def _compact_table(
     summary: Mapping[str, Any],
     thresholds: Thresholds,
     verdicts: Sequence[Verdict],
+    not_judged: str | None = None,
 ) -> str:
     """The gate table in at most 80 columns with the built-in metrics: per scope the scored
     paraphrase groups, then each metric's figure and limit, then the status; the intervals are
@@ -129,7 +147,7 @@ def _compact_table(
             if any(v.metric == metric.name and v.status == FAIL for v in own):
                 cell += _MARK
             row += [cell, _limit_cell(limits.get(metric.threshold_key))]
-        status = _scope_status(own)
+        status = _scope_status(own, not_judged)
         row.append(_COMPACT_STATUS.get(status, status))
         rows.append(row)
     table = [header, *rows]
@@ -149,6 +167,8 @@ def _compact_table(
     if any(_MARK in c for r in rows for c in r):
         legend.append(f"{_MARK} = outside its limit")
     lines.append("; ".join(legend))
+    if not_judged is not None:
+        lines.append(_not_judged_line(not_judged))
     return "\n".join(lines) + "\n"
 
 
@@ -156,6 +176,7 @@ def _wide_table(
     summary: Mapping[str, Any],
     thresholds: Thresholds,
     verdicts: Sequence[Verdict],
+    not_judged: str | None = None,
 ) -> str:
     """A fixed-width table of the gate: one row per domain of the summary, then the judged
     overall figure. One column pair per registered metric: the figure (with its 95% interval
@@ -178,7 +199,7 @@ def _wide_table(
         row = [label, str(count_of(figs, "scored"))]
         for metric in metrics:
             row += [_figure_cell(figs, metric, own), _limit_cell(limits.get(metric.threshold_key))]
-        row.append(_scope_status(own))
+        row.append(_scope_status(own, not_judged))
         rows.append(row)
 
     table = [header, *rows]
@@ -207,4 +228,6 @@ def _wide_table(
     if any(_MARK in r[i] for r in rows for i in figure_columns):
         legend.append(f"{_MARK} = outside its threshold")
     lines.append("; ".join(legend))
+    if not_judged is not None:
+        lines.append(_not_judged_line(not_judged))
     return "\n".join(lines) + "\n"

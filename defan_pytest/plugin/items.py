@@ -21,7 +21,7 @@ from defan_pytest.run import Run
 from defan_pytest.verdicts import RIGHT, outcome_of
 
 __all__ = [
-    "PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
+    "OUTCOME_PROPERTY", "PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
     "PromptItem", "RegressionFailure", "RegressionItem", "in_repository", "record_of",
 ]
 
@@ -29,6 +29,8 @@ __all__ = [
 PROPERTY = "defan"
 #: The user property with the verdict in words, which CI test viewers list with the test case.
 VERDICT_PROPERTY = "defan_verdict"
+#: The user property with the outcome's word alone (``right``, ``no claim``, ...), to filter by.
+OUTCOME_PROPERTY = "defan_outcome"
 
 
 def record_of(report: Any) -> Optional[Dict[str, Any]]:
@@ -162,9 +164,11 @@ class PromptItem(DefanItem):
         self.record = record
         rec = record.to_json()  # what travels to the controller: plain JSON (xdist)
         # Replaced, not appended: a rerun (pytest-rerunfailures) must not leave a stale record.
-        self.user_properties[:] = [p for p in self.user_properties if p[0] not in (PROPERTY, VERDICT_PROPERTY)]
+        ours = (PROPERTY, VERDICT_PROPERTY, OUTCOME_PROPERTY)
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in ours]
         self.user_properties.append((PROPERTY, rec))
         self.user_properties.append((VERDICT_PROPERTY, verdict_line(rec)))
+        self.user_properties.append((OUTCOME_PROPERTY, outcome_of(rec).word))
         # The whole verdict (costs a little per item) only where a report shows it.
         section = describe(rec) if plugin.details else ""
         if run.settings.strict and outcome_of(rec) is not RIGHT:

@@ -286,7 +286,6 @@ class DefanPlugin:
         rec = record_of(report)
         if rec is not None:
             self.run.records.append(rec)
-            self.terminal.count(rec)
 
     def _finish(self, session: pytest.Session) -> None:
         """The figures, the gate, the regression gate, their tests and the reports."""

@@ -1,6 +1,6 @@
 """What a DefAn run prints: the estimate and the progress line before the items run, each
-prompt's letter and word (or a line per domain in a big run), and the summary at the end (the
-gate table, the counts, usage, the regression gate, the hallucinated questions).
+prompt's letter and word (none in a big run), and the summary at the end (the gate table, the
+counts, the outcomes, usage, the regression gate, the questions answered wrong).
 
 Every word comes from :mod:`defan_pytest.verdicts`; text from the data file and the model is
 passed through :func:`~defan_pytest.safetext.printable` before it reaches the terminal.
@@ -14,19 +14,30 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import pytest
 
 from defan_pytest.gates.table import format_gate_table
+from defan_pytest.metrics.registry import METRICS
 from defan_pytest.plugin.items import record_of
-from defan_pytest.plugin.wording import short
+from defan_pytest.plugin.wording import claim_and_gold, short
 from defan_pytest.report.progress import ProgressPrinter
 from defan_pytest.report.tables import format_table
 from defan_pytest.records import error_kinds
 from defan_pytest.run import Run, Worker
 from defan_pytest.safetext import printable
-from defan_pytest.verdicts import CALL_ERROR, RIGHT, Outcome, outcome_of
+from defan_pytest.verdicts import (
+    CALL_ERROR,
+    FLIPPED_WORSE_TEXT,
+    RC_NO_CLAIM,
+    Outcome,
+    count_outcomes,
+    counts_text,
+    figure_parts,
+    gold_text,
+    no_claim_groups,
+    outcome_of,
+)
 
 __all__ = ["HALLUCINATED_SHOWN", "LINES_ABOVE", "Terminal"]
 
-#: Above this many selected prompts (and without -v), DefAn items print no letter each: the
-#: terminal shows a line per domain at every quarter instead.
+#: Above this many selected prompts (and without -v), DefAn items print no letter each.
 LINES_ABOVE = 1000
 #: Questions the summary names, at most (the most hallucinated first).
 HALLUCINATED_SHOWN = 10
@@ -43,44 +54,30 @@ def _prompt_record(report: Any) -> Optional[Dict[str, Any]]:
 
 
 def shown_outcome(report: Any) -> Optional[Outcome]:
-    """The outcome a DefAn prompt's report shows instead of a plain pass: hallucinated,
-    misaligned or a call error (``None``: a right answer, or not a prompt's call report)."""
+    """The outcome a DefAn prompt's passed call report shows (``None``: not a prompt's call
+    report, or one that failed under --defan-strict: pytest's own word then)."""
     rec = _prompt_record(report)
-    if rec is None:
-        return None
-    outcome = outcome_of(rec)
-    return None if outcome is RIGHT else outcome
+    return None if rec is None else outcome_of(rec)
 
 
 def status(report: Any, verbose: bool = False) -> Optional[Status]:
-    """A prompt's own category, letter and word: hallucinated, misaligned and call errors have
-    their own, and with -v each prompt's line says its verdict, claim, gold, question and answer."""
+    """A prompt's own category, letter and word, its outcome's (:mod:`defan_pytest.verdicts`),
+    so that pytest's summary line counts the prompts by outcome; with -v each prompt's line says
+    its outcome, claim, gold, question and answer."""
     rec = _prompt_record(report)
     if rec is None:
         return None
     outcome = outcome_of(rec)
     if outcome is CALL_ERROR:
         word = printable(f"{outcome.status} {short(rec['error'], 160)}")
-        return str(outcome.category), outcome.letter, (word, {outcome.colour: True})
-    if outcome is RIGHT and not verbose:
-        return None
-    detail = printable(f" (claim {rec['claim']!r}, gold {rec['answer'].strip()!r})")
-    if verbose:
-        detail = printable(
-            f" claim {short(rec['claim'], 40)!r}, gold {short(rec['answer'], 40)!r}; "
+    elif verbose:
+        word = printable(
+            f"{outcome.status} {claim_and_gold(rec, 40)}; "
             f"Q: {short(rec.get('question'), 70)} A: {short(rec.get('response'), 60)!r}"
         )
-    return outcome.category or "passed", outcome.letter, (outcome.status + detail, {outcome.colour: True})
-
-
-def domain_line(domain: str, counts: Mapping[str, int], total: int) -> str:
-    """A big run's progress in one domain."""
-    done = counts["done"]
-    return (
-        f"defan {domain}: {done:,}/{total:,} prompts ({100 * done // max(1, total)}%): "
-        f"{counts['hallucinated']:,} hallucinated, {counts['misaligned']:,} misaligned, "
-        f"{counts['errors']:,} call errors"
-    )
+    else:
+        word = outcome.status
+    return outcome.category, outcome.letter, (word, {outcome.colour: True})
 
 
 class Terminal:
@@ -93,13 +90,11 @@ class Terminal:
         #: The ``::error`` lines of GitHub Actions, printed at the end of the summary.
         self.annotations: List[str] = []
         verbosity = config.get_verbosity() if hasattr(config, "get_verbosity") else config.option.verbose
-        # A big run reports a line per domain now and then instead of a wall of letters.
+        # A big run prints no letter a prompt (a wall of them says nothing): the progress line
+        # showed the calls, and the summary counts the outcomes by domain.  No line per domain
+        # while the items report: they report after the calls, all at once, so such lines would
+        # not be progress.
         self.lines_mode = verbosity <= 0 and len(run.rows) > LINES_ABOVE
-        self.domain_totals: Dict[str, int] = {}
-        for row in run.rows:
-            self.domain_totals[row.domain] = self.domain_totals.get(row.domain, 0) + 1
-        self.domain_counts: Dict[str, Dict[str, int]] = {}
-        self.domain_marks: Dict[str, int] = {}
 
     @property
     def reporter(self) -> Any:
@@ -129,39 +124,14 @@ class Terminal:
 
     @pytest.hookimpl(tryfirst=True)  # first: another plugin (pytest-sugar) answers every report
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Optional[Status]:
-        """A prompt's own letter and word (they do not fail the run unless --defan-strict: the
-        gate decides); a big run prints no letters (a line per domain instead)."""
+        """A prompt's own category, letter and word (they do not fail the run unless
+        --defan-strict: the gate decides); a big run prints no letters."""
         ours = status(report, verbose=config.get_verbosity() > 0)
-        if not self.lines_mode or getattr(report, "when", None) != "call":
+        if ours is None or not self.lines_mode:
             return ours
-        if ours is None:
-            if not report.passed or record_of(report) is None:
-                return None
-            ours = ("passed", ".", "PASSED")
         category, _letter, word = ours
-        # No letter (a word, so pytest still counts the item's progress): the domain lines instead.
+        # No letter (a word, so pytest still counts the item in its category and its progress).
         return category, "", word
-
-    def count(self, rec: Mapping[str, Any]) -> None:
-        """A big run: one line per domain at every quarter of its prompts."""
-        if not self.lines_mode:
-            return
-        domain = str(rec.get("domain"))
-        counts = self.domain_counts.setdefault(domain, {"done": 0, "hallucinated": 0, "misaligned": 0, "errors": 0})
-        counts["done"] += 1
-        category = outcome_of(rec).category
-        if category == CALL_ERROR.category:
-            counts["errors"] += 1
-        elif category is not None:
-            counts[category] += 1
-        total = self.domain_totals.get(domain, 0) or counts["done"]
-        quarter = min(4, 4 * counts["done"] // total)
-        if quarter > self.domain_marks.get(domain, 0):
-            self.domain_marks[domain] = quarter
-            tr = self.reporter
-            if tr is not None:
-                tr.ensure_newline()
-                tr.write_line(domain_line(domain, counts, total))
 
     # -- the summary ------------------------------------------------------------------------------
 
@@ -180,15 +150,20 @@ class Terminal:
         if run.fatal:
             tr.write_line(f"the run stopped: {printable(run.fatal)}", red=True)
         width = int(getattr(getattr(tr, "_tw", None), "fullwidth", 80) or 80)
+        # A shard, a narrowed run, a stopped one: the gates were skipped, and the table says so.
+        skipped = run.gate_skipped or (f"the run stopped ({run.fatal})" if run.fatal else None)
         if run.thresholds is not None and not run.thresholds.is_empty:
-            tr.write_line(format_gate_table(summary, run.thresholds, run.verdicts, width=width))
+            # The table's legend says why its gates were skipped.
+            tr.write_line(printable(format_gate_table(
+                summary, run.thresholds, run.verdicts, width=width, not_judged=skipped)))
         else:
             tr.write_line(format_table(summary))
             tr.write_line(f"no thresholds file: {run.thresholds.describe([]).split(': ', 1)[1]}")
-        if run.gate_skipped:
-            tr.write_line(f"gates skipped: {run.gate_skipped}", yellow=True)
+            if run.gate_skipped:
+                tr.write_line(f"gates skipped: {printable(run.gate_skipped)}", yellow=True)
         if run.records:
             self._write_counts(tr)
+            self._write_outcomes(tr)
             for line in run.usage_lines():  # tokens, latency, cost and the budget
                 tr.write_line(printable(line), yellow=line.startswith("budget") and "reached" in line)
         if run.comparison is not None:
@@ -207,8 +182,7 @@ class Terminal:
             tr.write_line(line)
 
     def _write_counts(self, tr: Any) -> None:
-        """Where the answers came from, the verdict counts as FCH and PMH count them, and the
-        call errors grouped by kind."""
+        """Where the answers came from, and the call errors grouped by kind."""
         run = self.run
         c = run.call_counts()
         # Which version (and source) the cached answers belong to: an edited callable must
@@ -219,17 +193,27 @@ class Terminal:
             f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache{origin}, "
             f"{c['retries']} retries, {c['errors']} call errors{peer}"
         )
-        scored = [outcome_of(r) for r in run.records if not r.get("error")]
-        wrong = sum(1 for o in scored if o.wrong)
-        misaligned = sum(1 for o in scored if o.misaligned)
-        both = sum(1 for o in scored if o.wrong and o.misaligned)
-        tr.write_line(
-            f"{len(scored)} scored: {wrong} hallucinated (FCH) of which {both} also misaligned; "
-            f"{misaligned} misaligned (PMH)"
-        )
         for kind, n, text in error_kinds(r.get("error") for r in run.records).most_common(10):
             message = text.split(":", 1)[1].strip() if ":" in text else ""
             tr.write_line(printable(f"  {n} x {kind}: {short(message, 100)}" if message else f"  {n} x {kind}"), yellow=True)
+
+    def _write_outcomes(self, tr: Any) -> None:
+        """The prompts counted by outcome (the words of pytest's summary line), the FCH and PMH
+        counts as sums of them, the same by domain, and why groups with no claim fail RC."""
+        records = self.run.records
+        counts = count_outcomes(records)
+        tr.write_line(f"outcomes of {len(records):,} prompts: {counts_text(counts)}")
+        tr.write_line("; ".join(figure_parts(counts)))
+        by_domain: Dict[str, List[Mapping[str, Any]]] = {}
+        for rec in records:
+            by_domain.setdefault(str(rec.get("domain")), []).append(rec)
+        if len(by_domain) > 1:
+            for domain, recs in by_domain.items():
+                tr.write_line(printable(f"  {domain}: {counts_text(count_outcomes(recs))}"))
+        groups = no_claim_groups(records).values()
+        counted, no_claim = sum(g[0] for g in groups), sum(g[1] for g in groups)
+        if no_claim:
+            tr.write_line(f"RC: {no_claim:,} of {counted:,} groups inconsistent for want of a claim: {RC_NO_CLAIM}")
 
     def _write_regression(self, tr: Any) -> None:
         """The regression gate: each scope's changes, and the prompts that went from right to
@@ -245,23 +229,34 @@ class Terminal:
             f"baseline {base.get('path')} ({base.get('model')}, {base.get('created')}): "
             f"{pairs.get('paired', 0)} prompts in common in {pairs.get('groups', 0)} groups"
         ))
-        for mets in (comp.get("scopes") or {}).values():
+        # A regression test that failed has printed its verdicts above (FAILURES): each verdict is
+        # printed once, so its scope is named here, not said again.
+        failed = {getattr(r, "nodeid", "") for r in (getattr(tr, "stats", {}) or {}).get("failed", ())}
+        for scope, mets in (comp.get("scopes") or {}).items():
+            regressed = [name for name, change in mets.items() if change.get("regressed")]
+            node = f"defan::regression[{scope}]"
+            said = node in failed and tr.config.option.tbstyle not in ("no", "line")
+            if said and regressed:
+                labels = ", ".join(METRICS[m].label if m in METRICS else m for m in regressed)
+                tr.write_line(printable(f"REGRESSED {scope}: {labels} (the failure of {node} above)"), red=True)
             for change in mets.values():
                 red = bool(change.get("regressed"))
-                tr.write_line(printable(("REGRESSED " if red else "  ") + str(change.get("message"))), red=red)
+                if not (red and said):
+                    tr.write_line(printable(("REGRESSED " if red else "  ") + str(change.get("message"))), red=red)
         flipped = [f for f in comp.get("flipped") or () if f.get("direction") == "worse"]
         if flipped:
             shown = flipped[:20]
-            tr.write_line(f"right before, hallucinated now: {len(flipped)} prompts (first {len(shown)}; all in the report)")
+            tr.write_line(f"{FLIPPED_WORSE_TEXT}: {len(flipped)} prompts (first {len(shown)}; all in the report)")
             for f in shown:
                 tr.write_line(printable(
-                    f"  {f.get('id')}: gold {short(f.get('answer'), 30)!r}; before {short(f.get('old_response'), 40)!r}"
+                    f"  {f.get('id')}: gold {gold_text(f.get('answer'), 30)}; before {short(f.get('old_response'), 40)!r}"
                     f" -> now {short(f.get('new_response'), 40)!r}"
                 ))
 
     def _write_hallucinated(self, tr: Any) -> None:
-        """The hallucinated questions, a line per paraphrase group: how many of its prompts were
-        hallucinated, its question, the most frequent claim and the gold (-v shows every prompt)."""
+        """The questions answered wrong (what FCH counts), a line per paraphrase group: how many
+        of its prompts were wrong, its question, the most frequent wrong outcome and claim, and
+        the gold (-v shows every prompt)."""
         groups: Dict[str, List[Mapping[str, Any]]] = {}
         for rec in self.run.records:
             if rec.get("error") is None:
@@ -270,12 +265,15 @@ class Terminal:
         bad = sorted((b for b in counted if b[0]), key=lambda b: (-b[0], b[1]))
         if not bad:
             return
-        tr.write_line(f"hallucinated: {len(bad)} of {len(groups)} questions (most hallucinated first; -v shows every prompt)")
+        tr.write_line(f"wrong (FCH): {len(bad)} of {len(groups)} questions (most wrong first; -v shows every prompt)")
         for n, key, g in bad[:HALLUCINATED_SHOWN]:
-            claim = Counter(repr(r.get("claim")) for r in g if outcome_of(r).wrong).most_common(1)[0][0]
+            wrong = [r for r in g if outcome_of(r).wrong]
+            # The most frequent wrong outcome, and its most frequent claim (the first met on a tie).
+            word = Counter(outcome_of(r).word for r in wrong).most_common(1)[0][0]
+            claim = Counter(r.get("claim") for r in wrong if outcome_of(r).word == word).most_common(1)[0][0]
             tr.write_line(printable(
-                f"  {key}  {n}/{len(g)}  {short(g[0].get('question'), 72)}  claim {short(claim, 40)}, "
-                f"gold {short(str(g[0].get('answer', '')).strip(), 40)!r}"
+                f"  {key}  {n}/{len(g)}  {short(g[0].get('question'), 72)}  {word}: "
+                f"{claim_and_gold({'claim': claim, 'answer': g[0].get('answer')}, 40)}"
             ))
         if len(bad) > HALLUCINATED_SHOWN:
             tr.write_line(f"  ... and {len(bad) - HALLUCINATED_SHOWN} more")

@@ -1,63 +1,74 @@
 """How one prompt's verdict reads where pytest shows it: a JUnit property, a report section, a
-failure, an HTML cell.  The words themselves come from :mod:`defan_pytest.verdicts`; text from
-the data file and the model is passed through :func:`~defan_pytest.safetext.printable`, so
-escape codes in it are shown escaped, never acted on."""
+failure, an HTML cell.  The words themselves come from :mod:`defan_pytest.verdicts` (the outcome,
+``no claim``, ``no prize awarded``); text from the data file and the model is passed through
+:func:`~defan_pytest.safetext.printable`, so escape codes in it are shown escaped, never acted
+on."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from defan_pytest.safetext import printable
-from defan_pytest.verdicts import outcome_of
+from defan_pytest.verdicts import NO_CLAIM, NO_CLAIM_TEXT, claim_text, gold_text, outcome_of, short
 
-__all__ = ["describe", "short", "verdict_cell", "verdict_line"]
+__all__ = ["claim_and_gold", "counted_in", "describe", "short", "verdict_cell", "verdict_line"]
 
 
-def short(text: Any, limit: int) -> str:
-    """``text`` on one line (runs of white space as one space), cut to ``limit`` characters."""
-    s = " ".join(str(text or "").split())
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+def claim_and_gold(rec: Mapping[str, Any], limit: Optional[int] = None) -> str:
+    """``claim 'Bob', gold 'Ada Lovelace'``, ``claim no prize awarded, gold ...``, ``gold
+    no prize awarded``; ``no claim, gold ...`` where the outcome's word does not say so already."""
+    gold = f"gold {gold_text(rec.get('answer'), limit)}"
+    claim = claim_text(rec.get("claim"), limit)
+    if claim != NO_CLAIM_TEXT:
+        return f"claim {claim}, {gold}"
+    return gold if outcome_of(rec) is NO_CLAIM else f"{claim}, {gold}"
+
+
+def counted_in(rec: Mapping[str, Any]) -> str:
+    """Which figures the outcome counts in: ``FCH and PMH``, ``FCH``, ``PMH``, ``neither``, or
+    ``the error rate``."""
+    outcome = outcome_of(rec)
+    if outcome.errored:
+        return "the error rate"
+    figures = [name for name, counts in (("FCH", outcome.wrong), ("PMH", outcome.misaligned)) if counts]
+    return " and ".join(figures) or "neither FCH nor PMH"
 
 
 def verdict_line(rec: Mapping[str, Any]) -> str:
-    """One line: the verdict, and the claim and gold (or the call's error)."""
+    """One line: the outcome, and the claim and gold (or the call's error)."""
     if rec.get("error"):
-        return printable(f"call error: {short(rec['error'], 300)}")
-    return printable(
-        f"{outcome_of(rec).word}: claim {short(rec.get('claim'), 80)!r}, gold {short(rec.get('answer'), 80)!r}"
-    )
+        return printable(f"{outcome_of(rec).word}: {short(rec['error'], 300)}")
+    return printable(f"{outcome_of(rec).word}: {claim_and_gold(rec, 80)}")
 
 
 def verdict_cell(rec: Mapping[str, Any]) -> str:
-    """The verdict with the whole claim and gold (pytest-html's DefAn column; not yet escaped)."""
+    """The outcome with the whole claim and gold (pytest-html's DefAn column; not yet escaped)."""
     word = outcome_of(rec).word
     if rec.get("error"):
         return word
-    return f"{word}: claim {rec.get('claim')!r}, gold {str(rec.get('answer', '')).strip()!r}"
+    return f"{word}: {claim_and_gold(rec)}"
 
 
 def describe(rec: Mapping[str, Any]) -> str:
-    """A prompt in full: its verdict, question, gold, response and claim (or the call's error)."""
+    """A prompt in full: its outcome and what it counts in, question, gold, response and claim
+    (or the call's error)."""
+    outcome = outcome_of(rec)
     if rec.get("error"):
         return printable("\n".join([
-            f"{rec['id']}: call error: {rec['error']}",
+            f"{rec['id']}: {outcome.word}: {rec['error']}",
+            "  counted in the error rate, not in FCH or PMH",
             f"  question: {rec['question']}",
-            f"  gold:     {str(rec['answer']).strip()!r}",
+            f"  gold:     {gold_text(rec.get('answer'))}",
             f"  attempts: {rec.get('attempts', 1)}",
         ]))
-    outcome = outcome_of(rec)
-    verdict = []
-    if outcome.wrong:
-        verdict.append("hallucinated (FCH)")
-    if outcome.misaligned:
-        verdict.append("misaligned (PMH)")
-    response = rec["response"] or ""
+    response = rec.get("response") or ""
     if len(response) > 600:
         response = response[:600] + " ..."
     return printable("\n".join([
-        f"{rec['id']}: {' and '.join(verdict) or outcome.word}",
+        f"{rec['id']}: {outcome.word} (counted in {counted_in(rec)})" if outcome.wrong or outcome.misaligned
+        else f"{rec['id']}: {outcome.word}",
         f"  question: {rec['question']}",
-        f"  gold:     {rec['answer'].strip()!r}",
+        f"  gold:     {gold_text(rec.get('answer'))}",
         f"  response: {response!r}",
-        f"  claim:    {rec['claim']!r}",
-        f"  aligned:  {rec['aligned']}   correct: {rec['correct']}",
+        f"  claim:    {claim_text(rec.get('claim'))}",
+        f"  aligned:  {rec.get('aligned')}   correct: {rec.get('correct')}",
     ]))

@@ -14,6 +14,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from defan_pytest.verdicts import (
+    FLIPPED_WORSE_TEXT,
+    NO_PRIZE_TEXT,
+    RC_NO_CLAIM,
+    count_outcomes,
+    counts_text,
+    empty_gold,
+    figure_parts,
+    no_claim_groups,
+)
+
 if TYPE_CHECKING:  # the records load when a report is made, not on every pytest start
     from defan_pytest.records import Report
 
@@ -69,14 +80,16 @@ def step_summary(report: Report) -> str:
     icon = "❌" if "fail" in (gate_status, reg_status) else "✅" if gate_status == "pass" else "⚠️"
     lines = [f"## {icon} DefAn: {_cell(model, 80)}", ""]
     sel = report.meta.selection
+    skipped = gate_status == "skipped"
     facts = [
-        f"level gate: **{gate_status}**",
+        f"level gate: **not judged** ({_skip_reason(report)})" if skipped else f"level gate: **{gate_status}**",
         f"regression gate: **{reg_status}**" if reg else "regression gate: no baseline",
         f"{sel.ran} prompts",
     ]
     if sel.sample:
         facts.append(f"sample {sel.sample} (seed {sel.seed})")
     lines += [" · ".join(facts), ""]
+    lines += _outcome_lines(report.rows)
 
     limits = (report.thresholds or {}).get("limits") or {}
     lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
@@ -97,7 +110,7 @@ def step_summary(report: Report) -> str:
             f"| {_rate(figs.get('rc'))}{_ci(figs.get('rc_ci'))} | {limit('min_rc')} | {figs.get('errors', 0)} |"
         )
     lines.append("")
-    breaches = report.breaches
+    breaches = [] if skipped else report.breaches  # a skipped gate breached nothing
     if breaches:
         lines += ["### Breaches", ""]
         lines += [f"- {_cell(v.get('message'), 300)}" for v in breaches]
@@ -105,6 +118,30 @@ def step_summary(report: Report) -> str:
     if reg:
         lines += _regression_lines(reg)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _skip_reason(report: Report) -> str:
+    """Why the level gate was skipped, in words."""
+    sel = report.meta.selection
+    if sel.shard:
+        return f"shard {_cell(sel.shard, 20)}: a shard's gates are skipped; `defan merge` judges the shards together"
+    if sel.narrowed:
+        return "the selection was narrowed (-k, -m, a path, pytest-split): the gate judges whole runs"
+    return "skipped"
+
+
+def _outcome_lines(rows: Sequence[Any]) -> list[str]:
+    """The prompts counted by outcome, the FCH and PMH counts as their sums, and why groups
+    with no claim fail RC (the words of the terminal and of pytest's summary line)."""
+    if not rows:
+        return []
+    counts = count_outcomes(rows)
+    lines = [f"Outcomes of {len(rows)} prompts: {counts_text(counts)}.", "", "; ".join(figure_parts(counts)) + ".", ""]
+    groups = no_claim_groups(rows).values()
+    counted, no_claim = sum(g[0] for g in groups), sum(g[1] for g in groups)
+    if no_claim:
+        lines += [f"RC: {no_claim} of {counted} groups inconsistent for want of a claim: {RC_NO_CLAIM}.", ""]
+    return lines
 
 
 def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
@@ -134,11 +171,11 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
             )
     flipped = [f for f in reg.get("flipped") or () if f.get("direction") == "worse"]
     if flipped:
-        lines += ["", f"#### Right before, hallucinated now ({len(flipped)}; first {min(len(flipped), TOP_FLIPPED)})", "",
+        lines += ["", f"#### {FLIPPED_WORSE_TEXT[:1].upper()}{FLIPPED_WORSE_TEXT[1:]}: {len(flipped)} (first {min(len(flipped), TOP_FLIPPED)})", "",
                   "| prompt | question | gold | before | now |", "|---|---|---|---|---|"]
         for f in flipped[:TOP_FLIPPED]:
             lines.append(
-                f"| {_cell(f.get('id'), 40)} | {_cell(f.get('question'), 80)} | {_cell(f.get('answer'), 40)} "
+                f"| {_cell(f.get('id'), 40)} | {_cell(f.get('question'), 80)} | {_cell(NO_PRIZE_TEXT if empty_gold(f.get('answer')) else f.get('answer'), 40)} "
                 f"| {_cell(f.get('old_response'), 60)} | {_cell(f.get('new_response'), 60)} |"
             )
     lines.append("")
@@ -172,7 +209,7 @@ def error_annotations(report: Report, lines_of: Mapping[str, int] | None = None)
         props.append(f"title={escape_property(title)}")
         return f"::error {','.join(props)}::{escape_data(message)}"
 
-    for v in report.breaches:
+    for v in [] if report.gate_status == "skipped" else report.breaches:  # a skipped gate breached nothing
         out.append(command(f"DefAn gate[{v.get('scope')}]", str(v.get("message")), f"{v.get('scope')}/{v.get('metric')}"))
     reg = report.regression or {}
     for scope, mets in (reg.get("scopes") or {}).items():

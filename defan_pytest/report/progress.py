@@ -4,24 +4,75 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Dict, Mapping, Optional
+from collections import deque
+from typing import Any, Callable, Deque, Dict, Mapping, Optional, Tuple
 
 
-def format_progress(stats: Mapping[str, Any], elapsed: float) -> str:
-    """``done/total``, requests per second, ETA, cache hits, retries and errors in one line."""
+#: An ETA is shown once the calls' recent pace rests on at least this many answers ...
+ETA_MIN_ANSWERS = 10
+#: ... over at least this many seconds of calls (the first answers of a run come after its
+#: start-up, a model loading, a pool warming up: a pace read from them says hours).
+ETA_MIN_SECONDS = 5.0
+#: The pace is the answers of the last this many seconds (a run's pace changes: a slow first
+#: domain, a rate limit).
+ETA_WINDOW = 60.0
+
+
+def format_progress(stats: Mapping[str, Any], elapsed: float, eta: Optional[float] = None) -> str:
+    """``done/total``, requests per second, the ETA (``eta`` seconds, shown only when given:
+    see :class:`Pace`), cache hits, retries and errors in one line."""
     total = int(stats.get("total") or 0)
     done = int(stats.get("done") or 0)
     calls = int(stats.get("calls") or 0)
     rate = calls / elapsed if elapsed > 0 else 0.0
-    remaining = max(0, total - done)
-    per_done = elapsed / done if done else None
-    eta = "?" if per_done is None else _duration(remaining * per_done)
     pct = 100.0 * done / total if total else 100.0
+    when = "" if eta is None else f", ETA {_duration(eta)}"
     return (
-        f"defan: {done:,}/{total:,} prompts ({pct:.0f}%), {rate:.1f} req/s, ETA {eta}, "
+        f"defan: {done:,}/{total:,} prompts ({pct:.0f}%), {rate:.1f} req/s{when}, "
         f"{int(stats.get('cache_hits') or 0):,} cached, {int(stats.get('retries') or 0):,} retries, "
         f"{int(stats.get('errors') or 0):,} errors"
     )
+
+
+class Pace:
+    """The calls' recent pace, and the ETA it gives once it means something.
+
+    :meth:`add` takes the time (monotonic seconds) and the figures of a moment of the run; the
+    answers counted are the prompts done less the cache hits (a hit takes no time, and a
+    resumed run's first thousand hits say nothing of its calls).  :meth:`eta` is the seconds
+    left at the pace of the last :data:`ETA_WINDOW` seconds, or ``None`` until that pace rests
+    on :data:`ETA_MIN_ANSWERS` answers over :data:`ETA_MIN_SECONDS` (0 once every prompt is
+    done).
+    """
+
+    def __init__(self) -> None:
+        self._samples: Deque[Tuple[float, int]] = deque()
+        self._remaining = 0
+
+    def add(self, now: float, stats: Mapping[str, Any]) -> None:
+        """One moment of the run."""
+        done = int(stats.get("done") or 0)
+        answered = done - int(stats.get("cache_hits") or 0)
+        self._remaining = max(0, int(stats.get("total") or 0) - done)
+        if len(self._samples) == 1 and answered == self._samples[0][1]:
+            # Nothing answered since the first moment: the clock starts at the last such moment,
+            # the time before the first answer being start-up, not pace.
+            self._samples[0] = (now, answered)
+        else:
+            self._samples.append((now, answered))
+        while len(self._samples) > 2 and now - self._samples[1][0] >= ETA_WINDOW:
+            self._samples.popleft()
+
+    def eta(self) -> Optional[float]:
+        """Seconds left, or ``None`` while the pace is not yet known."""
+        if self._remaining == 0:
+            return 0.0
+        if len(self._samples) < 2:
+            return None
+        (t0, a0), (t1, a1) = self._samples[0], self._samples[-1]
+        if a1 - a0 < ETA_MIN_ANSWERS or t1 - t0 < ETA_MIN_SECONDS:
+            return None
+        return self._remaining * (t1 - t0) / (a1 - a0)
 
 
 def _duration(seconds: float) -> str:
@@ -57,6 +108,7 @@ class ProgressPrinter:
         self._thread: Optional[threading.Thread] = None
         self._started = time.monotonic()
         self._width = 0
+        self._pace = Pace()
 
     def start(self) -> "ProgressPrinter":
         self._started = time.monotonic()
@@ -68,7 +120,9 @@ class ProgressPrinter:
         stats = self.source()
         if not stats:
             return
-        line = format_progress(stats, time.monotonic() - self._started)
+        now = time.monotonic()
+        self._pace.add(now, stats)
+        line = format_progress(stats, now - self._started, self._pace.eta())
         if self.live:
             pad = max(0, self._width - len(line))
             self._width = len(line)

@@ -8,6 +8,7 @@ import pytest
 from defan_pytest.plugin.integrations import Integration
 from defan_pytest.plugin.items import GateItem, PromptItem
 from defan_pytest.run import Run
+from defan_pytest.verdicts import outcome_of
 
 __all__ = ["JsonReport", "start"]
 
@@ -20,7 +21,8 @@ class JsonReport(Integration):
         if call.when != "call":
             return None
         if isinstance(item, PromptItem) and item.record is not None:
-            return {"defan": item.record.to_json()}  # json-report serialises plain JSON
+            # json-report serialises plain JSON; the outcome in the words of every other output.
+            return {"defan": item.record.to_json(), "defan_outcome": outcome_of(item.record).word}
         if isinstance(item, GateItem):
             return {"defan_gate": [v.message for v in item.verdicts]}
         return None
