@@ -27,6 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from defan_pytest.dataset import reader
+
 __all__ = ["Fingerprint", "FingerprintError", "fingerprint", "project_modules"]
 
 #: Files one declared folder may hold; beyond it the model's ``inputs`` is an error (a folder
@@ -35,7 +37,6 @@ MAX_INPUT_FILES = 20_000
 #: Folders never walked inside a declared input folder.
 _SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".nox",
                            ".mypy_cache", ".pytest_cache", ".defan_cache"})
-_CHUNK = 1 << 20
 
 
 class FingerprintError(ValueError):
@@ -132,11 +133,8 @@ def _in_venv(path: Path, root: Path) -> bool:
 
 
 def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    # The one reader: a FIFO, a socket or a device in a declared folder is refused, not read forever.
+    return reader.sha256_of(path)
 
 
 def _input_files(rootdir: Path, declared: Iterable[str]) -> List[Path]:
@@ -188,7 +186,7 @@ def fingerprint(rootdir: Path, inputs: Sequence[str] = (), modules: Optional[Map
         for path in files:
             try:
                 content = _file_digest(path)
-            except OSError as exc:
-                raise FingerprintError(f"{kind} {_shown(path, root)}: cannot be read ({exc.strerror or exc})") from None
+            except reader.InputError as exc:
+                raise FingerprintError(f"{kind} {_shown(path, root)}: {exc.reason}") from None
             h.update(f"{kind}\0{_shown(path, root)}\0{content}\n".encode("utf-8", "surrogateescape"))
     return Fingerprint(h.hexdigest(), tuple(_shown(p, root) for p in sources), tuple(_shown(p, root) for p in declared))

@@ -1,0 +1,324 @@
+"""The one reader of every file defan-pytest reads, as :mod:`defan_pytest.report.writer` is the
+one writer: saved reports and baselines, thresholds files, the public split and a user's own
+data set, ``defan score``'s responses, the files a model declares as its inputs.
+
+Every input is hostile.  Whatever the path is, reading it ends in its bytes or in one
+:class:`InputError` whose message names the path and says what is wrong, never a traceback,
+a hang or a machine out of memory:
+
+* Only a **regular file** is read.  A FIFO (which would hang until someone writes to it), a
+  device (``/dev/zero`` never ends, ``/dev/stdin`` waits for a terminal), a socket or a
+  directory is refused by what the opened file *is* (``fstat``), so a symbolic link to one is
+  refused too.  The file is opened non-blocking, so opening a FIFO cannot hang either.
+* A **symbolic link loop** is said to be one, and a link to a missing file names its target
+  (``os.path.exists`` says "no such file" to both).
+* The size is **capped** (:data:`MAX_BYTES`, or the caller's ``limit``): at most ``limit + 1``
+  bytes are read, whatever the file says its size is (a ``/proc`` file says 0).
+* JSON (:func:`parse_json`, :func:`read_json`) is parsed only after its **nesting** is known to
+  be at most :data:`MAX_DEPTH` levels (:func:`too_deep`, a scan that never recurses), so
+  neither the parser nor any code that walks the result meets a ``RecursionError``; ``NaN``,
+  ``Infinity`` and numbers too large for a float (``1e400``) are refused (JSON has no such
+  numbers, and ``json.dumps(allow_nan=False)`` would fail on them when the report is written
+  again); so, for reports, is a key given twice in one object (two readers would read two
+  different files).
+
+A digest (:func:`sha256_of`) reads by the same rules, in blocks, without the size cap.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Callable
+from typing import Any, NoReturn, Optional, Union
+
+from defan_pytest.errors import DefanError
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "InputError",
+    "StrPath",
+    "decode",
+    "parse_json",
+    "read_bytes",
+    "read_json",
+    "sha256_of",
+    "too_deep",
+]
+
+StrPath = Union[str, "os.PathLike[str]"]
+
+#: The largest input read (bytes): 512 MiB.  A report of every public prompt with long
+#: responses is a few tens of MiB; what is larger is not a file of ours (and would take many
+#: times its size in memory once parsed).
+MAX_BYTES = 512 * 1024 * 1024
+#: How deeply arrays and objects may nest in a JSON input.  A report nests 6 levels deep, a data
+#: set file 3; the margin is for the keys a later version or another tool adds.
+MAX_DEPTH = 64
+
+_BLOCK = 1 << 20
+
+
+class InputError(DefanError):
+    """An input that cannot be read: the message is ``"<label>: <reason>"``.
+
+    ``kind`` says which problem it is, for callers that word some of them their own way:
+    ``missing``, ``directory``, ``loop``, ``special`` (a FIFO, a device, a socket),
+    ``too large``, ``unreadable``, ``encoding`` or ``json``; ``line`` is the 1-based line of an
+    encoding or JSON problem when it is known.
+    """
+
+    def __init__(self, label: str, reason: str, kind: str, line: Optional[int] = None) -> None:
+        super().__init__(f"{label}: line {line}: {reason}" if line is not None else f"{label}: {reason}")
+        self.label = label
+        self.reason = reason
+        self.kind = kind
+        self.line = line
+
+
+def _size_text(n: int) -> str:
+    return f"{n / (1024 * 1024):,.0f} MiB" if n >= 1024 * 1024 else f"{n:,} bytes"
+
+
+def _open_failed(path: str, label: str, exc: OSError) -> NoReturn:
+    code = exc.errno
+    if code == errno.ENOENT:
+        if os.path.islink(path):
+            try:
+                target = os.readlink(path)
+            except OSError:  # gone in between
+                target = "?"
+            raise InputError(label, f"a symbolic link to {target}, which does not exist", "missing") from None
+        raise InputError(label, "no such file", "missing") from None
+    if code == errno.ELOOP:
+        raise InputError(label, "a symbolic link loop (too many levels of symbolic links)", "loop") from None
+    if code == errno.EISDIR:
+        raise InputError(label, "is a directory, not a file", "directory") from None
+    if code == errno.ENOTDIR:
+        raise InputError(label, "no such file (a part of the path is not a directory)", "missing") from None
+    raise InputError(label, f"cannot be read: {exc.strerror or exc}", "unreadable") from None
+
+
+def _what_it_is(mode: int) -> Optional[str]:
+    """Why a file of ``mode`` is not read (``None``: a regular file, which is)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (a named pipe), not a file: it may never end; save what it holds to a file and give that"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a file: it may never end; save what it holds to a file and give that"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file"
+    return "is not a regular file"
+
+
+def _open(path: StrPath, label: str) -> int:
+    """A descriptor of the regular file at ``path`` (links followed), opened for reading."""
+    p = os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(p, flags)
+    except OSError as exc:
+        _open_failed(p, label, exc)
+    try:
+        why = _what_it_is(os.fstat(fd).st_mode)
+    except OSError as exc:
+        os.close(fd)
+        raise InputError(label, f"cannot be read: {exc.strerror or exc}", "unreadable") from None
+    if why is not None:
+        os.close(fd)
+        raise InputError(label, why, "directory" if why.startswith("is a directory") else "special")
+    return fd
+
+
+def read_bytes(path: StrPath, label: Optional[str] = None, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    ``label`` names the file in messages (default: the path).  Raises :class:`InputError` for
+    anything else (see the module docstring).
+    """
+    label = os.fspath(path) if label is None else label
+    fd = _open(path, label)
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        while True:
+            chunk = os.read(fd, min(_BLOCK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise InputError(label, f"larger than {_size_text(limit)}, the most an input may be", "too large")
+    except OSError as exc:
+        raise InputError(label, f"cannot be read: {exc.strerror or exc}", "unreadable") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def sha256_of(path: StrPath, label: Optional[str] = None) -> str:
+    """The sha256 (hex) of the regular file at ``path``, read in blocks (no size cap: nothing
+    is kept); :class:`InputError` as :func:`read_bytes`."""
+    label = os.fspath(path) if label is None else label
+    fd = _open(path, label)
+    digest = hashlib.sha256()
+    try:
+        while True:
+            chunk = os.read(fd, _BLOCK)
+            if not chunk:
+                break
+            digest.update(chunk)
+    except OSError as exc:
+        raise InputError(label, f"cannot be read: {exc.strerror or exc}", "unreadable") from None
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
+
+
+# -- JSON --------------------------------------------------------------------------------------
+
+# A JSON string (an unterminated one does not match: the parser reports it).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_AS_SQUARE = str.maketrans("{}", "[]")
+_STEP = {"[": 1, "]": -1}
+# Passes of removing the innermost pairs before the rest is counted: enough for every report.
+_PASSES = 8
+_CHUNK = 1 << 20
+
+
+def too_deep(text: str, max_depth: int = MAX_DEPTH) -> bool:
+    """Do arrays and objects in the JSON ``text`` nest more than ``max_depth`` levels deep?
+
+    Told without recursing and mostly at C speed: the strings are cut out (a bracket in a
+    string does not nest), then everything but the brackets; a few passes remove the innermost
+    pairs, one level each (all a report has); what is left is counted, a block at a time, and
+    the count stops at the first block that goes too deep.  Unbalanced brackets are not too
+    deep unless they open too many (the parser says what is wrong).
+
+    >>> too_deep('{"a": [[1], "]]]]"]}', 3), too_deep('[[[]]]', 2), too_deep('[{}]]]', 2)
+    (False, True, False)
+    """
+    brackets = _NOT_BRACKETS.sub("", _STRING.sub("", text)).translate(_AS_SQUARE)
+    allowed = max_depth
+    for _ in range(_PASSES):
+        if not brackets:
+            return False
+        fewer = brackets.replace("[]", "")
+        if len(fewer) == len(brackets):
+            break  # unbalanced
+        brackets, allowed = fewer, allowed - 1  # every pair left was one level deeper
+        if allowed < 0:
+            return True
+    depth = 0
+    for start in range(0, len(brackets), _CHUNK):
+        block = brackets[start:start + _CHUNK]
+        if max(itertools.accumulate(map(_STEP.__getitem__, block), initial=depth)) > allowed:
+            return True
+        depth += 2 * block.count("[") - len(block)
+    return False
+
+
+class _NotJson(ValueError):
+    """What a parse hook found that JSON has not (``NaN``, ``1e400``, a key twice)."""
+
+    def __init__(self, message: str, token: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.token = token
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise _NotJson(f"{name} is not a JSON number (JSON has no NaN or Infinity)", name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJson(f"the number {text[:40]} is too large for a float", text)
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _NotJson(f"the key {key[:60]!r} is given twice in one object")
+            seen.add(key)
+    return out
+
+
+def _line_of(text: str, token: Optional[str]) -> Optional[int]:
+    """The line of the first ``token`` outside a string (``None`` if not found)."""
+    if not token:
+        return None
+    for m in re.finditer(r'"[^"\\]*(?:\\.[^"\\]*)*"|' + re.escape(token), text, re.S):
+        if not m.group(0).startswith('"'):
+            return text.count("\n", 0, m.start()) + 1
+    return None
+
+
+def parse_json(
+    text: str,
+    label: str,
+    *,
+    parse_float: Optional[Callable[[str], Any]] = None,
+    allow_nan: bool = False,
+    unique_keys: bool = False,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """The JSON value of ``text``; :class:`InputError` (kind ``json``, with its ``line`` when
+    known) for anything that is not JSON or nests more than ``max_depth`` levels.
+
+    ``parse_float``: how a JSON float is read (default: a finite ``float``, ``1e400`` refused);
+    ``allow_nan``: keep ``NaN`` and ``Infinity`` (for a reader whose validator names the field
+    that holds one); ``unique_keys``: refuse a key given twice in one object.
+    """
+    def fail(reason: str, line: Optional[int] = None) -> NoReturn:
+        raise InputError(label, f"invalid JSON: {reason}", "json", line)
+
+    if too_deep(text, max_depth):
+        fail(f"arrays or objects nested too deeply (more than {max_depth} levels)")
+    hooks: dict[str, Any] = {"parse_float": parse_float or _finite}
+    if not allow_nan:
+        hooks["parse_constant"] = _no_constant
+    if unique_keys:
+        hooks["object_pairs_hook"] = _unique_keys
+    try:
+        return json.loads(text, **hooks)
+    except json.JSONDecodeError as exc:
+        fail(f"{exc.msg} (column {exc.colno})", exc.lineno)
+    except _NotJson as exc:
+        fail(str(exc), _line_of(text, exc.token))
+    except RecursionError:  # not reached after too_deep(); kept so that it can never be a traceback
+        fail("arrays or objects nested too deeply")
+    except ValueError as exc:  # an integer past Python's digit limit (4300 digits)
+        fail(str(exc))
+
+
+def decode(data: bytes, label: str) -> str:
+    """``data`` as UTF-8 text (a BOM dropped); :class:`InputError` (kind ``encoding``) naming
+    the line of the first bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(label, f"not valid UTF-8 ({exc.reason})", "encoding", line) from None
+
+
+def read_json(path: StrPath, label: Optional[str] = None, *, limit: int = MAX_BYTES, **options: Any) -> Any:
+    """The JSON value of the file at ``path``: :func:`read_bytes`, UTF-8, then
+    :func:`parse_json` with ``options``."""
+    label = os.fspath(path) if label is None else label
+    return parse_json(decode(read_bytes(path, label, limit), label), label, **options)
