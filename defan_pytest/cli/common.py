@@ -102,7 +102,9 @@ def thresholds_for(
     and echo any file); the limits it recorded are what that run was judged by.
     """
     for candidate, required in ((arg, True), (Path("thresholds.toml"), False)):
-        if candidate is None or not (required or candidate.is_file()):
+        # lexists: a thresholds.toml here that is a dangling link, a loop or a FIFO is an error
+        # said as one, not a file silently passed over.
+        if candidate is None or not (required or os.path.lexists(candidate)):
             continue
         try:
             return thresholds.load_thresholds(candidate, extra_domains=list(domains), model=model, required=True)

@@ -8,8 +8,9 @@ a hang or a machine out of memory:
 
 * Only a **regular file** is read.  A FIFO (which would hang until someone writes to it), a
   device (``/dev/zero`` never ends, ``/dev/stdin`` waits for a terminal), a socket or a
-  directory is refused by what the opened file *is* (``fstat``), so a symbolic link to one is
-  refused too.  The file is opened non-blocking, so opening a FIFO cannot hang either.
+  directory is refused by what the path *is* (``stat``, links followed, so a symbolic link to
+  one is refused too), before it is opened and again once it is (``fstat``: it may have been
+  swapped in between).  The file is opened non-blocking, so even then a FIFO cannot hang.
 * A **symbolic link loop** is said to be one, and a link to a missing file names its target
   (``os.path.exists`` says "no such file" to both).
 * The size is **capped** (:data:`MAX_BYTES`, or the caller's ``limit``): at most ``limit + 1``
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_DEPTH",
     "InputError",
     "StrPath",
+    "check_file",
     "decode",
     "parse_json",
     "read_bytes",
@@ -120,34 +122,61 @@ def _what_it_is(mode: int) -> Optional[str]:
     return "is not a regular file"
 
 
-def _open(path: StrPath, label: str) -> int:
-    """A descriptor of the regular file at ``path`` (links followed), opened for reading."""
+def _open(path: StrPath, label: str, limit: Optional[int] = None) -> int:
+    """A descriptor of the regular file at ``path`` (links followed), opened for reading; one
+    that says it holds more than ``limit`` bytes is refused before a byte is read."""
     p = os.fspath(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(p, flags)
+        # What the path is, before it is opened: opening a device can act (a tape rewinds).
+        _refuse(os.stat(p), label, limit)
+    except OSError as exc:
+        _open_failed(p, label, exc)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(p, flags | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         _open_failed(p, label, exc)
     try:
-        why = _what_it_is(os.fstat(fd).st_mode)
+        _refuse(os.fstat(fd), label, limit)  # and what was opened (it may have changed since)
     except OSError as exc:
         os.close(fd)
         raise InputError(label, f"cannot be read: {exc.strerror or exc}", "unreadable") from None
-    if why is not None:
+    except InputError:
         os.close(fd)
-        raise InputError(label, why, "directory" if why.startswith("is a directory") else "special")
+        raise
     return fd
 
 
-def read_bytes(path: StrPath, label: Optional[str] = None, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+def _refuse(st: os.stat_result, label: str, limit: Optional[int]) -> None:
+    """Raise :class:`InputError` unless ``st`` is a regular file of at most ``limit`` bytes."""
+    why = _what_it_is(st.st_mode)
+    if why is not None:
+        raise InputError(label, why, "directory" if why.startswith("is a directory") else "special")
+    if limit is not None and st.st_size > limit:
+        raise _too_large(label, limit)
+
+
+def _too_large(label: str, limit: int) -> InputError:
+    return InputError(label, f"larger than {_size_text(limit)}, the most an input may be", "too large")
+
+
+def check_file(path: StrPath, label: Optional[str] = None) -> None:
+    """Raise :class:`InputError` unless ``path`` is a regular file that can be opened for
+    reading (links followed): the check a front end makes before anything costs time."""
+    label = os.fspath(path) if label is None else label
+    os.close(_open(path, label))
+
+
+def read_bytes(path: StrPath, label: Optional[str] = None, limit: Optional[int] = None) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them (default
+    :data:`MAX_BYTES`).
 
     ``label`` names the file in messages (default: the path).  Raises :class:`InputError` for
     anything else (see the module docstring).
     """
     label = os.fspath(path) if label is None else label
-    fd = _open(path, label)
+    limit = MAX_BYTES if limit is None else limit
+    fd = _open(path, label, limit)
     chunks: list[bytes] = []
     total = 0
     try:
@@ -157,8 +186,8 @@ def read_bytes(path: StrPath, label: Optional[str] = None, limit: int = MAX_BYTE
                 break
             chunks.append(chunk)
             total += len(chunk)
-            if total > limit:
-                raise InputError(label, f"larger than {_size_text(limit)}, the most an input may be", "too large")
+            if total > limit:  # a file that grows, or one whose size says 0 (/proc)
+                raise _too_large(label, limit)
     except OSError as exc:
         raise InputError(label, f"cannot be read: {exc.strerror or exc}", "unreadable") from None
     finally:
@@ -197,7 +226,7 @@ _PASSES = 8
 _CHUNK = 1 << 20
 
 
-def too_deep(text: str, max_depth: int = MAX_DEPTH) -> bool:
+def too_deep(text: str, max_depth: int) -> bool:
     """Do arrays and objects in the JSON ``text`` nest more than ``max_depth`` levels deep?
 
     Told without recursing and mostly at C speed: the strings are cut out (a bracket in a
@@ -276,7 +305,7 @@ def parse_json(
     parse_float: Optional[Callable[[str], Any]] = None,
     allow_nan: bool = False,
     unique_keys: bool = False,
-    max_depth: int = MAX_DEPTH,
+    max_depth: Optional[int] = None,
 ) -> Any:
     """The JSON value of ``text``; :class:`InputError` (kind ``json``, with its ``line`` when
     known) for anything that is not JSON or nests more than ``max_depth`` levels.
@@ -288,6 +317,7 @@ def parse_json(
     def fail(reason: str, line: Optional[int] = None) -> NoReturn:
         raise InputError(label, f"invalid JSON: {reason}", "json", line)
 
+    max_depth = MAX_DEPTH if max_depth is None else max_depth
     if too_deep(text, max_depth):
         fail(f"arrays or objects nested too deeply (more than {max_depth} levels)")
     hooks: dict[str, Any] = {"parse_float": parse_float or _finite}
@@ -317,7 +347,7 @@ def decode(data: bytes, label: str) -> str:
         raise InputError(label, f"not valid UTF-8 ({exc.reason})", "encoding", line) from None
 
 
-def read_json(path: StrPath, label: Optional[str] = None, *, limit: int = MAX_BYTES, **options: Any) -> Any:
+def read_json(path: StrPath, label: Optional[str] = None, *, limit: Optional[int] = None, **options: Any) -> Any:
     """The JSON value of the file at ``path``: :func:`read_bytes`, UTF-8, then
     :func:`parse_json` with ``options``."""
     label = os.fspath(path) if label is None else label
