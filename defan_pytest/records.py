@@ -14,7 +14,8 @@
 Each has ``to_json()`` (the report's JSON, keys in the report's order) and ``from_json()``
 (reading that JSON back); keys this version does not know are kept (``extra``) and written back
 after the known ones.  :func:`error_kind` and :func:`error_kinds` say what kind of failure a call
-error is, in one place.  The base layer: imports nothing of the package.  (Long because every
+error is, in one place; :func:`row_problems` what makes a saved report's rows other than one
+prompt each (an id twice, a domain or group that is not its id's).  The base layer: imports nothing of the package.  (Long because every
 record of the report is here, each read both ways: the one place the report's JSON is written
 and read.)
 
