@@ -36,7 +36,7 @@ import operator
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, Optional, Union
 
 from defan_pytest.errors import DefanError
@@ -254,7 +254,9 @@ def too_deep(text: str, max_depth: int) -> bool:
         return False
     # The depth after each run of "["s or "]"s (they alternate), added up at C speed.
     signs = itertools.cycle((1, -1) if brackets.startswith(b"[") else (-1, 1))
-    return max(itertools.accumulate(map(operator.mul, map(len, _RUNS.findall(brackets)), signs))) > allowed
+    runs: list[bytes] = _RUNS.findall(brackets)
+    depths: Iterator[int] = itertools.accumulate(map(operator.mul, map(len, runs), signs))
+    return max(depths) > allowed
 
 
 class _NotJson(ValueError):
