@@ -27,8 +27,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from defan_pytest.dataset import reader
-
 __all__ = ["Fingerprint", "FingerprintError", "fingerprint", "project_modules"]
 
 #: Files one declared folder may hold; beyond it the model's ``inputs`` is an error (a folder
@@ -132,11 +130,6 @@ def _in_venv(path: Path, root: Path) -> bool:
     return False
 
 
-def _file_digest(path: Path) -> str:
-    # The one reader: a FIFO, a socket or a device in a declared folder is refused, not read forever.
-    return reader.sha256_of(path)
-
-
 def _input_files(rootdir: Path, declared: Iterable[str]) -> List[Path]:
     out: List[Path] = []
     problems: List[str] = []
@@ -178,6 +171,11 @@ def _shown(path: Path, root: Path) -> str:
 def fingerprint(rootdir: Path, inputs: Sequence[str] = (), modules: Optional[Mapping[str, Any]] = None) -> Fingerprint:
     """The :class:`Fingerprint` of the project under ``rootdir`` as imported now, with the
     declared ``inputs``.  Raises :class:`FingerprintError` for a missing or oversized input."""
+    # lazy: start-up. This module is imported in every pytest session (the model registry); the
+    # one reader lives in the dataset package, which loads only when a fingerprint is taken.  The
+    # reader refuses a FIFO, a socket or a device in a declared folder instead of reading it forever.
+    from defan_pytest.dataset import reader
+
     root = Path(rootdir).resolve()
     sources = project_modules(root, modules)
     declared = _input_files(root, inputs)
@@ -185,7 +183,7 @@ def fingerprint(rootdir: Path, inputs: Sequence[str] = (), modules: Optional[Map
     for kind, files in (("source", sources), ("input", declared)):
         for path in files:
             try:
-                content = _file_digest(path)
+                content = reader.sha256_of(path)
             except reader.InputError as exc:
                 raise FingerprintError(f"{kind} {_shown(path, root)}: {exc.reason}") from None
             h.update(f"{kind}\0{_shown(path, root)}\0{content}\n".encode("utf-8", "surrogateescape"))
