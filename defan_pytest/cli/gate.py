@@ -1,8 +1,9 @@
 """``defan gate REPORT.json``: re-judge a saved report as the plugin would.
 
 The level gate against the thresholds (default: ``thresholds.toml`` here, else the limits the
-report records; the file it names is never read), and with ``--baseline`` the regression gate; exit 0 when both pass, 1 when either fails,
-2 for bad input.  ``--json OUT`` writes the re-judged report.
+report records; the file it names is never read), and with ``--baseline`` the regression gate;
+exit 0 when both pass, 1 when either fails, 2 for bad input.  ``--json OUT`` writes the
+re-judged report.
 """
 from __future__ import annotations
 

@@ -2,8 +2,11 @@
 
 A report (``--defan-report``, ``defan score --json``) is versioned (``schema_version``) and
 published as a JSON Schema (``defan_pytest/report.schema.json``).  :func:`load_report` reads one
-and checks it against the schema, so that a truncated or hand-edited baseline is one clear
-message naming the file and the first problems, never a ``KeyError`` half-way through a run.
+through the one reader (:mod:`defan_pytest.dataset.reader`: a regular file, capped, nesting
+bounded, no NaN or Infinity, no key twice), checks it against the schema and checks that its rows
+are one prompt each (:func:`defan_pytest.records.row_problems`), so that a truncated, hand-edited
+or hostile baseline is one clear message naming the file and the first problems, never a
+``KeyError`` or a ``RecursionError`` half-way through a run.
 
 Whether two runs can be compared is the gate's question (:mod:`defan_pytest.gates.comparability`).
 """
