@@ -483,3 +483,39 @@ def test_a_csv_named_jsonl_is_one_problem(tmp_path: Path) -> None:
     assert info.value.problems == (
         f"{path}:1: this looks like a CSV file; a .jsonl file holds JSONL (one JSON object per line)",
     )
+
+
+# ------------------------------------------------------------------------------------------
+# The file is read by the one reader (issue 20)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json", ".jsonl"])
+def test_a_fifo_a_loop_or_a_dangling_link_is_said(tmp_path: Path, suffix: str) -> None:
+    from test_hostile_reports import fed_fifo
+
+    fifo = tmp_path / f"fifo{suffix}"
+    release = fed_fifo(fifo, b'question,answer,type\nQ,A,name\n')
+    try:
+        for load in (load_user_set, load_responses):
+            with pytest.raises(DatasetError, match=r"is a FIFO \(a named pipe\), not a file"):
+                load(fifo)
+    finally:
+        release()
+    loop = tmp_path / f"loop{suffix}"
+    loop.symlink_to(loop.name)
+    dangling = tmp_path / f"moved{suffix}"
+    dangling.symlink_to(tmp_path / f"elsewhere{suffix}")
+    for load in (load_user_set, load_responses):
+        with pytest.raises(DatasetError, match="a symbolic link loop"):
+            load(loop)
+        with pytest.raises(DatasetError, match=f"a symbolic link to .*elsewhere{suffix}, which does not exist"):
+            load(dangling)
+
+
+def test_a_dataset_spec_that_is_a_loop_is_said(tmp_path: Path) -> None:
+    from defan_pytest.dataset import load_dataset
+
+    (tmp_path / "set.csv").symlink_to("set.csv")
+    with pytest.raises(DatasetError, match="set.csv: a symbolic link loop"):
+        load_dataset("set.csv", root=tmp_path)

@@ -1,5 +1,6 @@
 """Fuzz tests (hypothesis) of everything a user hands defan-pytest: ``defan score`` input files,
-``thresholds.toml`` files and option values.
+``thresholds.toml`` files, option values, and saved reports (``defan gate``, ``compare``, ``html``
+and ``merge``: schema-valid and not, NaN, deep nesting, rows twice, nulls in every place).
 
 Whatever the input: never a traceback or an INTERNALERROR; bad input is exit 2 (``defan``) or a
 usage error (exit 4, the plugin), each problem naming the offending line, key, option or file;
@@ -14,6 +15,8 @@ import json
 import math
 import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,6 +32,10 @@ from defan_pytest.run import Run
 from defan_pytest.settings import ConfigError, Settings
 from defan_pytest.settings.options import OPTIONS
 from defan_pytest.gates.thresholds import ThresholdsError, load_thresholds
+from defan_pytest.dataset import shards
+from defan_pytest.metrics.summary import summarize
+
+from test_html_report import make_report
 
 pytestmark = pytest.mark.usefixtures("dataset_env")
 
@@ -451,3 +458,173 @@ def test_real_sessions_with_random_options(pytester: pytest.Pytester, values: di
         # Nothing written by a run that stopped before its calls (or was not asked to write).
         after = _snapshot(pytester.path)
         assert {k: v for k, v in after.items() if k in before} == before
+
+
+# --------------------------------------------------------------------------------------------
+# saved reports (issue 20): defan gate, compare, html and merge
+# --------------------------------------------------------------------------------------------
+
+def _shards(report: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """``report`` cut into the reports of its ``n`` shards."""
+    out = []
+    for i in range(1, n + 1):
+        rows = shards.select(report["rows"], shards.Shard(i, n))
+        part = json.loads(json.dumps(report))
+        figures = summarize(rows)
+        part.update(rows=rows, domains=figures["domains"], overall=figures["overall"], gate_status="skipped")
+        part["meta"]["selection"].update(shard=f"{i}/{n}", selected=len(rows), ran=len(rows))
+        out.append(part)
+    return out
+
+
+# The reports mutated: a plain one, one with a regression block, and a shard of a run.
+PLAIN = make_report()
+BASES = {"plain": PLAIN, "regression": make_report(shift=1, baseline=PLAIN), "shard": _shards(PLAIN, 3)[1]}
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value[:3]):  # the first few items of a list stand for all
+            yield from _paths(item, (*prefix, i))
+
+
+# Every place of a report, grouped by its top-level key, so that the rows (most of the paths)
+# do not drown the metadata, the limits and the regression block.
+PLACES = {
+    name: {top: [p for p in _paths(base) if p[:1] == (top,)] for top in base}
+    for name, base in BASES.items()
+}
+
+# Values JSON cannot hold are written as raw text in place of a marker.
+RAW = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity", "1e400": "1e400", "deep": "[" * 5000 + "]" * 5000,
+       "huge": "9" * 5000}
+hostile_values = (st.sampled_from([None, "", "x", -1, 0, 1, 0.5, 2**70, True, [], {}, [None], {"a": None}])
+                  | st.sampled_from(sorted(RAW)).map(lambda k: f"\x00raw:{k}\x00") | json_value)
+
+
+def _set(data: Any, path: tuple[Any, ...], value: Any, delete: bool) -> None:
+    *head, last = path
+    for key in head:
+        data = data[key]
+    if delete and isinstance(data, dict):
+        data.pop(last, None)
+    else:
+        data[last] = value
+
+
+@st.composite
+def hostile_reports(draw: Any, base: str) -> str:
+    """A report of ``base`` with one to three places changed (set to a hostile value, deleted,
+    a row given twice or made another row's), as the text of a file."""
+    data = json.loads(json.dumps(BASES[base]))
+    places = PLACES[base]
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["set", "set", "set", "delete", "row twice", "row of another", "key twice"]))
+        rows = data.get("rows")
+        rows = [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []  # a change may have hit them
+        if kind == "row twice" and rows:
+            data["rows"].append(dict(draw(st.sampled_from(rows))))
+            continue
+        if kind == "row of another" and rows:
+            key = draw(st.sampled_from(["id", "domain", "group", "type"]))
+            draw(st.sampled_from(rows))[key] = draw(st.sampled_from(rows)).get(key)
+            continue
+        top = draw(st.sampled_from(sorted(places)))
+        path = draw(st.sampled_from(places[top]))
+        if kind in ("key twice", "row twice", "row of another") or not path:
+            continue
+        try:
+            _set(data, path, draw(hostile_values), delete=kind == "delete")
+        except (KeyError, IndexError, TypeError):  # an earlier change took the place away
+            continue
+    text = json.dumps(data)
+    for name, raw in RAW.items():
+        text = text.replace(json.dumps(f"\x00raw:{name}\x00"), raw)
+    if draw(st.booleans()) and draw(st.booleans()):
+        text = text.replace('"gate_status":', '"gate_status": "pass", "gate_status":', 1)  # a key twice
+    return text
+
+
+def _command(which: str, bad: Path, good: Path, shards_: list[Path]) -> list[str]:
+    b, g = str(bad), str(good)
+    return {
+        "gate": ["gate", b, "--json", "out.json"],
+        "gate --baseline": ["gate", g, "--baseline", b, "--json", "out.json"],
+        "compare NEW": ["compare", g, b],
+        "compare OLD": ["compare", b, g],
+        "html": ["html", b, "-o", "out.html"],
+        "html --baseline": ["html", g, "--baseline", b, "-o", "out.html"],
+        "merge": ["merge", str(shards_[0]), b, str(shards_[2]), "-o", "out.json", "--html", "out.html"],
+    }[which]
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@FAST
+@given(data=st.data(), which=st.sampled_from(["gate", "gate --baseline", "compare NEW", "compare OLD", "html",
+                                             "html --baseline", "merge"]))
+def test_any_saved_report_is_a_verdict_or_one_problem(data: Any, which: str) -> None:
+    base = "shard" if which == "merge" else data.draw(st.sampled_from(["plain", "regression"]))
+    text = data.draw(hostile_reports(base))
+    with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp), _environ(
+            GITHUB_STEP_SUMMARY=str(Path(tmp) / "summary.md"), GITHUB_ACTIONS="true"):
+        bad, good = Path(tmp) / "bad.json", Path(tmp) / "good.json"
+        bad.write_text(text, encoding="utf-8")
+        good.write_text(json.dumps(PLAIN), encoding="utf-8")
+        shard_files = []
+        for i, part in enumerate(_shards(PLAIN, 3), 1):
+            shard_files.append(Path(tmp) / f"shard{i}.json")
+            shard_files[-1].write_text(json.dumps(part), encoding="utf-8")
+        with _captured() as (out, err):
+            rc = main(_command(which, bad, good, shard_files))  # never raises: that would be a traceback
+        stdout, stderr = out.getvalue(), err.getvalue()
+        event(f"{which}: exit {rc}")
+        assert rc in (0, 1, 2), stderr[-2000:]
+        assert not ESC.search(stdout + stderr), (stdout + stderr)[:500]
+        written = [p for p in ("out.json", "out.html", "summary.md") if Path(p).exists()]
+        if rc == 2:
+            assert stderr.startswith(("defan: error: ", "defan merge: nothing was merged")), stderr[-2000:]
+            assert written == [], (written, stderr[-2000:])  # nothing half written
+        elif which.startswith(("gate", "merge")):
+            assert "summary.md" in written and "out.json" in written
+            # What a verdict writes is a report a later run can read.
+            assert main(["gate", "out.json"]) in (0, 1)
+        elif which.startswith("html"):
+            assert written == ["out.html"]
+
+
+def test_hostile_reports_in_real_processes(tmp_path: Path) -> None:
+    # The console script, with a few reports the fuzz above only reaches in-process.
+    (tmp_path / "good.json").write_text(json.dumps(PLAIN), encoding="utf-8")
+    cases = {
+        "deep.json": '{"schema": "defan-pytest-report", "rows": ' + "[" * 200_000 + "]" * 200_000 + "}",
+        "nan.json": json.dumps(PLAIN).replace('"total": 1.5', '"total": NaN'),
+        "twice.json": json.dumps({**PLAIN, "rows": PLAIN["rows"] + PLAIN["rows"][:1]}),
+    }
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_ACTIONS": "true"}
+    defan = Path(sys.executable).with_name("defan")
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        for argv in (["gate", name, "--json", "out.json"], ["compare", "good.json", name], ["html", name, "-o", "o.html"],
+                     ["merge", name, "-o", "out.json"]):
+            proc = subprocess.run([str(defan), *argv], capture_output=True, text=True, env=env, cwd=tmp_path,
+                                  timeout=120)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, (argv, proc.stderr[-2000:])
+            assert proc.stderr.startswith("defan: error: "), proc.stderr[-1000:]
+            assert not any((tmp_path / p).exists() for p in ("out.json", "o.html", "summary.md"))

@@ -8,6 +8,7 @@ import pytest
 
 from defan_pytest.records import (
     Calls, DatasetMeta, ModelMeta, Report, ReportMeta, ScoredRecord, ScorerMeta, Selection, error_kind, error_kinds,
+    row_problems,
 )
 
 
@@ -93,3 +94,53 @@ def test_a_report_round_trips_byte_for_byte() -> None:
                                       "regression", "domains", "overall", "usage", "rows"]
     assert json.dumps(Report.from_json(json.loads(text)).to_json(), indent=1) == text
     assert "rows" not in report.to_json(rows=False)
+
+
+# -- a saved report's rows, each one prompt (issue 20) ---------------------------------------------
+
+
+def _row(rid: str, domain: str, group: str, type_: str = "name") -> Dict[str, Any]:
+    return {"id": rid, "domain": domain, "group": group, "type": type_}
+
+
+def test_rows_that_name_one_prompt_each_have_no_problem() -> None:
+    rows = [
+        _row("nobel-q0001-p00", "nobel", "nobel-q0001"), _row("nobel-q0001-p01", "nobel", "nobel-q0001"),
+        _row("big-set-q12345-p100", "big-set", "big-set-q12345"),  # a domain with a hyphen, group 12,345
+        _row("custom-line1", "custom", "custom-line1"), _row("custom-line2", "custom", "custom-group-kobe"),
+    ]
+    assert row_problems(rows) == []
+    assert row_problems(rows[:2], domains=("nobel",), one_type_per_group=True) == []
+
+
+@pytest.mark.parametrize("rows, found", [
+    ([_row("nobel-q0001-p00", "nobel", "nobel-q0001"), _row("nobel-q0001-p00", "nobel", "nobel-q0001")],
+     ["rows/1: id 'nobel-q0001-p00' is given twice (first: rows/0)"]),
+    ([_row("nobel-q0001-p00", "math", "nobel-q0001")], ["rows/0: id 'nobel-q0001-p00' is not an id of its domain 'math'"]),
+    ([_row("nobel-q0001-p00", "nobel", "nobel-q0002")],
+     ["rows/0: id 'nobel-q0001-p00' is of group 'nobel-q0001', the row says 'nobel-q0002'"]),
+    ([_row("custom-line3", "custom", "custom-line4")],
+     ["rows/0: id 'custom-line3' is of group 'custom-line3' or 'custom-group-'<label>, the row says 'custom-line4'"]),
+    ([_row("nobel-x", "nobel", "nobel-x")],
+     ["rows/0: id 'nobel-x' is not a prompt id (nobel-q<group>-p<paraphrase>, or nobel-line<N>)"]),
+    ([_row("nobel-line0", "nobel", "nobel-line0")],
+     ["rows/0: id 'nobel-line0' is not a prompt id (nobel-q<group>-p<paraphrase>, or nobel-line<N>)"]),
+])
+def test_rows_that_do_not_name_one_prompt_each_are_named(rows: Any, found: Any) -> None:
+    assert row_problems(rows) == found
+
+
+def test_a_public_report_holds_its_domains_and_one_type_a_group() -> None:
+    rows = [_row("nobel-q0001-p00", "nobel", "nobel-q0001"), _row("nobel-q0001-p01", "nobel", "nobel-q0001", "date"),
+            _row("kites-q0000-p00", "kites", "kites-q0000")]
+    assert row_problems(rows, domains=("nobel", "math"), one_type_per_group=True) == [
+        "rows/1: type 'date' differs from 'name' of its group (rows/0)",
+        "rows/2: domain 'kites' is not a domain of the data set",
+    ]
+    assert row_problems(rows) == []  # a user's own set may label groups of two types
+
+
+def test_row_problems_are_capped() -> None:
+    rows = [_row("a-q0001-p00", "a", "a-q0001")] * 50
+    found = row_problems(rows, limit=5)
+    assert len(found) == 6 and found[-1] == "... (more problems not shown)"

@@ -442,3 +442,64 @@ def test_the_workflows_shard_and_merge_jobs(project: pytest.Pytester) -> None:
     report = json.loads((project.path / "defan-report.json").read_text(encoding="utf-8"))
     for key in ("domains", "overall", "gate", "gate_status"):
         _same(report[key], whole[key])
+
+
+# -- each shard against itself (issue 20) ---------------------------------------------------------
+
+
+def _edited(path: Path, name: str, edit: Any) -> Path:
+    data = json.loads(path.read_text())
+    edit(data)
+    other = path.with_name(name)
+    other.write_text(json.dumps(data))
+    return other
+
+
+def test_refuses_a_shard_missing_rows_its_metadata_counts(split: Tuple[Path, List[Path]],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _whole, files = split
+    ran = len(json.loads(files[1].read_text())["rows"])
+    half = _edited(files[1], "half.json", lambda d: d.update(rows=d["rows"][: len(d["rows"]) // 2]))
+    _refused(capsys, [files[0], half, files[2]], f"{half} (shard 2/3): holds {ran // 2} prompts",
+             f"its metadata says it ran {ran}")
+
+
+def test_refuses_a_shard_whose_counts_were_edited_to_match(split: Tuple[Path, List[Path]],
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # Its first group gone, and its metadata made to agree: the shares no longer deal out.
+    _whole, files = split
+
+    def drop_first_group(d: Dict[str, Any]) -> None:
+        first = d["rows"][0]["group"]
+        d["rows"] = [r for r in d["rows"] if r["group"] != first]
+        d["meta"]["selection"].update(selected=len(d["rows"]), ran=len(d["rows"]))
+
+    less = _edited(files[0], "less.json", drop_first_group)
+    _refused(capsys, [less, files[1], files[2]], "are not in its share of the run's selection", "nothing was merged")
+
+
+def test_refuses_a_shard_with_a_row_twice(split: Tuple[Path, List[Path]], capsys: pytest.CaptureFixture[str]) -> None:
+    _whole, files = split
+
+    def twice(d: Dict[str, Any]) -> None:
+        d["rows"].append(dict(d["rows"][0]))
+        d["meta"]["selection"].update(selected=len(d["rows"]), ran=len(d["rows"]))
+
+    doubled = _edited(files[1], "doubled.json", twice)
+    _refused(capsys, [files[0], doubled, files[2]], f"shard report {doubled}", "is given twice")
+
+
+def test_refuses_a_shard_that_ran_part_of_its_share_unsaid(split: Tuple[Path, List[Path]],
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    _whole, files = split
+
+    def one_less(d: Dict[str, Any]) -> None:
+        d["rows"] = d["rows"][:-1]
+        d["meta"]["selection"]["ran"] = len(d["rows"])  # "selected" still counts the one left out
+
+    part = _edited(files[2], "part.json", one_less)
+    _refused(capsys, [files[0], files[1], part], f"{part} (shard 3/3): ran", "yet does not say it ran part of them")
+    # Said (narrowed), it merges: the gates are skipped, as for any narrowed run.
+    told = _edited(part, "told.json", lambda d: d["meta"]["selection"].update(narrowed=True))
+    assert main(["merge", str(files[0]), str(files[1]), str(told), "-o", "merged.json"]) == 0
+    assert json.loads(Path("merged.json").read_text())["meta"]["selection"]["narrowed"] is True

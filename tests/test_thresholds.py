@@ -639,3 +639,31 @@ def test_line_of_follows_the_precedence(tmp_path: Path) -> None:
 def test_a_tolerance_for_a_metric_that_is_not_compared_is_named() -> None:
     assert only_problem({"regression": {"max_nothing_rise": 0.1}}).startswith(
         "thresholds.toml: regression.max_nothing_rise: unknown key; allowed: confidence, domains, overall, max_fch_rise")
+
+
+# -- the file is read by the one reader (issue 20) -------------------------------------------------
+
+
+def test_a_fifo_a_loop_or_an_oversized_file_is_one_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_hostile_reports import fed_fifo
+
+    fifo = tmp_path / "fifo.toml"
+    release = fed_fifo(fifo, b"[defaults]\nmax_fch = 0.5\n")
+    try:
+        with pytest.raises(ThresholdsError, match=r"fifo.toml: is a FIFO \(a named pipe\), not a file"):
+            load_thresholds(fifo)
+    finally:
+        release()
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to("loop.toml")
+    with pytest.raises(ThresholdsError, match="loop.toml: a symbolic link loop"):
+        load_thresholds(loop, required=False)  # not taken for a missing optional file
+    dangling = tmp_path / "moved.toml"
+    dangling.symlink_to(tmp_path / "elsewhere.toml")
+    with pytest.raises(ThresholdsError, match="moved.toml: a symbolic link to .*elsewhere.toml, which does not exist"):
+        load_thresholds(dangling)
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as fh:
+        fh.truncate(64 * 1024 * 1024)  # sparse: nothing read
+    with pytest.raises(ThresholdsError, match="big.toml: larger than 4 MiB"):
+        load_thresholds(big)

@@ -35,7 +35,6 @@ MAX_INPUT_FILES = 20_000
 #: Folders never walked inside a declared input folder.
 _SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".nox",
                            ".mypy_cache", ".pytest_cache", ".defan_cache"})
-_CHUNK = 1 << 20
 
 
 class FingerprintError(ValueError):
@@ -131,14 +130,6 @@ def _in_venv(path: Path, root: Path) -> bool:
     return False
 
 
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _input_files(rootdir: Path, declared: Iterable[str]) -> List[Path]:
     out: List[Path] = []
     problems: List[str] = []
@@ -180,6 +171,11 @@ def _shown(path: Path, root: Path) -> str:
 def fingerprint(rootdir: Path, inputs: Sequence[str] = (), modules: Optional[Mapping[str, Any]] = None) -> Fingerprint:
     """The :class:`Fingerprint` of the project under ``rootdir`` as imported now, with the
     declared ``inputs``.  Raises :class:`FingerprintError` for a missing or oversized input."""
+    # lazy: start-up. This module is imported in every pytest session (the model registry); the
+    # one reader lives in the dataset package, which loads only when a fingerprint is taken.  The
+    # reader refuses a FIFO, a socket or a device in a declared folder instead of reading it forever.
+    from defan_pytest.dataset import reader
+
     root = Path(rootdir).resolve()
     sources = project_modules(root, modules)
     declared = _input_files(root, inputs)
@@ -187,8 +183,8 @@ def fingerprint(rootdir: Path, inputs: Sequence[str] = (), modules: Optional[Map
     for kind, files in (("source", sources), ("input", declared)):
         for path in files:
             try:
-                content = _file_digest(path)
-            except OSError as exc:
-                raise FingerprintError(f"{kind} {_shown(path, root)}: cannot be read ({exc.strerror or exc})") from None
+                content = reader.sha256_of(path)
+            except reader.InputError as exc:
+                raise FingerprintError(f"{kind} {_shown(path, root)}: {exc.reason}") from None
             h.update(f"{kind}\0{_shown(path, root)}\0{content}\n".encode("utf-8", "surrogateescape"))
     return Fingerprint(h.hexdigest(), tuple(_shown(p, root) for p in sources), tuple(_shown(p, root) for p in declared))

@@ -7,6 +7,7 @@ A problem the user must fix is a :class:`UsageError` (exit 2): the command line
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from defan_pytest.errors import DefanError
 from defan_pytest.gates import level, regression, thresholds
 from defan_pytest.gates.comparability import comparability
 from defan_pytest.gates.table import format_gate_table
+from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import DatasetMeta, Report, ReportMeta, ScoredRecord, ScorerMeta
 from defan_pytest.report import builder, formats, schema
@@ -57,19 +59,59 @@ def load(path: Path, what: str) -> Report:
         raise UsageError(str(exc)) from None
 
 
-def thresholds_for(arg: Optional[Path], used: Optional[str], model: Optional[str], domains: Sequence[str]) -> Any:
+def _recorded_limits(recorded: Mapping[str, Any], label: str, model: Optional[str], domains: Sequence[str]) -> Any:
+    """The limits, figure and regression tolerances a report records (its ``thresholds``), as
+    thresholds; checked as a thresholds file's would be (``label`` names them)."""
+    limits = recorded.get("limits") or {}
+    data: Dict[str, Any] = {}
+    if any(scope != "overall" for scope in limits):
+        data["domains"] = {scope: dict(keys) for scope, keys in limits.items() if scope != "overall"}
+    overall = dict(limits.get("overall") or {})
+    if recorded.get("figure"):
+        overall["figure"] = recorded["figure"]
+    if overall:
+        data["overall"] = overall
+    reg = recorded.get("regression")
+    if isinstance(reg, Mapping):
+        table: Dict[str, Any] = {"confidence": reg.get("confidence")}
+        for scope, tolerances in (reg.get("tolerances") or {}).items():
+            # A metric this process does not know keeps its name: the check says it is unknown.
+            keys = {(METRICS[m].tolerance_key if m in METRICS else m): v for m, v in tolerances.items()}
+            if scope == "overall":
+                table["overall"] = keys
+            else:
+                table.setdefault("domains", {})[scope] = keys
+        data["regression"] = table
+    try:
+        parsed = thresholds.parse_thresholds(data, source=label, extra_domains=list(domains), model=model)
+    except thresholds.ThresholdsError as exc:
+        raise UsageError(str(exc)) from None
+    # No file: nothing to read the lines of annotations from (``source`` is what is read).
+    return dataclasses.replace(parsed, source=None)
+
+
+def thresholds_for(
+    arg: Optional[Path], report: Optional[Report], model: Optional[str], domains: Sequence[str],
+    label: str = "the report",
+) -> Any:
     """The thresholds a saved report is judged by: the file named (``arg``), else
-    ``thresholds.toml`` here, else the file the run ``used`` (when it still exists), else none."""
-    if arg is not None:
-        candidates, required = [arg], True
-    else:
-        candidates, required = [Path("thresholds.toml"), *([Path(used)] if used else [])], False
-    for candidate in candidates:
-        if candidate.is_file() or required:
-            try:
-                return thresholds.load_thresholds(candidate, extra_domains=list(domains), model=model, required=True)
-            except thresholds.ThresholdsError as exc:
-                raise UsageError(str(exc)) from None
+    ``thresholds.toml`` here, else the limits ``report`` records, else none.
+
+    The file a report says its run read (``thresholds.source``) is never opened: what a report
+    holds is information, not a path to follow (a hostile report would make ``defan gate`` read
+    and echo any file); the limits it recorded are what that run was judged by.
+    """
+    for candidate, required in ((arg, True), (Path("thresholds.toml"), False)):
+        # lexists: a thresholds.toml here that is a dangling link, a loop or a FIFO is an error
+        # said as one, not a file silently passed over.
+        if candidate is None or not (required or os.path.lexists(candidate)):
+            continue
+        try:
+            return thresholds.load_thresholds(candidate, extra_domains=list(domains), model=model, required=True)
+        except thresholds.ThresholdsError as exc:
+            raise UsageError(str(exc)) from None
+    if report is not None and report.thresholds is not None:
+        return _recorded_limits(report.thresholds, f"{label} (the limits it records)", model, domains)
     return thresholds.Thresholds.empty(model=model)
 
 

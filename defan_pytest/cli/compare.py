@@ -3,6 +3,7 @@ that flipped (exit 1 when a scope regressed, as `defan gate --baseline`; 0 other
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError("; ".join(problems) + "; --baseline-force compares anyway")
     model = new.meta.model_name
     limits = thresholds.Thresholds.empty(model=model)
-    if args.thresholds or Path("thresholds.toml").is_file():
+    if args.thresholds or os.path.lexists("thresholds.toml"):
         limits = thresholds_for(args.thresholds, None, model, sorted({r.domain for r in new.rows}))
     comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old))
     stdout.write(regression.format_comparison(comparison, flipped=50))

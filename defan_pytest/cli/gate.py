@@ -1,8 +1,9 @@
 """``defan gate REPORT.json``: re-judge a saved report as the plugin would.
 
-The level gate against the thresholds (default: ``thresholds.toml`` here, else the file the run
-used), and with ``--baseline`` the regression gate; exit 0 when both pass, 1 when either fails,
-2 for bad input.  ``--json OUT`` writes the re-judged report.
+The level gate against the thresholds (default: ``thresholds.toml`` here, else the limits the
+report records; the file it names is never read), and with ``--baseline`` the regression gate;
+exit 0 when both pass, 1 when either fails, 2 for bad input.  ``--json OUT`` writes the
+re-judged report.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def add_parser(sub: Any) -> None:
     )
     gate.add_argument("report", metavar="REPORT.json", type=Path, help="the report to judge")
     gate.add_argument("--thresholds", metavar="F", type=Path, default=None,
-                      help="thresholds file (default: thresholds.toml here, else the one the run used)")
+                      help="thresholds file (default: thresholds.toml here, else the limits the report records)")
     gate.add_argument("--baseline", metavar="B.json", type=Path, default=None,
                       help="an earlier report: judge the change by a paired test (the regression gate)")
     gate.add_argument("--baseline-force", action="store_true",
@@ -49,8 +50,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     check_outputs(outputs, inputs, args.force)
     report = load(args.report, "report")
     meta, rows = report.meta, report.rows
-    limits = thresholds_for(args.thresholds, (report.thresholds or {}).get("source"), meta.model_name,
-                            sorted({r.domain for r in rows}))
+    limits = thresholds_for(args.thresholds, report, meta.model_name, sorted({r.domain for r in rows}),
+                            label=f"report {args.report}")
     old = baseline_for(args.baseline, meta.dataset, meta.scorer, rows, args.baseline_force)
     decide = args.decide or (report.thresholds or {}).get("decide") or "point"
     skipped = None

@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
     cmd.add_argument("-o", "--output", metavar="MERGED.json", type=Path, default=None,
                      help="write the merged report here")
     cmd.add_argument("--thresholds", metavar="F", type=Path, default=None,
-                     help="thresholds file (default: thresholds.toml here, else the one the runs used)")
+                     help="thresholds file (default: thresholds.toml here, else the limits the shards record)")
     cmd.add_argument("--baseline", metavar="B.json", type=Path, default=None,
                      help="an earlier report: judge the change by a paired test (the regression gate)")
     cmd.add_argument("--baseline-force", action="store_true",
@@ -65,8 +65,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 2
     rows, meta = combined.rows, combined.meta
     first = dict(loaded)[combined.files[0]]
-    limits = thresholds_for(args.thresholds, (first.thresholds or {}).get("source"), meta.model_name,
-                            sorted({r.domain for r in rows}))
+    limits = thresholds_for(args.thresholds, first, meta.model_name, sorted({r.domain for r in rows}),
+                            label=f"shard report {combined.files[0]}")
     old = baseline_for(args.baseline, meta.dataset, meta.scorer, rows, args.baseline_force)
     if old is None:
         used = sorted({str(((r.regression or {}).get("baseline") or {}).get("path") or "") for _n, r in loaded} - {""})

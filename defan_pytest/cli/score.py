@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, List, Sequence, TextIO, Tuple
 
 from defan_pytest.cli.common import PROG, UsageError, add_format_options, check_outputs, outputs_of, write
-from defan_pytest.dataset import DatasetError, Response, load_responses
+from defan_pytest.dataset import DatasetError, Response, load_responses, reader
 from defan_pytest.errors import MAX_SHOWN, format_problems
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import ScoredRecord, Selection
@@ -117,11 +117,12 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     inputs = [("the responses file", path)]
     outputs = outputs_of(args, {"json": ("--json", args.json)})
     check_outputs(outputs, inputs, args.force)  # before anything is read or scored: a bad OUT costs nothing
-    # Not a problem of the file's content: said as a usage error, like a bad option.
-    if path.is_dir():
-        raise UsageError(f"{path}: is a directory, not a JSONL file")
-    if not path.exists():
-        raise UsageError(f"{path}: no such file")
+    # Not a problem of the file's content: said as a usage error, like a bad option (a folder, a
+    # typo, a symbolic link loop, a FIFO or a device: the one reader's check).
+    try:
+        reader.check_file(path)
+    except reader.InputError as exc:
+        raise UsageError(str(exc)) from None
     notes: List[str] = []
     try:
         responses = load_responses(path, default_domain=DEFAULT_DOMAIN, notes=notes)

@@ -105,7 +105,7 @@ def _locate(spec: StrPath, root: StrPath | None) -> Path:
     path = Path(spec).expanduser()
     if root is not None and not path.is_absolute():
         under_root = Path(root) / path
-        if under_root.exists():
+        if os.path.lexists(under_root):  # a link there, even a broken one or a loop, is what is meant
             return under_root
     return path
 
@@ -152,7 +152,7 @@ def load_dataset(
     if path.is_dir():
         rows = load_public(domains, data_dir=path, cache_dir=cache_dir, base_url=base_url)
         return Dataset(rows, DOMAINS)
-    if not path.exists():
+    if not os.path.lexists(path):  # a broken link or a loop: load_user_set says which
         looked = ""
         if root is not None and not path.is_absolute():
             looked = f" under {os.fspath(root)} or {Path.cwd()}"

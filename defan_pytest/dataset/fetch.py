@@ -14,6 +14,7 @@ import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 
+from defan_pytest.dataset import reader
 from defan_pytest.dataset.domains import PUBLIC_COMMIT, DatasetError, Domain, StrPath, parse_domains
 from defan_pytest.version import __version__
 
@@ -81,11 +82,10 @@ def _sha256_file(path: Path) -> str:
         cached = _DIGEST_CACHE.get(key)
     if cached is not None:
         return cached
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    value = digest.hexdigest()
+    try:
+        value = reader.sha256_of(path)  # the one reader: never a FIFO or a device that never ends
+    except reader.InputError as exc:
+        raise DatasetError(str(exc)) from None
     with _DIGEST_LOCK:
         _DIGEST_CACHE[key] = value
     return value

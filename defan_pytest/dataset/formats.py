@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from defan_pytest.dataset.domains import DatasetError
-from defan_pytest.dataset.textfiles import CsvReadError, csv_records, decode, header_index, read_text, required_columns
+from defan_pytest.dataset import reader
+from defan_pytest.dataset.textfiles import (
+    CsvReadError, csv_records, decode, header_index, read_input, read_text, required_columns,
+)
 from defan_pytest.errors import type_name
 
 __all__ = ["JsonFloat", "Located", "is_text", "read_csv_records", "read_json_records", "read_jsonl_records"]
@@ -139,12 +141,9 @@ def _json_array_lines(text: str) -> list[int] | None:
 def read_json_records(path: Path, source: str, problems: list[str]) -> Iterator[Located]:
     text = read_text(path, source)
     try:
-        data = json.loads(text, parse_float=JsonFloat)
-    except json.JSONDecodeError as exc:
-        problems.append(f"{source}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})")
-        return
-    except (RecursionError, ValueError) as exc:
-        problems.append(f"{source}:1: {_loads_error(exc)}")
+        data = _loads(text, source)
+    except reader.InputError as exc:
+        problems.append(f"{source}:{exc.line or 1}: {exc.reason}")
         return
     if isinstance(data, dict):
         if "rows" not in data:
@@ -163,23 +162,12 @@ def read_json_records(path: Path, source: str, problems: list[str]) -> Iterator[
         yield f"{source}: item {n} (line {line})", f"item {n}", line, item
 
 
-def _loads(text: str) -> Any:
-    """``json.loads`` with floats kept as written; raises ``ValueError`` (with a message for the
-    user) for anything it cannot read, nesting too deep for the parser included."""
-    try:
-        return json.loads(text, parse_float=JsonFloat)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-    except (RecursionError, ValueError) as exc:
-        raise ValueError(_loads_error(exc)) from None
-
-
-def _loads_error(exc: BaseException) -> str:
-    """What ``json.loads`` failing other than by syntax means: nesting too deep for the parser,
-    or an integer past Python's digit limit (4300 digits)."""
-    if isinstance(exc, RecursionError):
-        return "invalid JSON: arrays or objects nested too deeply"
-    return f"invalid JSON: {exc}"
+def _loads(text: str, source: str) -> Any:
+    """The one reader's JSON (:func:`defan_pytest.dataset.reader.parse_json`: nesting bounded,
+    so never a ``RecursionError``) with floats kept as written; ``NaN`` and ``Infinity`` are
+    kept for the validator, which names the field that holds one.  Raises
+    :class:`~defan_pytest.dataset.reader.InputError` for anything it cannot read."""
+    return reader.parse_json(text, source, parse_float=JsonFloat, allow_nan=True)
 
 
 def _not_jsonl(first: str, source: str, line: int, reads: str) -> str | None:
@@ -202,10 +190,7 @@ def read_jsonl_records(
 
     A file whose first line does not parse and looks like CSV or a JSON array is one problem
     (``reads`` says what was expected), not one per line."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(f"{source}: cannot read: {exc}") from exc
+    data = read_input(path, source)
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     # Newlines as universal newlines would see them (a CR byte is never part of a UTF-8
@@ -225,13 +210,13 @@ def read_jsonl_records(
         if not stripped:
             continue
         try:
-            item = _loads(stripped)
-        except ValueError as exc:
+            item = _loads(stripped, source)
+        except reader.InputError as exc:
             hint = _not_jsonl(stripped, source, line, reads) if first else None
             if hint is not None:
                 problems.append(hint)
                 return
-            problems.append(f"{source}:{line}: {exc}")
+            problems.append(f"{source}:{line}: {exc.reason}")
             first = False
             continue
         first = False

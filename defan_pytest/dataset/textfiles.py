@@ -1,14 +1,25 @@
-"""Reading helpers shared by the public reader and the user-set readers: whole-file UTF-8
-decoding that names the bad line, and CSV records that know the physical line they start on."""
+"""Reading helpers shared by the public reader and the user-set readers: a file's bytes (through
+the one reader, :mod:`defan_pytest.dataset.reader`), whole-file UTF-8 decoding that names the bad
+line, and CSV records that know the physical line they start on."""
 from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from defan_pytest.dataset import reader
 from defan_pytest.dataset.domains import DatasetError
 
-__all__ = ["CsvReadError", "csv_records", "decode", "header_index", "read_text", "required_columns"]
+__all__ = ["CsvReadError", "csv_records", "decode", "header_index", "read_input", "read_text", "required_columns"]
+
+
+def read_input(path: Path, source: str) -> bytes:
+    """The bytes of a data file by the one reader's rules (:mod:`defan_pytest.dataset.reader`: a
+    regular file, capped in size); a :class:`DatasetError` naming ``source`` otherwise."""
+    try:
+        return reader.read_bytes(path, source)
+    except reader.InputError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 def decode(path: Path, source: str) -> str:
@@ -17,10 +28,7 @@ def decode(path: Path, source: str) -> str:
     Decoding it all at once, rather than through a text-mode file that decodes in chunks, lets
     an encoding error name its line.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(f"{source}: cannot read: {exc}") from exc
+    raw = read_input(path, source)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from defan_pytest.dataset import reader
 from defan_pytest.dataset.checks import check_blocks, type_table
 from defan_pytest.dataset.domains import GROUP_SIZE, DatasetError, Row, StrPath, raise_problems
 from defan_pytest.dataset.formats import Located, read_csv_records, read_json_records, read_jsonl_records
@@ -51,11 +52,12 @@ def _locator(members: Sequence[Record]) -> Callable[[int], tuple[str, str]]:
 
 
 def _check_file(p: Path, source: str) -> None:
-    """Raise a DatasetError unless ``p`` is a file (a folder or a typo is named as such)."""
-    if p.is_dir():
-        raise DatasetError(f"{source}: is a directory, not a file")
-    if not p.is_file():
-        raise DatasetError(f"{source}: no such file")
+    """Raise a DatasetError unless ``p`` is a regular file that can be read (a folder, a typo, a
+    symbolic link loop, a FIFO or a device is named as such: :func:`reader.check_file`)."""
+    try:
+        reader.check_file(p, source)
+    except reader.InputError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 def load_user_set(

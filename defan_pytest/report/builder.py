@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 from defan_pytest import dataset
 from defan_pytest.calls import models, redaction
+from defan_pytest.dataset import reader
 from defan_pytest.records import Calls, DatasetMeta, ModelMeta, Report, ReportMeta, ScoredRecord, ScorerMeta
 from defan_pytest.records import Selection, error_kinds
 from defan_pytest.scoring import ner
@@ -74,13 +75,9 @@ def dataset_meta(spec: str, root: Optional[Path], domains: Sequence[str]) -> Dat
             "public", f"DefAn-public@{dataset.PUBLIC_COMMIT[:12]}", dataset.PUBLIC_COMMIT,
             {d: dataset.get_domain(d).sha256 for d in wanted},
         )
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-        sha = digest.hexdigest()
-    except OSError:
+        sha = reader.sha256_of(path)  # the one reader: never a FIFO or a device read forever
+    except reader.InputError:
         sha = "unreadable"
     return DatasetMeta(path.name, f"file:{sha[:16]}", None, {path.name: sha})
 

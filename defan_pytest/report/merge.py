@@ -2,7 +2,8 @@
 
 :func:`combine` checks that a set of shard reports is one whole run (same model, data set,
 selection, scorer and ``--defan-decide``; every shard from 1 to N exactly once; no prompt in two
-of them; no unsharded report among them) and gives the run's rows, metadata and usage, from which
+of them; no unsharded report among them; each shard holding as many prompts as its metadata says
+it ran, and its own share of the selection) and gives the run's rows, metadata and usage, from which
 ``defan merge`` computes the figures and verdicts an unsharded run gives.  Every problem is
 found at once and named by file.  (Which rows a shard runs is :mod:`defan_pytest.dataset.shards`.)
 Nothing here imports pytest.
@@ -10,11 +11,12 @@ Nothing here imports pytest.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from defan_pytest.dataset.shards import Shard, ShardError, domain_key, natural_key, parse_shard
+from defan_pytest.dataset.shards import Shard, ShardError, assign, domain_key, natural_key, parse_shard
 from defan_pytest.records import Calls, Merged, Report, ReportMeta, ScoredRecord
 
 __all__ = ["Combined", "combine"]
@@ -156,6 +158,43 @@ def _run_problems(sharded: Sequence[_Shard]) -> List[str]:
     return problems
 
 
+def _count_problems(sharded: Sequence[_Shard]) -> List[str]:
+    """Each shard holds what its metadata says it ran: as many rows as ``ran``, no more than it
+    ``selected``, and all it selected unless it says it was ``narrowed``."""
+    problems: List[str] = []
+    for name, report, s in sharded:
+        sel, held = report.meta.selection, len(report.rows)
+        if held != sel.ran:
+            problems.append(f"{name} (shard {s}): holds {held:,} prompts, its metadata says it ran {sel.ran:,}")
+        elif sel.ran > sel.selected:
+            problems.append(f"{name} (shard {s}): ran {sel.ran:,} prompts of the {sel.selected:,} it selected")
+        elif sel.ran < sel.selected and not sel.narrowed:
+            problems.append(
+                f"{name} (shard {s}): ran {sel.ran:,} of the {sel.selected:,} prompts it selected, yet does not say "
+                "it ran part of them (narrowed)"
+            )
+    return problems
+
+
+def _share_problems(sharded: Sequence[_Shard]) -> List[str]:
+    """Each shard holds its own share of the run's selection (:func:`defan_pytest.dataset.shards.assign`
+    of every shard's rows), and the shares add up to the selection.  Told only when no shard
+    ran part of its selection: a narrowed shard's rows are not its whole share."""
+    if any(r.meta.selection.narrowed for _n, r, _s in sharded):
+        return []
+    problems: List[str] = []
+    rows = [row for _n, report, _s in sharded for row in report.rows]
+    owner = assign(rows, sharded[0][2].count)
+    for name, report, s in sharded:
+        strays = [row.id for row in report.rows if owner[row.group] != s.index - 1]
+        if strays:
+            problems.append(
+                f"{name} (shard {s}): {len(strays):,} of its prompts are not in its share of the run's selection "
+                f"(first: {strays[0]}); a shard is missing prompts, or holds another's"
+            )
+    return problems
+
+
 def _rows_in_run_order(sharded: Sequence[_Shard]) -> Tuple[ScoredRecord, ...]:
     positioned = [
         ((domain_key(row.domain), natural_key(row.group), k, pos), row)
@@ -209,11 +248,29 @@ def combine(reports: Sequence[Tuple[str, Report]]) -> Combined:
         raise ShardError("no report to merge")
     sharded = _shards_of(reports)
     problems = _split_problems(sharded) + _run_problems(sharded)
+    if not problems:
+        # Each shard against itself and its share, once the set is known to be one whole split.
+        problems = _count_problems(sharded) or _share_problems(sharded)
     if problems:
         raise ShardError(problems=problems)
     sharded.sort(key=lambda t: t[2].index)
+    meta, usage = _merged_meta(sharded), _usage([r for _n, r in reports])  # usage in the order given
+    where = _not_finite({"meta.calls": meta.calls.to_json(), "meta.durations": meta.durations, "usage": usage or {}})
+    if where is not None:
+        raise ShardError(f"the shards' {where} add up to more than a number can hold; nothing was merged")
     return Combined(
-        rows=_rows_in_run_order(sharded), meta=_merged_meta(sharded), files=tuple(n for n, _r, _s in sharded),
-        count=sharded[0][2].count, decide=_decide(sharded[0][1]),
-        usage=_usage([r for _n, r in reports]),  # in the order given, as the sums always were
+        rows=_rows_in_run_order(sharded), meta=meta, files=tuple(n for n, _r, _s in sharded),
+        count=sharded[0][2].count, decide=_decide(sharded[0][1]), usage=usage,
     )
+
+
+def _not_finite(value: Any, where: str = "") -> Optional[str]:
+    """The dotted place of the first sum that overflowed to infinity in ``value``, or ``None``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = _not_finite(item, f"{where}.{key}" if where else str(key))
+            if found is not None:
+                return found
+    return None

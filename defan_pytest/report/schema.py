@@ -2,20 +2,26 @@
 
 A report (``--defan-report``, ``defan score --json``) is versioned (``schema_version``) and
 published as a JSON Schema (``defan_pytest/report.schema.json``).  :func:`load_report` reads one
-and checks it against the schema, so that a truncated or hand-edited baseline is one clear
-message naming the file and the first problems, never a ``KeyError`` half-way through a run.
+through the one reader (:mod:`defan_pytest.dataset.reader`: a regular file, capped, nesting
+bounded, no NaN or Infinity, no key twice), checks it against the schema and checks that its rows
+are one prompt each (:func:`defan_pytest.records.row_problems`), so that a truncated, hand-edited
+or hostile baseline is one clear message naming the file and the first problems, never a
+``KeyError`` or a ``RecursionError`` half-way through a run.
 
 Whether two runs can be compared is the gate's question (:mod:`defan_pytest.gates.comparability`).
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from defan_pytest.dataset import reader
+from defan_pytest.dataset.domains import DOMAINS
 from defan_pytest.errors import DefanError
-from defan_pytest.records import SCHEMA, SCHEMA_VERSION, Report
+from defan_pytest.records import SCHEMA, SCHEMA_VERSION, Report, row_problems
 
 __all__ = [
     "BaselineError",
@@ -48,6 +54,10 @@ def validate_report(report: Any) -> list[str]:
     validator = jsonschema.Draft202012Validator(schema())
     problems: list[str] = []
     for error in validator.iter_errors(report):
+        # "null or a regression block" failing says where inside the block (the alternative
+        # that went deepest), not "is not valid under any of the given schemas" with the block.
+        while error.context:
+            error = max(error.context, key=lambda e: len(e.absolute_path))
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         message = error.message
         if len(message) > 200:
@@ -59,24 +69,42 @@ def validate_report(report: Any) -> list[str]:
     return problems
 
 
+def _read(p: Path, what: str) -> Any:
+    """The JSON of the report at ``p`` by the one reader's rules
+    (:mod:`defan_pytest.dataset.reader`: a regular file, capped, nesting bounded, no NaN, no
+    key twice); :class:`BaselineError` naming the file otherwise."""
+    label = f"{what} {p}"
+    try:
+        text = reader.decode(reader.read_bytes(p, label), label)
+        return reader.parse_json(text, label, unique_keys=True)
+    except reader.InputError as exc:
+        if exc.kind == "json":
+            where = f"line {exc.line}: " if exc.line is not None else ""
+            raise BaselineError(f"{label}: not JSON ({where}{exc.reason})") from None
+        raise BaselineError(str(exc)) from None
+
+
+def _identity_problems(data: Mapping[str, Any]) -> list[str]:
+    """What the schema cannot say: every row id once, and each row's domain, group and type
+    those of its id (:func:`defan_pytest.records.row_problems`); a report of the public split
+    holds its domains only."""
+    dataset = data["meta"]["dataset"]
+    public = dataset.get("source") == "public"
+    return row_problems(data["rows"], domains=tuple(DOMAINS) if public else None, one_type_per_group=public,
+                        limit=_SHOWN)
+
+
 def load_report(path: str | Path, what: str = "report") -> Report:
     """Read the report at ``path``, check it against the schema and read it into a
     :class:`~defan_pytest.records.Report`.
 
-    Raises :class:`BaselineError` naming the file: missing, not JSON, not a defan-pytest report,
-    a schema version this code does not read, or not valid against the schema.
+    Raises :class:`BaselineError` naming the file: missing, not a regular file (a FIFO, a
+    device), too large, not JSON (nested too deeply, NaN or Infinity, a key twice), not a
+    defan-pytest report, a schema version this code does not read, not valid against the
+    schema, or rows whose ids are not unique or do not match their domain and group.
     """
     p = Path(path).expanduser()
-    if not p.exists():
-        raise BaselineError(f"{what} {p}: no such file")
-    if p.is_dir():
-        raise BaselineError(f"{what} {p}: is a directory, not a report")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"{what} {p}: cannot be read: {exc}") from None
-    except ValueError as exc:
-        raise BaselineError(f"{what} {p}: not JSON ({exc})") from None
+    data = _read(p, what)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         if isinstance(data, dict) and {"rows", "domains", "overall"} <= set(data):
             raise BaselineError(
@@ -87,12 +115,18 @@ def load_report(path: str | Path, what: str = "report") -> Report:
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise BaselineError(
-            f"{what} {p}: schema version {version!r}; this defan-pytest reads version {SCHEMA_VERSION}"
+            f"{what} {p}: schema version {repr(version)[:40]}; this defan-pytest reads version {SCHEMA_VERSION}"
         )
     problems = validate_report(data)
     if problems:
         raise BaselineError(
             f"{what} {p}: does not match the report schema:\n  - " + "\n  - ".join(problems),
+            [f"{what} {p}: {x}" for x in problems],
+        )
+    problems = _identity_problems(data)
+    if problems:
+        raise BaselineError(
+            f"{what} {p}: rows that do not each name one prompt:\n  - " + "\n  - ".join(problems),
             [f"{what} {p}: {x}" for x in problems],
         )
     return Report.from_json(data)

@@ -12,10 +12,9 @@ import math
 import os
 import types
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Union
 
-from defan_pytest.dataset import DOMAINS
+from defan_pytest.dataset import DOMAINS, reader
 from defan_pytest.gates.thresholds.keys import (
     FIGURES,
     MIN_SAMPLES,
@@ -31,7 +30,10 @@ from defan_pytest.gates.thresholds.resolve import Thresholds
 from defan_pytest.gates.thresholds.tables import NO_REGRESSION, RegressionTable, Section
 from defan_pytest.gates.thresholds.text import ThresholdsError, dotted, got, raise_problems, read_toml, show
 
-__all__ = ["load_thresholds", "parse_thresholds"]
+__all__ = ["MAX_FILE_BYTES", "load_thresholds", "parse_thresholds"]
+
+#: The largest thresholds file read (bytes): a real one is a few hundred bytes.
+MAX_FILE_BYTES = 4 * 1024 * 1024
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -288,15 +290,16 @@ def load_thresholds(
     """
     source = os.fspath(path)
     try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        if not required:
+        # The one reader (a regular file, capped): /dev/zero or a FIFO is refused, not read.
+        raw = reader.read_bytes(path, source, limit=MAX_FILE_BYTES)
+    except reader.InputError as exc:
+        if exc.kind == "missing" and not required:
             return Thresholds.empty(model=model)
-        raise ThresholdsError(f"{source}: file not found") from None
-    except IsADirectoryError:
-        raise ThresholdsError(f"{source}: is a directory, not a thresholds file") from None
-    except OSError as exc:
-        raise ThresholdsError(f"{source}: cannot read: {exc.strerror or exc}") from None
+        if exc.kind == "missing" and not os.path.islink(source):
+            raise ThresholdsError(f"{source}: file not found") from None
+        if exc.kind == "directory":
+            raise ThresholdsError(f"{source}: is a directory, not a thresholds file") from None
+        raise ThresholdsError(str(exc)) from None
     try:
         # utf-8-sig: Windows editors like to save UTF-8 with a BOM, which TOML itself rejects.
         text = raw.decode("utf-8-sig")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
+from defan_pytest.dataset import reader
 from defan_pytest.gates.thresholds.keys import DEFAULT_CONFIDENCE, DEFAULT_MAX_ERROR_RATE, ERROR_RATE_KEY
 from defan_pytest.gates.thresholds.limits import NO_LIMITS, Limits
 from defan_pytest.gates.thresholds.precedence import Layer, precedence
@@ -23,6 +23,9 @@ from defan_pytest.metrics.summary import OVERALL
 __all__ = ["Thresholds"]
 
 T = TypeVar("T")
+
+# The largest file whose lines are looked up (as parse.MAX_FILE_BYTES, which read it first).
+MAX_LINES_BYTES = 4 * 1024 * 1024
 
 
 def _empty_models() -> Mapping[str, Section]:
@@ -183,7 +186,7 @@ class Thresholds:
         if self.source is None:
             return None
         try:
-            text = Path(self.source).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+            text = reader.read_bytes(self.source, limit=MAX_LINES_BYTES).decode("utf-8-sig")
+        except (reader.InputError, UnicodeDecodeError):
             return None
         return line_of_key(text, table, key)
