@@ -425,3 +425,18 @@ def test_every_call_failed_fails_whatever_the_limits_allow() -> None:
         assert only(verdicts, "math", "error_rate").status == "pass"
     # Under --defan-decide=interval too (ten errors of ten: the interval reaches any limit).
     assert only(check(s, th({"defaults": {"max_error_rate": 0.5}}), decide="interval"), "nobel", "error_rate").status == "fail"
+
+
+def test_a_failed_rc_says_when_groups_fail_for_want_of_a_claim() -> None:
+    from defan_pytest.gates.level import explain_rc
+
+    # Fifteen identical refusals: no claim anywhere, so the group is inconsistent by the contract.
+    records = [{"id": f"nobel-q0001-p{i:02d}", "domain": "nobel", "group": "nobel-q0001", "claim": None,
+                "aligned": False, "correct": False, "error": None} for i in range(15)]
+    s = summarize(records)
+    verdicts = explain_rc(check(s, th({"defaults": {"min_rc": 0.5}})), records)
+    rc = only(verdicts, "nobel", "rc")
+    assert rc.status == "fail" and rc.message.endswith(
+        "; 1 of 1 groups have a response with no claim: a group with no claim is inconsistent by the contract "
+        "(RC needs a claim from every response)")
+    assert "no claim" in only(verdicts, "overall", "rc").message

@@ -32,12 +32,13 @@ Rules
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from defan_pytest.gates.thresholds import Limits, Thresholds
 from defan_pytest.metrics.registry import ASKED, METRICS, Metric
 from defan_pytest.metrics.summary import OVERALL
+from defan_pytest.verdicts import RC_NO_CLAIM, no_claim_groups
 
 __all__ = [
     "FAIL",
@@ -49,6 +50,7 @@ __all__ = [
     "Verdict",
     "check",
     "count_of",
+    "explain_rc",
     "format_figure",
     "format_limit",
     "interval_text",
@@ -265,3 +267,20 @@ def check(summary: Mapping[str, Any], thresholds: Thresholds, decide: str = POIN
     overall = overall_figures(summary, thresholds.overall_figure)
     verdicts.extend(_judge_scope(OVERALL, overall, thresholds.for_overall(), decide))
     return verdicts
+
+
+def explain_rc(verdicts: Sequence[Verdict], records: Sequence[Any]) -> list[Verdict]:
+    """The gate's verdicts, a failed RC saying how many of its groups had a response with no
+    claim: such a group is inconsistent by the contract, which fifteen identical refusals would
+    not otherwise explain."""
+    by_domain = no_claim_groups(r.to_json() if hasattr(r, "to_json") else r for r in records)
+    out = []
+    for v in verdicts:
+        if v.metric == "rc" and v.status == FAIL:
+            parts = by_domain.values() if v.scope == "overall" else [by_domain.get(v.scope, (0, 0))]
+            counted, no_claim = sum(p[0] for p in parts), sum(p[1] for p in parts)
+            if no_claim:
+                v = replace(v, message=(
+                    f"{v.message}; {no_claim} of {counted} groups have a response with no claim: {RC_NO_CLAIM}"))
+        out.append(v)
+    return out

@@ -256,7 +256,7 @@ class Run:
         self.records = sorted((ScoredRecord.from_json(r) for r in self.records), key=lambda r: r.index or 0)
         self.summary = summarize(self.records)
         self.verdicts = (
-            level.check(self.summary, self.thresholds, decide=self.settings.decide)
+            level.explain_rc(level.check(self.summary, self.thresholds, decide=self.settings.decide), self.records)
             if self.fatal is None and self.records else []
         )
         self.durations["total"] = round(time.monotonic() - self.started, 3)
