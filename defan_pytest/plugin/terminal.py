@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
 
+from defan_pytest.calls.budget import not_sent
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.plugin.items import record_of
 from defan_pytest.plugin.wording import short
@@ -207,17 +208,30 @@ class Terminal:
             tr.write_line(line)
 
     def _write_counts(self, tr: Any) -> None:
-        """Where the answers came from, the verdict counts as FCH and PMH count them, and the
-        call errors grouped by kind."""
+        """What became of the prompts (answered by the model, from the cache, not sent and
+        why, failed: they add up to the prompts), the verdict counts as FCH and PMH count them,
+        and the call errors grouped by kind."""
         run = self.run
         c = run.call_counts()
         # Which version (and source) the cached answers belong to: an edited callable must
         # not pass for the one whose answers were reused.
         origin = f" ({c['cached_from']})" if c["cached"] and c.get("cached_from") else ""
-        peer = f"; {c['peer']} of them through another worker" if c.get("peer") else ""
+        why = Counter(not_sent(r.get("error")) for r in run.records if r.get("error"))
+        reasons = [(why[k], text) for k, text in (("budget", "the budget was reached"), ("stopped", "the run stopped first"))
+                   if why[k]]
+        unsent = ""
+        if len(reasons) == 1:
+            unsent = f" ({reasons[0][1]})"
+        elif reasons:
+            unsent = " (" + "; ".join(f"{n}: {text}" for n, text in reasons) + ")"
+        peer = f"; {c['peer']} of them through another worker, session or prompt of the same text" if c.get("peer") else ""
+        # Prompts the run never reached after a failure that stopped it have no record.
+        skipped = sum(1 for rep in (getattr(tr, "stats", None) or {}).get("skipped", [])
+                      if "not asked: the run stopped" in str(getattr(rep, "longrepr", "")))
+        later = f"; {skipped} more not asked: the run stopped" if skipped else ""
         tr.write_line(
             f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache{origin}, "
-            f"{c['retries']} retries, {c['errors']} call errors{peer}"
+            f"{c.get('not_sent', 0)} not sent{unsent}, {c.get('failed', 0)} failed; {c['retries']} retries{peer}{later}"
         )
         scored = [outcome_of(r) for r in run.records if not r.get("error")]
         wrong = sum(1 for o in scored if o.wrong)
