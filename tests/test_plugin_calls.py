@@ -275,7 +275,7 @@ def test_no_credential_reaches_anything_a_run_writes(toy: pytest.Pytester, monke
     )
     assert callable_run.ret == 0, callable_run.stdout.lines[-20:]
     for run in (litellm_run, callable_run):
-        run.stdout.fnmatch_lines(["*1 call errors*"])  # the errors that quoted every key were reported
+        run.stdout.fnmatch_lines(["*0 not sent, 1 failed*"])  # the errors that quoted every key were reported
     report = json.loads((toy.path / "r2.json").read_text())
     assert [r["error"] for r in report["rows"] if r["error"]] == ["RuntimeError: search backend refused key ***"]
     # Every byte the runs wrote (the cache folder, the reports, the captured terminal output
