@@ -161,8 +161,8 @@ def test_two_sessions_started_at_once_on_one_cache_ask_each_prompt_once(quiet: p
     with OpenAIServer(answers=answers, latency=0.3) as srv:
         project(quiet, data, srv)
         base = [sys.executable, "-m", "pytest", "--defan-model=priced", "--defan-concurrency=1", *ARGS[:-1], *workers]
-        sessions = [quiet.popen([*base, f"--defan-report=r{i}.json"], stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-                    for i in range(2)]
+        sessions = [quiet.popen([*base, f"--defan-report=r{i}.json"], stdin=subprocess.DEVNULL,
+                                stderr=subprocess.STDOUT) for i in range(2)]
         outs = [s.communicate(timeout=300)[0].decode("utf-8", "replace") for s in sessions]
         counts = srv.counts
     assert [s.returncode for s in sessions] == [0, 0], [o[-2000:] for o in outs]

@@ -217,7 +217,8 @@ class Coordination:
         """This process's spending, the estimated cost and number of its requests in flight and
         the largest completion it saw."""
         self.connection().execute(
-            "INSERT OR REPLACE INTO spending (run, owner, spent, inflight, requests, largest) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO spending (run, owner, spent, inflight, requests, largest) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
             (self.run, self.owner, spent, inflight, requests, largest),
         )
 

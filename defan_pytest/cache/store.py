@@ -135,7 +135,10 @@ class ResponseCache:
         (another session waiting for one asks it) and close this thread's connection."""
         self._writer.close()
         if self.own_session:
-            retry_locked(self.coordination.drop_run)
+            try:
+                retry_locked(self.coordination.drop_run)
+            except sqlite3.Error:
+                pass  # left for the next run to drop: this process will be gone by then
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -239,11 +242,11 @@ class ResponseCache:
         """True when this process should call ``prompt`` (or read it from the cache); False
         when another process has it: one of the run, or of another run on the cache (then
         :meth:`wait`)."""
-        key = self.key(prompt)
         if self.shared:
-            return self.coordination.claim(key)
-        if not self.own_session:
-            return True
+            return self.coordination.claim(self.key(prompt))
+        if not self.own_session or self._reserved == set():
+            return True  # nothing to claim (everything was answered in the cache)
+        key = self.key(prompt)
         if key in self._held:
             if key in self._taken:
                 return False  # a prompt of the same text is being asked: wait for its answer
@@ -257,20 +260,24 @@ class ResponseCache:
         self._taken.add(key)
         return True
 
-    def _coordinates(self, key: str) -> bool:
-        return self.shared or key in self._held
+    def _claimed(self, prompt: str) -> Optional[str]:
+        """The key of ``prompt`` when this process claimed it (``None``: no claim to update)."""
+        if not self.shared and not self._held:
+            return None
+        key = self.key(prompt)
+        return key if self.shared or key in self._held else None
 
     def mark_done(self, prompt: str) -> None:
         """This process answered ``prompt`` from the cache: waiting processes may read it."""
-        key = self.key(prompt)
-        if self._coordinates(key):
+        key = self._claimed(prompt)
+        if key is not None:
             self.coordination.mark_cached(key)
 
     def release(self, prompt: str, error: str, attempts: int = 1) -> None:
         """The call failed for good: waiting processes get ``error`` (it is not cached); a
         waiting session of another run asks it itself."""
-        key = self.key(prompt)
-        if self._coordinates(key):
+        key = self._claimed(prompt)
+        if key is not None:
             self.coordination.mark_failed(key, error, attempts)
 
     def status(self, prompt: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
@@ -333,7 +340,8 @@ class ResponseCache:
         # Nobody holds it: its answer, unless older than this run in refresh mode.
         since = self.opened if self.mode == "refresh" and holder is None else 0.0
         row = self._conn().execute(
-            "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers WHERE key = ? AND created >= ?",
+            "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers "
+            "WHERE key = ? AND created >= ?",
             (key, since),
         ).fetchone()
         if row is not None:

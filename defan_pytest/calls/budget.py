@@ -124,7 +124,8 @@ class Budget:
         self.ledger = ledger
         self.price = price
         self.system_prompt = system_prompt
-        self.cap = max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0 else None
+        capped = isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0
+        self.cap = max_tokens if capped else None
         self.cache = cache
         self.spent = 0.0
         self.inflight = 0.0  # USD booked for this process's requests in flight

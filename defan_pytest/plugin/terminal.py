@@ -217,21 +217,18 @@ class Terminal:
         # not pass for the one whose answers were reused.
         origin = f" ({c['cached_from']})" if c["cached"] and c.get("cached_from") else ""
         why = Counter(not_sent(r.get("error")) for r in run.records if r.get("error"))
-        reasons = [(why[k], text) for k, text in (("budget", "the budget was reached"), ("stopped", "the run stopped first"))
-                   if why[k]]
+        reasons = [(why[k], text) for k, text in (("budget", "the budget was reached"),
+                                                  ("stopped", "the run stopped first")) if why[k]]
         unsent = ""
         if len(reasons) == 1:
             unsent = f" ({reasons[0][1]})"
         elif reasons:
             unsent = " (" + "; ".join(f"{n}: {text}" for n, text in reasons) + ")"
-        peer = f"; {c['peer']} of them through another worker, session or prompt of the same text" if c.get("peer") else ""
-        # Prompts the run never reached after a failure that stopped it have no record.
-        skipped = sum(1 for rep in (getattr(tr, "stats", None) or {}).get("skipped", [])
-                      if "not asked: the run stopped" in str(getattr(rep, "longrepr", "")))
-        later = f"; {skipped} more not asked: the run stopped" if skipped else ""
+        peer = (f"; {c['peer']} of them through another worker, session or prompt of the same text"
+                if c.get("peer") else "")
         tr.write_line(
             f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache{origin}, "
-            f"{c.get('not_sent', 0)} not sent{unsent}, {c.get('failed', 0)} failed; {c['retries']} retries{peer}{later}"
+            f"{c.get('not_sent', 0)} not sent{unsent}, {c.get('failed', 0)} failed; {c['retries']} retries{peer}"
         )
         scored = [outcome_of(r) for r in run.records if not r.get("error")]
         wrong = sum(1 for o in scored if o.wrong)
