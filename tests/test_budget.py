@@ -140,15 +140,20 @@ def test_answers_that_cannot_be_read_are_charged_and_stop_a_small_budget(quiet: 
     assert (calls["answered"], calls["cached"], calls["failed"], calls["not_sent"]) == (0, 0, sent, 30 - sent)
     assert adds_up(calls)
     failed = [r["error"] for r in rep["rows"] if r["error_kind"] == "InternalServerError"]
-    assert failed and all(e.endswith("(not asked again: --defan-budget would be passed)") for e in failed)
+    assert failed and all(e.endswith("(1 answer that could not be read charged to --defan-budget at its estimate; "
+                                     "not asked again: --defan-budget would be passed)") for e in failed)
+    assert rep["usage"]["budget"]["charged"] == sent
     unsent = [r["error"] for r in rep["rows"] if r["error_kind"] == "BudgetExceeded"]
     assert len(unsent) == 30 - sent
     result.stdout.fnmatch_lines([
         f"30 prompts: 0 answered by the model, 0 from the cache, {30 - sent} not sent (the budget was reached), "
         f"{sent} failed; 0 retries*",
     ])
+    result.stdout.fnmatch_lines([f"budget $* reached ($0 spent on the answers received; {sent} answer* that could not "
+                                 "be read charged to --defan-budget at its estimate): * prompts not sent*"])
     if not workers:
-        assert all("(1 answers that could not be read charged at their estimate)" in e for e in unsent)
+        assert all("spent with 1 answer that could not be read charged to --defan-budget at its estimate;" in e
+                   for e in unsent)
 
 
 # -- two sessions on one cache ------------------------------------------------------------------

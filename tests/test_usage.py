@@ -94,7 +94,7 @@ def test_the_usage_block_of_a_run() -> None:
     assert u["cached_tokens"]["total"] == 60  # kept with the cached answers, counted apart
     assert u["latency"]["p50"] == pytest.approx(0.0595) and u["latency"]["p95"] == pytest.approx(0.06805)
     assert u["cost"]["spent"] == pytest.approx(0.0004) and u["cost"]["cached"] == pytest.approx(0.00008)
-    assert u["budget"] == {"limit": 0.001, "spent": 0.0004, "unsent": 1, "complete": False}
+    assert u["budget"] == {"limit": 0.001, "spent": 0.0004, "unsent": 1, "complete": False, "charged": 0}
     assert u["price"] == {"price_in": 1.0, "price_out": 2.0, "source": "[models.m]"}
     # the same figures per domain (for the per-domain table)
     assert set(u["domains"]) == {"nobel", "math"}
@@ -199,12 +199,20 @@ def test_an_answer_that_cannot_be_read_is_charged_at_its_booking() -> None:
     assert verdict == "send" and cost > 0.001
     b.charge(cost)
     assert b.spent == cost and b.decide("x" * 400)[0] == "refuse"
-    assert "(1 answers that could not be read charged at their estimate)" in b.message()
+    assert "spent with 1 answer that could not be read charged to --defan-budget at its estimate;" in b.message()
     off = Budget(0.0001, Price(1e-6, 1e-5, "t"), cache="off")
     off.charge(off.decide("q")[1])
     assert off.decide("q")[0] == "refuse" and off.message().endswith(
         "--defan-cache=off keeps no answer: a run with a larger budget asks every prompt again")
     assert budget.not_sent(b.message()) == "budget" and budget.not_sent(budget.STOPPED_ERROR) == "stopped"
+    # The usage summary says why the budget was reached with nothing reported spent.
+    failed = f"InternalServerError: malformed response from the server (2 {budget.CHARGED.join(['answers that could not be read ', ''])})"
+    u = usage.summarize([{"answered_by": "model", "error": failed}, {"answered_by": "model", "error": b.message()}],
+                        price=Price(1e-6, 1e-5, "t"), budget=0.001)
+    assert u["budget"]["charged"] == 2 and u["budget"]["unsent"] == 1
+    assert usage.format_summary(u)[-1].startswith(
+        "budget $0.001 reached ($0 spent on the answers received; 2 answers that could not be read charged to "
+        "--defan-budget at its estimate): 1 prompts not sent")
     assert budget.not_sent("TimeoutError: slow") is None and budget.not_sent(None) is None
 
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from defan_pytest.calls.budget import STOPPED_ERROR, billed
+from defan_pytest.calls.budget import STOPPED_ERROR, billed, charged_note
 from defan_pytest.calls.failures import describe, retry_after
 from defan_pytest.calls.protocol import Caller, FatalCallError, Prompt, Reply, Response, ResponseStore, Verdict
 from defan_pytest.calls.redaction import redact, scrub
@@ -236,7 +236,7 @@ class Asker:
         """Ask the model, retrying what the backend judges transient (``booked``: the budget's
         booking for this prompt, settled or released here; an attempt the provider may have
         billed is charged, and the next one booked anew)."""
-        attempt = 0
+        attempt, charged, notes = 0, 0, []
         while True:
             attempt += 1
             await self.limiter.wait()
@@ -253,7 +253,9 @@ class Asker:
                     raise
                 kind = self.verdict(exc)
                 message = describe(exc, self.secrets)
-                booked = self._charge(booked, exc)
+                settled = self._charge(booked, exc)
+                charged += int(booked is not None and settled is None)
+                booked = settled
                 if kind == "fatal":
                     self._unbook(booked)
                     return self._fatal_failure(
@@ -266,11 +268,15 @@ class Asker:
                         verdict, booked = await self._book(prompt.text)
                         if verdict == "send":
                             continue
-                        why = "--defan-budget would be passed" if verdict == "refuse" else "the run stopped"
-                        booked, message = None, f"{message} (not asked again: {why})"
+                        booked = None
+                        notes.append("not asked again: " + (
+                            "--defan-budget would be passed" if verdict == "refuse" else "the run stopped"))
                     else:
                         continue
                 self._unbook(booked)
+                if charged:  # said in the error, where the usage summary finds it
+                    notes.insert(0, charged_note(charged))
+                message += f" ({'; '.join(notes)})" if notes else ""
                 if self.store is not None:
                     self.store.release(prompt.text, message, attempt)
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)

@@ -11,14 +11,38 @@ from defan_pytest.calls.estimate import DEFAULT_COMPLETION_TOKENS, estimate_prom
 from defan_pytest.calls.prices import Price, format_usd
 from defan_pytest.calls.protocol import BadAnswer, EmptyAnswer
 
-__all__ = ["BUDGET_ERROR", "STOPPED_ERROR", "Budget", "Figures", "Ledger", "Shared", "billed", "not_sent"]
+__all__ = [
+    "BUDGET_ERROR", "CHARGED", "STOPPED_ERROR", "Budget", "Figures", "Ledger", "Shared", "billed", "charged_in",
+    "charged_note", "not_sent",
+]
 
 #: The kind of error an unsent prompt gets (``error_kind`` groups by it).
 BUDGET_ERROR = "BudgetExceeded"
 #: The error of a prompt another process of the run had claimed and never sent (the run stopped).
 STOPPED_ERROR = "NotSent: the run stopped before it was sent"
 
+#: What the error of a prompt says of its answers that could not be read, charged to the budget.
+CHARGED = "charged to --defan-budget at its estimate"
+
 T = TypeVar("T")
+
+
+def charged_note(n: int) -> str:
+    """``1 answer that could not be read charged to --defan-budget at its estimate``."""
+    return f"{n} {'answer' if n == 1 else 'answers'} that could not be read {CHARGED}"
+
+
+def charged_in(error: Any) -> int:
+    """How many answers of a prompt that was sent and failed its error says were charged
+    (:func:`charged_note`).
+
+    >>> charged_in("InternalServerError: malformed (2 answers that could not be read " + CHARGED + ")")
+    2
+    """
+    if not isinstance(error, str) or CHARGED not in error or not_sent(error):
+        return 0
+    head = error.rsplit(CHARGED, 1)[0].rsplit("(", 1)[-1].split(" ", 1)[0]
+    return int(head) if head.isdigit() else 1
 
 
 def not_sent(error: Any) -> Optional[str]:
@@ -270,8 +294,7 @@ class Budget:
         spent, others_inflight, cost, why = self._refusal
         booked = (f", {format_usd(others_inflight)} booked for other processes' requests in flight"
                   if others_inflight > 1e-12 else "")  # not a float residue
-        charged = (f" ({self.charged:,} answers that could not be read charged at their estimate)"
-                   if self.charged else "")
+        charged = f" with {charged_note(self.charged)}" if self.charged else ""
         if self.cache == "off":
             resume = "--defan-cache=off keeps no answer: a run with a larger budget asks every prompt again"
         elif self.cache == "refresh":
