@@ -138,10 +138,11 @@ class Coordination:
         return None if row is None else Holder(str(row[0]), str(row[1]), row[2], int(row[3] or 0))
 
     def run_is_alive(self, run: str) -> bool:
-        """Whether run ``run`` still has a live process (:func:`run_alive`); a run that
-        registered no member is a legacy run, trusted as alive."""
+        """Whether run ``run`` still has a live process (:func:`run_alive`; a run registers its
+        members before its first claim, so claims without a member are a dead run's, as
+        :meth:`drop_dead_runs` has it)."""
         members = self.connection().execute("SELECT host, pid, started FROM members WHERE run = ?", (run,)).fetchall()
-        return not members or run_alive(members, time.time())
+        return run_alive(members, time.time())
 
     def drop_runs(self, runs: Iterable[str]) -> None:
         """Forget the claims, progress, spending and members of ``runs`` (runs found dead)."""
