@@ -7,6 +7,7 @@ from typing import Any
 
 import defan_pytest
 from defan_pytest.calls import models
+from defan_pytest.calls.budget import BUDGET_ERROR, STOPPED_ERROR
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import Calls, ScoredRecord, Selection
 from defan_pytest.report import builder
@@ -71,13 +72,17 @@ def test_call_counts_of_a_run_and_of_responses() -> None:
     rows = [
         _rec(0), _rec(1, via="cache", answered_by="cache"), _rec(2, via="peer", answered_by="gw1"),
         _rec(3, attempts=3), _rec(4, error="TimeoutError: slow", attempts=2), _rec(5, error="TimeoutError: again"),
+        _rec(6, error=f"{BUDGET_ERROR}: not sent: --defan-budget $1 would be passed", attempts=0),
+        _rec(7, via="peer", error=STOPPED_ERROR, attempts=0),
     ]
+    # What became of each prompt, adding up to the prompts: answered by the model, from the
+    # cache, not sent (the budget; the run stopped first), failed (sent, no answer).
     assert builder.call_counts(rows).to_json() == {
-        "prompts": 6, "answered": 5, "cached": 1, "peer": 1, "retries": 3, "errors": 2,
-        "error_kinds": {"TimeoutError": 2},
+        "prompts": 8, "answered": 3, "cached": 1, "peer": 2, "retries": 3, "errors": 4,
+        "error_kinds": {"TimeoutError": 2, "BudgetExceeded": 1, "NotSent": 1}, "not_sent": 2, "failed": 2,
     }
-    assert builder.call_counts(rows, asked=False).to_json() == {"prompts": 6, "errors": 2,
-                                                                "error_kinds": {"TimeoutError": 2}}
+    assert builder.call_counts(rows, asked=False).to_json() == {
+        "prompts": 8, "errors": 4, "error_kinds": {"TimeoutError": 2, "BudgetExceeded": 1, "NotSent": 1}}
     assert builder.call_counts([]).to_json() == {"error_kinds": {}}
 
 

@@ -83,7 +83,9 @@ def test_claims_keep_each_prompt_to_one_process(tmp_path: Path) -> None:
     assert one.claim("f") and not two.claim("f")
     one.release("f", "HTTP 500")
     assert asyncio.run(two.wait("f"))[:2] == (None, "HTTP 500")
-    assert ResponseCache(tmp_path, BASE, run="another", shared=True).claim("q")  # claims are per run
+    # Another live run waits for what this one answered; what failed here it may ask.
+    another = ResponseCache(tmp_path, BASE, run="another", shared=True)
+    assert not another.claim("q") and another.claim("f") and another.claim("z")
     one.report_progress({"total": 2, "done": 2, "calls": 2, "cache_hits": 0, "retries": 1, "errors": 1})
     two.report_progress({"total": 2, "done": 1, "calls": 0, "cache_hits": 1, "retries": 0, "errors": 0})
     stats, fatal = one.run_progress()
@@ -221,7 +223,7 @@ def test_claims_of_dead_runs_are_removed_when_the_cache_opens(tmp_path: Path) ->
     live = ResponseCache(tmp_path, BASE, run="live", shared=True, owner="gw0")
     assert live.claim("q")
     dead = ResponseCache(tmp_path, BASE, run="dead", shared=True, owner="gw1")
-    assert dead.claim("q") and dead.claim("r")
+    assert dead.claim("r") and dead.claim("s")
     dead.report_progress({"total": 2, "done": 0})
     conn = sqlite3.connect(tmp_path / DB_NAME)
     # the dead run's process is gone; a legacy run registered no member; a run of another host
@@ -237,6 +239,41 @@ def test_claims_of_dead_runs_are_removed_when_the_cache_opens(tmp_path: Path) ->
     runs = {r[0] for r in conn.execute("SELECT run FROM claims UNION SELECT run FROM progress UNION SELECT run FROM members")}
     assert runs == {"live", "far"}
     conn.close()
+
+
+def test_two_sessions_on_one_cache_ask_each_prompt_once(tmp_path: Path) -> None:
+    first = ResponseCache(tmp_path, BASE, run="first", owner="main-1")
+    second = ResponseCache(tmp_path, BASE, run="second", owner="main-2")
+    assert first.uncached(["q", "f", "dup"]) == ["q", "f", "dup"]  # reserved for the first, in one go
+    assert second.uncached(["q", "f", "new"]) == ["q", "f", "new"]
+    assert first.claim("q") and not second.claim("q")  # the second waits for the first's answer ...
+    first.put("q", "answer", prompt_tokens=3, completion_tokens=1)
+    assert asyncio.run(second.wait("q"))[:5] == ("answer", None, None, "cache", 0)  # ... which it did not pay
+    assert first.claim("f") and not second.claim("f")
+    first.release("f", "InternalServerError (HTTP 500): boom")
+    assert asyncio.run(second.wait("f"))[:2] == (None, None)  # given up there: the second's to ask
+    assert second.claim("f") and second.claim("new")
+    third = ResponseCache(tmp_path, BASE, run="third", owner="main-3")
+    assert third.uncached(["new"]) == ["new"] and not third.claim("new")
+    # One text, two prompts: asked once, the other waits for its answer.
+    assert first.claim("dup") and not first.claim("dup")
+    first.put("dup", "once")
+    assert asyncio.run(first.wait("dup"))[:4] == ("once", None, None, "model")
+    second.close()  # its claims go with it: "new" is free again
+    assert asyncio.run(third.wait("new"))[:2] == (None, None) and third.claim("new")
+
+
+def test_a_session_waiting_for_a_killed_session_asks_the_prompt_itself(tmp_path: Path) -> None:
+    dead = ResponseCache(tmp_path, BASE, run="dead", owner="main-1")
+    dead.uncached(["q"])
+    here = ResponseCache(tmp_path, BASE, run="here", owner="main-2", poll=0.01)
+    here.uncached(["q"])
+    assert not here.claim("q")
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute("UPDATE members SET pid = ? WHERE run = 'dead'", (_dead_pid(),))  # killed with "q" claimed
+    conn.commit()
+    conn.close()
+    assert asyncio.run(here.wait("q"))[:2] == (None, None) and here.claim("q")
 
 
 def test_scratch_folders_of_dead_runs_are_removed(tmp_path: Path) -> None:

@@ -277,7 +277,7 @@ def test_no_credential_reaches_anything_a_run_writes(toy: pytest.Pytester, monke
     )
     assert callable_run.ret == 0, callable_run.stdout.lines[-20:]
     for run in (litellm_run, callable_run):
-        run.stdout.fnmatch_lines(["*1 call errors*"])  # the errors that quoted every key were reported
+        run.stdout.fnmatch_lines(["*0 not sent, 1 failed*"])  # the errors that quoted every key were reported
     report = json.loads((toy.path / "r2.json").read_text())
     assert [r["error"] for r in report["rows"] if r["error"]] == ["RuntimeError: search backend refused key ***"]
     # Every byte the runs wrote (the cache folder, the reports, the captured terminal output
@@ -350,7 +350,7 @@ def test_a_sync_callable_that_never_returns_does_not_keep_the_process_alive(toy:
     # The outcome: the process exits (the timeout is pytester's guard against a hang).
     result = toy.runpytest_subprocess("--defan-model=stuck", "--defan-timeout=1", "--defan-retries=0", *TOY_ARGS,
                                       timeout=300)
-    result.stdout.fnmatch_lines(["*15 prompts: 15 answered by the model, 0 from the cache, 0 retries, 1 call errors*"])
+    result.stdout.fnmatch_lines(["*15 prompts: 14 answered by the model, 0 from the cache, 0 not sent, 1 failed; 0 retries*"])
 
 
 @pytest.mark.slow
@@ -401,7 +401,7 @@ def test_editing_a_callable_without_a_new_version_asks_again(toy: pytest.Pyteste
     # the summary says which code the cached answers belong to
     again.stdout.re_match_lines([r".*15 prompts: 0 answered by the model, 15 from the cache "
                                  r"\(counting version 2024-06-01, source [0-9a-f]{8} \(fingerprint [0-9a-f]{8}: 1 source file\)\), "
-                                 r"0 retries, 0 call errors"])
+                                 r"0 not sent, 0 failed; 0 retries"])
 
 
 @pytest.mark.slow
@@ -412,12 +412,12 @@ def test_xdist_counts_where_answers_came_from(toy: pytest.Pytester, tmp_path: Pa
     write_toy(toy, toy_rows(60))
     toy.makeconftest(COUNTING_CONFTEST.format(version="1", answer="'1'"))
     first = toy.runpytest_subprocess("--defan-model=counting", "-n", "2", *TOY_ARGS)
-    first.stdout.fnmatch_lines(["*60 prompts: 60 answered by the model, 0 from the cache, 0 retries, 0 call errors*"])
+    first.stdout.fnmatch_lines(["*60 prompts: 60 answered by the model, 0 from the cache, 0 not sent, 0 failed; 0 retries*"])
     assert len(calls.read_text().splitlines()) == 60
     warm = toy.runpytest_subprocess("--defan-model=counting", "-n", "2", *TOY_ARGS)
     warm.stdout.re_match_lines([r".*60 prompts: 0 answered by the model, 60 from the cache \(counting version 1, "
-                                r"source [0-9a-f]{8} \(fingerprint [0-9a-f]{8}: 1 source file\)\), 0 retries, 0 call errors(; \d+ of them through another "
-                                r"worker)?$"])
+                                r"source [0-9a-f]{8} \(fingerprint [0-9a-f]{8}: 1 source file\)\), 0 not sent, 0 failed; 0 retries"
+                                r"(; \d+ of them through another worker, session or prompt of the same text)?$"])
     assert len(calls.read_text().splitlines()) == 60  # nothing asked again
 
 

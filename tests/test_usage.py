@@ -3,12 +3,13 @@
 the pool against the loopback server."""
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from defan_pytest.calls import estimate, prices, usage
+from defan_pytest.calls import budget, estimate, prices, usage
 from defan_pytest.cache.store import DB_NAME, ResponseCache, identity_json, uncached_in
 from defan_pytest.cache.folder import check_folder
 from defan_pytest.calls.backends import make_caller
@@ -17,6 +18,7 @@ from defan_pytest.calls.pool import CallPool
 from defan_pytest.calls.protocol import Prompt
 from defan_pytest.calls.models import LitellmModel, price_problems, resolve
 from defan_pytest.calls.prices import Price
+from defan_pytest.calls.protocol import BadAnswer, EmptyAnswer
 from openai_server import OpenAIServer
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -92,7 +94,7 @@ def test_the_usage_block_of_a_run() -> None:
     assert u["cached_tokens"]["total"] == 60  # kept with the cached answers, counted apart
     assert u["latency"]["p50"] == pytest.approx(0.0595) and u["latency"]["p95"] == pytest.approx(0.06805)
     assert u["cost"]["spent"] == pytest.approx(0.0004) and u["cost"]["cached"] == pytest.approx(0.00008)
-    assert u["budget"] == {"limit": 0.001, "spent": 0.0004, "unsent": 1, "complete": False}
+    assert u["budget"] == {"limit": 0.001, "spent": 0.0004, "unsent": 1, "complete": False, "charged": 0}
     assert u["price"] == {"price_in": 1.0, "price_out": 2.0, "source": "[models.m]"}
     # the same figures per domain (for the per-domain table)
     assert set(u["domains"]) == {"nobel", "math"}
@@ -117,9 +119,11 @@ def test_the_budget_books_in_flight_requests_and_follows_what_comes_back() -> No
     verdict, first = b.decide("x" * 400)
     assert verdict == "send" and first == pytest.approx((107 + 100 * 10) * 1e-6)
     assert b.inflight == pytest.approx(first)
+    # Nothing has come back: what an answer costs is a guess, so one request at a time.
+    assert b.decide("x" * 400) == ("wait", 0.0)
     b.settle(first, 107, 10)  # the answers are shorter than assumed
     assert b.spent == pytest.approx(207e-6) and b.inflight == 0
-    assert b.estimate("x" * 400) == pytest.approx((107 + 10 * 10) * 1e-6)  # learnt
+    assert b.estimate("x" * 400) == pytest.approx((107 + 10 * 10) * 1e-6)  # learnt: the largest answer so far
     booked = []
     while True:
         verdict, cost = b.decide("x" * 400)
@@ -134,7 +138,82 @@ def test_the_budget_books_in_flight_requests_and_follows_what_comes_back() -> No
         b.settle(b.inflight, 107, 10)
     assert b.stopped and b.refused == 1 and b.spent <= 0.01  # the spending alone leaves no room
     assert b.decide("x")[0] == "refuse" and b.refused == 2  # once stopped, nothing more is sent
-    assert b.message().startswith("BudgetExceeded: not sent: --defan-budget $0.0100 would be passed")
+    assert b.message().startswith("BudgetExceeded: not sent: --defan-budget $0.0100 would be passed ($0.00")
+    assert "its completion taken as the largest answer so far); every answer is kept in the cache" in b.message()
+
+
+def test_the_budget_books_the_largest_answer_seen_and_values_the_requests_in_flight_again() -> None:
+    b = Budget(1.0, Price(0.0, 1e-3, "t"))  # completions only: $0.001 a token
+    verdict, probe = b.decide("q")
+    b.settle(probe, 1, 10)
+    booked = [b.decide("q")[1] for _ in range(3)]
+    assert booked == [pytest.approx(0.01)] * 3  # three requests of 10 tokens in flight
+    b.settle(booked.pop(), 1, 300)  # a long answer: the two others may be as long
+    assert b.estimate("q") == pytest.approx(0.3) and b.completion() == (300, "the largest answer so far")
+    # spent 0.31, two in flight worth 0.3 each now (not the 0.01 they were booked at): no room
+    assert b.decide("q") == ("wait", 0.0)
+    shorter = Budget(1.0, Price(0.0, 1e-3, "t"))
+    for n in (300, 10, 10):  # a mean would forget the long answer; the largest does not
+        v, cost = shorter.decide("q")
+        shorter.settle(cost, 1, n)
+    assert shorter.estimate("q") == pytest.approx(0.3)
+
+
+def test_max_tokens_bounds_each_booking_and_the_budget_holds() -> None:
+    b = Budget(0.05, Price(1e-6, 1e-5, "t"), max_tokens=1000)
+    verdict, cost = b.decide("x" * 400)
+    assert verdict == "send" and cost == pytest.approx((107 + 1000 * 10) * 1e-6)
+    assert b.completion() == (1000, "max_tokens=1000")
+    booked = [cost]
+    while (d := b.decide("x" * 400))[0] == "send":  # a cap is known: the window fills at once
+        booked.append(d[1])
+    assert len(booked) == 4 and d == ("wait", 0.0)
+    for cost in booked:
+        b.settle(cost, 100, 1000)  # every answer as long as max_tokens allows
+    while (d := b.decide("x" * 400))[0] == "send":
+        b.settle(d[1], 100, 1000)
+    assert d[0] == "refuse" and b.spent <= 0.05  # never past the budget
+    assert "its completion taken as max_tokens=1000" in b.message()
+    assert estimate.completion_cap({"max_completion_tokens": 64, "max_tokens": 8}) == 64
+    assert estimate.completion_cap({"max_tokens": 0}) is None and estimate.completion_cap({"max_tokens": True}) is None
+
+
+def test_an_answer_that_cannot_be_read_is_charged_at_its_booking() -> None:
+    def chained(outer: Exception, inner: Exception) -> Exception:
+        try:
+            try:
+                raise inner
+            except Exception as exc:
+                raise outer from exc
+        except Exception as exc:
+            return exc
+
+    unreadable = chained(RuntimeError("InternalServerError (HTTP 500): OpenAIException"),
+                         json.JSONDecodeError("Unterminated string", "{", 1))
+    assert budget.billed(unreadable) and budget.billed(EmptyAnswer("no content"))
+    assert budget.billed(BadAnswer("returned None")) and budget.billed(type("E", (Exception,), {"status_code": 200})())
+    refused = type("E", (Exception,), {"status_code": 500})()
+    assert not budget.billed(refused) and not budget.billed(TimeoutError()) and not budget.billed(ConnectionError())
+    b = Budget(0.001, Price(1e-6, 1e-5, "t"))
+    verdict, cost = b.decide("x" * 400)  # a guess above the budget: one request tells
+    assert verdict == "send" and cost > 0.001
+    b.charge(cost)
+    assert b.spent == cost and b.decide("x" * 400)[0] == "refuse"
+    assert "spent with 1 answer that could not be read charged to --defan-budget at its estimate;" in b.message()
+    off = Budget(0.0001, Price(1e-6, 1e-5, "t"), cache="off")
+    off.charge(off.decide("q")[1])
+    assert off.decide("q")[0] == "refuse" and off.message().endswith(
+        "--defan-cache=off keeps no answer: a run with a larger budget asks every prompt again")
+    assert budget.not_sent(b.message()) == "budget" and budget.not_sent(budget.STOPPED_ERROR) == "stopped"
+    # The usage summary says why the budget was reached with nothing reported spent.
+    failed = f"InternalServerError: malformed response from the server (2 {budget.CHARGED.join(['answers that could not be read ', ''])})"
+    u = usage.summarize([{"answered_by": "model", "error": failed}, {"answered_by": "model", "error": b.message()}],
+                        price=Price(1e-6, 1e-5, "t"), budget=0.001)
+    assert u["budget"]["charged"] == 2 and u["budget"]["unsent"] == 1
+    assert usage.format_summary(u)[-1].startswith(
+        "budget $0.001 reached ($0 spent on the answers received; 2 answers that could not be read charged to "
+        "--defan-budget at its estimate): 1 prompts not sent")
+    assert budget.not_sent("TimeoutError: slow") is None and budget.not_sent(None) is None
 
 
 def test_a_cache_of_an_earlier_version_gains_the_usage_columns(tmp_path: Path) -> None:
@@ -211,32 +290,28 @@ def test_a_budget_stops_within_one_concurrency_window_and_a_resume_asks_nothing_
         assert sum(r.via == "cache" for r in again) == len(answered)
 
 
-class Ledger:
-    """Another process of the run, as the cache shows it."""
-
-    def __init__(self, spent: float, inflight: float) -> None:
-        self.other = (spent, inflight)
-        self.published: list = []
-
-    def others(self) -> tuple:
-        return self.other
-
-    def publish(self, spent: float, inflight: float) -> None:
-        self.published.append((spent, inflight))
-
-
-def test_a_budget_shared_between_processes_never_waits_for_another_process() -> None:
+def test_a_budget_shared_between_processes_never_waits_for_another_process(tmp_path: Path) -> None:
     # The other process spent nearly all of it and shows a float residue in flight (or died with
     # a request booked): this one may probe once, waits only for its own request, then stops.
-    ledger = Ledger(0.299, 3e-18)
-    b = Budget(0.3, Price(1e-3, 2e-3, "t"), ledger=ledger)
+    other = ResponseCache(tmp_path, {}, run="r", shared=True, owner="gw1")
+    here = ResponseCache(tmp_path, {}, run="r", shared=True, owner="gw0")
+    other.spending_ledger().publish(0.299, 3e-18, 0, None)
+    b = Budget(0.3, Price(1e-3, 2e-3, "t"), ledger=here.spending_ledger())
     verdict, booked = b.decide("x" * 40)
-    assert verdict == "send" and ledger.published[-1] == (0.0, booked)
+    assert verdict == "send" and other.spending_ledger().others() == (0.0, booked, 1, None)
     assert b.decide("x" * 40)[0] == "wait"  # for its own request: its settlement wakes it
     b.settle(booked, 7, 3)
-    assert b.inflight == 0.0 and ledger.published[-1] == (pytest.approx(0.013), 0.0)
+    assert b.inflight == 0.0 and other.spending_ledger().others() == (pytest.approx(0.013), 0.0, 0, 3)
     assert b.decide("x" * 40)[0] == "refuse" and b.stopped
-    dead = Budget(1.0, Price(1e-3, 2e-3, "t"), ledger=Ledger(0.0, 0.99))
-    verdict, booked = dead.decide("x" * 40)  # the other's booking counts as spent
-    dead.settle(booked, 7, 3)
-    assert verdict == "send" and dead.decide("x" * 40)[0] == "refuse"
+    assert "($0.3120 spent; the next request" in b.message()
+    # The other's booking counts as spent; and the largest answer it saw is this one's estimate.
+    other.spending_ledger().publish(0.0, 0.99, 1, 400)
+    dead = Budget(1.0, Price(1e-3, 2e-3, "t"), ledger=here.spending_ledger())
+    verdict, booked = dead.decide("x" * 40)
+    assert verdict == "refuse" and dead.completion() == (400, "the largest answer so far")
+    assert "$0.9900 booked for other processes' requests in flight" in dead.message()
+    # Two requests in flight there, booked low: valued at this prompt's estimate each.
+    other.spending_ledger().publish(0.0, 0.001, 2, 10)
+    two = Budget(0.12, Price(1e-3, 2e-3, "t"), ledger=here.spending_ledger())
+    assert two.decide("x" * 40) == ("send", pytest.approx(0.037))  # 2 x 0.037 + 0.037 <= 0.12 < 4 x 0.037
+    assert two.decide("x" * 40) == ("wait", 0.0)

@@ -5,6 +5,11 @@ finds it claimed waits for the answer, so each prompt is sent once per run), how
 they keep to one ``--defan-budget``), and who they are (*members*).  Claims and progress of runs
 whose processes are all gone (a run killed before its controller could drop them) are removed
 when the next cache opens (:meth:`Coordination.drop_dead_runs`).
+
+Runs respect each other's claims too (two sessions started at once on one cache): a prompt
+another live run is asking, or has answered, is not claimed (:meth:`Coordination.claim`,
+:meth:`Coordination.reserve`) but waited for, and taken over if that run gives it up or dies
+(:meth:`Coordination.holder`, :meth:`Coordination.run_is_alive`).
 """
 from __future__ import annotations
 
@@ -14,11 +19,11 @@ import socket
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple, TypeVar
 
 from defan_pytest.cache.database import transaction
 
-__all__ = ["Coordination", "FOREIGN_RUN_LIFETIME", "HOST", "pid_alive", "run_alive"]
+__all__ = ["Coordination", "FOREIGN_RUN_LIFETIME", "HOST", "Holder", "SpendingLedger", "pid_alive", "run_alive"]
 
 #: A run seen from another host is presumed dead this long after it started (its processes
 #: cannot be asked).
@@ -26,6 +31,26 @@ FOREIGN_RUN_LIFETIME = 24 * 3600.0
 #: This host's name, as members record it.
 HOST = socket.gethostname()
 _RUN_TABLES = ("claims", "progress", "spending", "members")
+# A claim for this run, unless another run holds the prompt: is asking it, or had the model
+# answer it (the answer is in the cache).  One statement: SQLite takes the write lock before it
+# reads, so two runs cannot both find the prompt free.
+_CLAIM = (
+    "INSERT OR IGNORE INTO claims (run, key, owner, status) SELECT ?, ?, ?, 'calling' WHERE NOT EXISTS "
+    "(SELECT 1 FROM claims WHERE key = ? AND run != ? AND status IN ('calling', 'done'))"
+)
+#: What the spending figures of the other processes are: spent, in flight (USD), requests in
+#: flight and the largest completion seen.
+Spending = Tuple[float, float, int, Optional[int]]
+T = TypeVar("T")
+
+
+class Holder(NamedTuple):
+    """Another run's claim on a prompt: the run, its status, its error and attempts."""
+
+    run: str
+    status: str
+    error: Optional[str]
+    attempts: int
 
 
 def pid_alive(pid: int, registered: Optional[float] = None) -> bool:
@@ -86,12 +111,46 @@ class Coordination:
     # -- claims ------------------------------------------------------------------------------
 
     def claim(self, key: str) -> bool:
-        """Take the prompt for this process; False when another process has it."""
-        cur = self.connection().execute(
-            "INSERT OR IGNORE INTO claims (run, key, owner, status) VALUES (?, ?, ?, 'calling')",
-            (self.run, key, self.owner),
-        )
+        """Take the prompt for this process; False when another process of the run has it, or
+        another live run is asking it or has answered it."""
+        cur = self.connection().execute(_CLAIM, (self.run, key, self.owner, key, self.run))
         return cur.rowcount == 1
+
+    def reserve(self, keys: Iterable[str]) -> Set[str]:
+        """Claim every prompt of ``keys`` no other run holds, in one transaction (a session of
+        its own, at its start: one commit, not one a prompt); returns those this process holds."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return set()
+        conn = self.connection()
+        with transaction(conn):
+            conn.executemany(_CLAIM, [(self.run, k, self.owner, k, self.run) for k in wanted])
+            mine = {r[0] for r in conn.execute("SELECT key FROM claims WHERE run = ? AND owner = ?",
+                                               (self.run, self.owner))}
+        return mine & set(wanted)
+
+    def holder(self, key: str) -> Optional[Holder]:
+        """Another run's claim that keeps ``key`` from this run, if one does."""
+        row = self.connection().execute(
+            "SELECT run, status, error, attempts FROM claims WHERE key = ? AND run != ? AND status IN "
+            "('calling', 'done') LIMIT 1", (key, self.run),
+        ).fetchone()
+        return None if row is None else Holder(str(row[0]), str(row[1]), row[2], int(row[3] or 0))
+
+    def run_is_alive(self, run: str) -> bool:
+        """Whether run ``run`` still has a live process (:func:`run_alive`; a run registers its
+        members before its first claim, so claims without a member are a dead run's, as
+        :meth:`drop_dead_runs` has it)."""
+        members = self.connection().execute("SELECT host, pid, started FROM members WHERE run = ?", (run,)).fetchall()
+        return run_alive(members, time.time())
+
+    def drop_runs(self, runs: Iterable[str]) -> None:
+        """Forget the claims, progress, spending and members of ``runs`` (runs found dead)."""
+        conn = self.connection()
+        with transaction(conn):
+            for run in runs:
+                for table in _RUN_TABLES:
+                    conn.execute(f"DELETE FROM {table} WHERE run = ?", (run,))
 
     def mark_cached(self, key: str) -> None:
         """The prompt was answered from the cache."""
@@ -154,20 +213,36 @@ class Coordination:
 
     # -- spending (--defan-budget) -----------------------------------------------------------
 
-    def publish_spending(self, spent: float, inflight: float) -> None:
-        """This process's spending and the estimated cost of its requests in flight."""
+    def publish_spending(self, spent: float, inflight: float, requests: int = 0,
+                         largest: Optional[int] = None) -> None:
+        """This process's spending, the estimated cost and number of its requests in flight and
+        the largest completion it saw."""
         self.connection().execute(
-            "INSERT OR REPLACE INTO spending (run, owner, spent, inflight) VALUES (?, ?, ?, ?)",
-            (self.run, self.owner, spent, inflight),
+            "INSERT OR REPLACE INTO spending (run, owner, spent, inflight, requests, largest) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (self.run, self.owner, spent, inflight, requests, largest),
         )
 
-    def others_spending(self) -> Tuple[float, float]:
-        """What the other processes of the run spent and have in flight (USD)."""
+    def others_spending(self) -> Spending:
+        """What the other processes of the run spent and have in flight (USD, requests), and the
+        largest completion any of them saw."""
         row = self.connection().execute(
-            "SELECT COALESCE(SUM(spent), 0), COALESCE(SUM(inflight), 0) FROM spending WHERE run = ? AND owner != ?",
+            "SELECT COALESCE(SUM(spent), 0), COALESCE(SUM(inflight), 0), COALESCE(SUM(requests), 0), MAX(largest) "
+            "FROM spending WHERE run = ? AND owner != ?",
             (self.run, self.owner),
         ).fetchone()
-        return float(row[0]), float(row[1])
+        return float(row[0]), float(row[1]), int(row[2]), (int(row[3]) if row[3] is not None else None)
+
+    def exchange_spending(self, decide: Callable[[Spending], Tuple[T, bool]], mine: Callable[[], Spending]) -> T:
+        """In one transaction: the other processes' spending, ``decide`` on it (``(result,
+        changed)``), and this process's figures (``mine()``) published when they changed -- so
+        that two processes never book the same room."""
+        conn = self.connection()
+        with transaction(conn):
+            result, changed = decide(self.others_spending())
+            if changed:
+                self.publish_spending(*mine())
+        return result
 
     # -- the end of runs ---------------------------------------------------------------------
 
@@ -197,3 +272,23 @@ class Coordination:
                     for table in _RUN_TABLES:
                         conn.execute(f"DELETE FROM {table} WHERE run = ?", (run,))
         return dead
+
+
+class SpendingLedger:
+    """The spending account the processes of one run share (``--defan-budget``), as
+    :class:`defan_pytest.calls.budget.Budget` uses it (its ``Ledger``)."""
+
+    def __init__(self, coordination: Coordination) -> None:
+        self.coordination = coordination
+
+    def exchange(self, decide: Callable[[Spending], Tuple[T, bool]], mine: Callable[[], Spending]) -> T:
+        """:meth:`Coordination.exchange_spending`."""
+        return self.coordination.exchange_spending(decide, mine)
+
+    def publish(self, spent: float, inflight: float, requests: int, largest: Optional[int]) -> None:
+        """:meth:`Coordination.publish_spending`."""
+        self.coordination.publish_spending(spent, inflight, requests, largest)
+
+    def others(self) -> Spending:
+        """:meth:`Coordination.others_spending`."""
+        return self.coordination.others_spending()

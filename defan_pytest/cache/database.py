@@ -44,11 +44,15 @@ CREATE TABLE IF NOT EXISTS claims (
     attempts INTEGER,            -- requests the owner sent for it
     PRIMARY KEY (run, key)
 );
+-- Another run's claim on a prompt, found by the prompt (two sessions on one cache).
+CREATE INDEX IF NOT EXISTS claims_by_key ON claims (key);
 CREATE TABLE IF NOT EXISTS spending (
     run TEXT NOT NULL,
     owner TEXT NOT NULL,
     spent REAL NOT NULL,         -- USD: what this process's answers cost (--defan-budget)
     inflight REAL NOT NULL,      -- USD: the estimated cost of its requests in flight
+    requests INTEGER,            -- how many requests it has in flight
+    largest INTEGER,             -- the largest completion (tokens) it has seen
     PRIMARY KEY (run, owner)
 );
 CREATE TABLE IF NOT EXISTS members (
@@ -63,7 +67,8 @@ CREATE TABLE IF NOT EXISTS members (
 # Columns added since the first release, for databases created before them.
 _ADDED_COLUMNS = (("answers", "note", "TEXT"), ("claims", "attempts", "INTEGER"),
                   ("answers", "prompt_tokens", "INTEGER"), ("answers", "completion_tokens", "INTEGER"),
-                  ("answers", "latency", "REAL"))
+                  ("answers", "latency", "REAL"), ("spending", "requests", "INTEGER"),
+                  ("spending", "largest", "INTEGER"))
 
 
 def connect(path: Path) -> sqlite3.Connection:

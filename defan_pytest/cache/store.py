@@ -17,7 +17,10 @@ database of an earlier version gains those columns when opened, its answers' usa
 
 Under pytest-xdist the processes of a run also coordinate through the same file -- claims,
 progress, spending, members (:mod:`defan_pytest.cache.coordination`) -- so that each selected
-prompt is sent exactly once per run.  The file itself (schema, connections) is
+prompt is sent exactly once per run.  So do runs started at once on one cache: a session of its
+own (a run id, not shared) reserves the prompts it will ask when it starts
+(:meth:`ResponseCache.uncached`), waits for those another run is asking, and asks one itself
+when that run gives it up or dies.  The file itself (schema, connections) is
 :mod:`defan_pytest.cache.database`'s; checking the folder before a run is
 :mod:`defan_pytest.cache.folder`'s.
 """
@@ -25,16 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple
 
-from defan_pytest.cache.coordination import Coordination
+from defan_pytest.cache.coordination import Coordination, SpendingLedger
 from defan_pytest.cache.database import DB_NAME, SCHEMA, connect, retry_locked, transaction, upgrade
+from defan_pytest.cache.keys import identity_json, key_of, uncached, uncached_in
 from defan_pytest.cache.writer import Pending, Writer
 
 __all__ = ["DB_NAME", "Entry", "ResponseCache", "Waited", "identity_json", "uncached", "uncached_in"]
@@ -64,17 +67,14 @@ class Entry(NamedTuple):
     latency: Optional[float] = None
 
 
-def identity_json(identity: Mapping[str, Any]) -> str:
-    """A canonical JSON text of a model identity (sorted keys, no whitespace)."""
-    return json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
-
-
 class ResponseCache:
     """The cache of one model identity in ``folder``.
 
     ``mode``: ``"use"`` (read and write) or ``"refresh"`` (never read an old answer, overwrite).
     ``run``: the run id; claims (cross-process coordination) are scoped to it.
-    ``shared``: claim prompts before calling them (several processes share the run).
+    ``shared``: claim prompts before calling them (several processes share the run); a run id
+    without ``shared`` is a session of its own, which claims what it asks against other runs
+    on the same cache (:attr:`own_session`).
     ``background``: answers are committed by a writer thread (see :meth:`save`).
     """
 
@@ -104,10 +104,16 @@ class ResponseCache:
         self._local = threading.local()
         #: The rows this process shares with the other processes of the run.
         self.coordination = Coordination(self._conn, run, self.owner)
+        #: A session of its own: it claims the prompts it asks against other runs.
+        self.own_session = bool(run) and not shared
+        self.opened = time.time()
+        self._held: Set[str] = set()  # keys this session claimed ...
+        self._taken: Set[str] = set()  # ... and those handed to a caller (one asks, duplicates wait)
+        self._reserved: Optional[Set[str]] = None  # keys without an answer when it started
         conn = self._conn()
         retry_locked(lambda: conn.executescript(SCHEMA))
         retry_locked(lambda: upgrade(conn))
-        if shared:
+        if shared or self.own_session:
             self.coordination.join()
         retry_locked(self.coordination.drop_dead_runs)
         # background: answers are committed by a writer thread, in groups
@@ -125,8 +131,14 @@ class ResponseCache:
         return conn
 
     def close(self) -> None:
-        """Commit what is queued, stop the writer and close this thread's connection."""
+        """Commit what is queued, stop the writer, forget the claims of a session of its own
+        (another session waiting for one asks it) and close this thread's connection."""
         self._writer.close()
+        if self.own_session:
+            try:
+                retry_locked(self.coordination.drop_run)
+            except sqlite3.Error:
+                pass  # left for the next run to drop: this process will be gone by then
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -136,7 +148,7 @@ class ResponseCache:
 
     def key(self, prompt: str) -> str:
         """The cache key of ``prompt`` for this model identity."""
-        return _key_of(self._prefix, prompt)
+        return key_of(self._prefix, prompt)
 
     def get(self, prompt: str) -> Optional[str]:
         """The cached answer, or ``None`` (always ``None`` in refresh mode)."""
@@ -161,10 +173,14 @@ class ResponseCache:
 
     def uncached(self, prompts: Iterable[str]) -> List[str]:
         """The prompts without a cached answer (all of them in refresh mode): one read of the
-        keys' index for many prompts, not a query each (the estimate before a big run)."""
-        if self.mode == "refresh":
-            return list(prompts)
-        return uncached(self._conn(), self._prefix, prompts)
+        keys' index for many prompts, not a query each (the estimate before a big run).  A
+        session of its own also claims them here, in one transaction, but for those another
+        run holds (:meth:`claim` says which to wait for)."""
+        todo = list(prompts) if self.mode == "refresh" else uncached(self._conn(), self._prefix, prompts)
+        if self.own_session:
+            self._reserved = {self.key(p) for p in todo}
+            self._held |= retry_locked(lambda: self.coordination.reserve(self._reserved or ()))
+        return todo
 
     def put(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
             prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
@@ -212,7 +228,7 @@ class ResponseCache:
                 "completion_tokens, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
-            if self.shared:
+            if self.shared or self.own_session:
                 self.coordination.mark_answered(conn, [(row[0], i.attempts) for i, row in zip(items, rows)])
 
     def count(self) -> int:
@@ -223,18 +239,46 @@ class ResponseCache:
     # -- the processes of one run (defan_pytest.cache.coordination) --------------------------
 
     def claim(self, prompt: str) -> bool:
-        """True when this process should call ``prompt``; False when another process has it."""
-        return self.coordination.claim(self.key(prompt)) if self.shared else True
+        """True when this process should call ``prompt`` (or read it from the cache); False
+        when another process has it: one of the run, or of another run on the cache (then
+        :meth:`wait`)."""
+        if self.shared:
+            return self.coordination.claim(self.key(prompt))
+        if not self.own_session or self._reserved == set():
+            return True  # nothing to claim (everything was answered in the cache)
+        key = self.key(prompt)
+        if key in self._held:
+            if key in self._taken:
+                return False  # a prompt of the same text is being asked: wait for its answer
+            self._taken.add(key)
+            return True
+        if self._reserved is not None and key not in self._reserved:
+            return True  # answered in the cache when the session started: nothing to claim
+        if not self.coordination.claim(key):
+            return False
+        self._held.add(key)
+        self._taken.add(key)
+        return True
+
+    def _claimed(self, prompt: str) -> Optional[str]:
+        """The key of ``prompt`` when this process claimed it (``None``: no claim to update)."""
+        if not self.shared and not self._held:
+            return None
+        key = self.key(prompt)
+        return key if self.shared or key in self._held else None
 
     def mark_done(self, prompt: str) -> None:
         """This process answered ``prompt`` from the cache: waiting processes may read it."""
-        if self.shared:
-            self.coordination.mark_cached(self.key(prompt))
+        key = self._claimed(prompt)
+        if key is not None:
+            self.coordination.mark_cached(key)
 
     def release(self, prompt: str, error: str, attempts: int = 1) -> None:
-        """The call failed for good: waiting processes get ``error`` (it is not cached)."""
-        if self.shared:
-            self.coordination.mark_failed(self.key(prompt), error, attempts)
+        """The call failed for good: waiting processes get ``error`` (it is not cached); a
+        waiting session of another run asks it itself."""
+        key = self._claimed(prompt)
+        if key is not None:
+            self.coordination.mark_failed(key, error, attempts)
 
     def status(self, prompt: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
         """``(status, answer, error)`` of this run's claim on ``prompt`` (status ``'done'``
@@ -264,8 +308,10 @@ class ResponseCache:
         return status, Waited(None, error, None, "model", attempts)
 
     async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
-        """Wait for another process's answer: a :class:`Waited` with its answer or its error,
-        or neither when ``stop`` was set first."""
+        """Wait for another process's answer: a :class:`Waited` with its answer or its error;
+        neither when ``stop`` was set first, or when another run that held the prompt gave it
+        up (it failed there, its session ended or died): then it is this process's to claim."""
+        alive_checked = time.monotonic()
         while stop is None or not stop.is_set():
             state = self._claim_state(prompt)
             if state is not None:
@@ -274,8 +320,33 @@ class ResponseCache:
                     return waited
                 if status == "failed":
                     return waited._replace(error=waited.error or "the call failed in another worker")
+            else:
+                check = time.monotonic() - alive_checked > 1.0
+                alive_checked = time.monotonic() if check else alive_checked
+                found = self._from_other_run(self.key(prompt), check)
+                if found is not None:
+                    return found
             await asyncio.sleep(self.poll)
         return Waited(None, None)
+
+    def _from_other_run(self, key: str, check_alive: bool) -> Optional[Waited]:
+        """What became of a prompt another run holds: its answer (from the cache, to this
+        run), ``Waited(None, None)`` when nobody holds it any more, ``None`` while it is asked."""
+        holder = self.coordination.holder(key)
+        if holder is not None and holder.status == "calling":
+            if check_alive and not self.coordination.run_is_alive(holder.run):
+                retry_locked(lambda: self.coordination.drop_runs([holder.run]))  # killed: its claims go
+            return None
+        # Nobody holds it: its answer, unless older than this run in refresh mode.
+        since = self.opened if self.mode == "refresh" and holder is None else 0.0
+        row = self._conn().execute(
+            "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers "
+            "WHERE key = ? AND created >= ?",
+            (key, since),
+        ).fetchone()
+        if row is not None:
+            return Waited(row[0], None, row[1], "cache", 0, row[2], row[3], row[4])
+        return None if holder is not None else Waited(None, None)
 
     def report_progress(self, stats: Mapping[str, Any], fatal: Optional[str] = None) -> None:
         """:meth:`Coordination.report_progress`: this process's counters for the controller."""
@@ -285,52 +356,11 @@ class ResponseCache:
         """:meth:`Coordination.run_progress`: the counters of every process of the run."""
         return self.coordination.run_progress()
 
-    def publish_spending(self, spent: float, inflight: float) -> None:
-        """:meth:`Coordination.publish_spending`: this process's spending (``--defan-budget``)."""
-        self.coordination.publish_spending(spent, inflight)
-
-    def others_spending(self) -> Tuple[float, float]:
-        """:meth:`Coordination.others_spending`: what the other processes spent and have in flight."""
-        return self.coordination.others_spending()
+    def spending_ledger(self) -> SpendingLedger:
+        """The spending account this process shares with the others of the run
+        (``--defan-budget``; :class:`~defan_pytest.cache.coordination.SpendingLedger`)."""
+        return SpendingLedger(self.coordination)
 
     def drop_run(self) -> None:
         """:meth:`Coordination.drop_run`: forget this run's rows (the controller, at the end)."""
         self.coordination.drop_run()
-
-
-def _key_of(prefix: bytes, prompt: str) -> str:
-    h = hashlib.sha256(prefix)
-    h.update(b"\0prompt\0")
-    h.update(prompt.encode("utf-8"))
-    return h.hexdigest()
-
-
-def uncached(conn: sqlite3.Connection, prefix: bytes, prompts: Iterable[str]) -> List[str]:
-    """The prompts without an answer under the identity whose digest is ``prefix``."""
-    keyed = [(p, _key_of(prefix, p)) for p in prompts]
-    if len(keyed) <= 500:
-        return [p for p, key in keyed if conn.execute("SELECT 1 FROM answers WHERE key = ?", (key,)).fetchone() is None]
-    # Many prompts: one pass over the primary key's index (it covers the query), not a query each.
-    wanted = {key for _, key in keyed}
-    found = {key for (key,) in conn.execute("SELECT key FROM answers") if key in wanted}
-    return [p for p, key in keyed if key not in found]
-
-
-def uncached_in(folder: Path, identity: Mapping[str, Any], prompts: Iterable[str]) -> List[str]:
-    """:func:`uncached` for the cache in ``folder``, read only (every prompt when there is no
-    cache, or it cannot be read)."""
-    prompts = list(prompts)
-    path = Path(folder) / DB_NAME
-    if not path.is_file():
-        return prompts
-    prefix = hashlib.sha256(identity_json(identity).encode()).digest()
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error:
-        return prompts
-    try:
-        return uncached(conn, prefix, prompts)
-    except sqlite3.Error:
-        return prompts
-    finally:
-        conn.close()

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from defan_pytest.calls.budget import STOPPED_ERROR, billed, charged_note
 from defan_pytest.calls.failures import describe, retry_after
 from defan_pytest.calls.protocol import (
     DEFAULT_MAX_ANSWER,
@@ -189,14 +190,17 @@ class Asker:
         (``None``: the run stopped first, or a fatal failure stopped it)."""
         store = self.store
         if store is not None:
-            if not store.claim(prompt.text):
-                # Another process of the run has this prompt (from its cache or the model):
-                # wait for its answer instead of asking again.
-                return await self._from_peer(store, prompt)
+            while not store.claim(prompt.text):
+                # Another process has this prompt (a worker of the run, or another session on
+                # the cache): wait for its answer instead of asking again -- or, when another
+                # session gave it up, claim it again and ask it here.
+                peer = await self._from_peer(store, prompt)
+                if peer is not None or self.stop.is_set() or self.halted():
+                    return peer
             hit = self._from_cache(store, prompt)
             if hit is not None:
                 return hit
-        booked = 0.0
+        booked: Optional[float] = 0.0
         if self.budget is not None:
             verdict, booked = await self._book(prompt.text)
             if verdict != "send":
@@ -237,17 +241,18 @@ class Asker:
         hallucination, and never cached: a resumed run with a larger budget asks it), or
         stopped before its turn (``None``)."""
         assert self.budget is not None
-        message = self.budget.message() if verdict == "refuse" else "the run stopped before it was sent"
+        message = self.budget.message() if verdict == "refuse" else STOPPED_ERROR
         if self.store is not None:
             self.store.release(prompt.text, message, 0)
         if verdict != "refuse":
             return None
         return Response(None, error=message, attempts=0)
 
-    async def _ask(self, prompt: Prompt, booked: float, t0: float) -> Optional[Response]:
+    async def _ask(self, prompt: Prompt, booked: Optional[float], t0: float) -> Optional[Response]:
         """Ask the model, retrying what the backend judges transient (``booked``: the budget's
-        booking for this prompt, settled or released here)."""
-        attempt = 0
+        booking for this prompt, settled or released here; an attempt the provider may have
+        billed is charged, and the next one booked anew)."""
+        attempt, charged, notes = 0, 0, []
         while True:
             attempt += 1
             await self.limiter.wait()
@@ -264,6 +269,9 @@ class Asker:
                     raise
                 kind = self.verdict(exc)
                 message = describe(exc, self.secrets)
+                settled = self._charge(booked, exc)
+                charged += int(booked is not None and settled is None)
+                booked = settled
                 if kind == "fatal":
                     self._unbook(booked)
                     return self._fatal_failure(
@@ -272,17 +280,28 @@ class Asker:
                 if kind == "retry" and attempt <= self.retries and not self.stop.is_set():
                     self.stats.retries += 1
                     await asyncio.sleep(self.backoff.delay(attempt, retry_after(exc)))
-                    continue
+                    if booked is None:  # the last attempt was charged: book the next one
+                        verdict, booked = await self._book(prompt.text)
+                        if verdict == "send":
+                            continue
+                        booked = None
+                        notes.append("not asked again: " + (
+                            "--defan-budget would be passed" if verdict == "refuse" else "the run stopped"))
+                    else:
+                        continue
                 self._unbook(booked)
+                if charged:  # said in the error, where the usage summary finds it
+                    notes.insert(0, charged_note(charged))
+                message += f" ({'; '.join(notes)})" if notes else ""
                 if self.store is not None:
                     self.store.release(prompt.text, message, attempt)
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
             return await self._answered(prompt, reply, took, attempt, booked, t0)
 
-    async def _answered(self, prompt: Prompt, reply: Reply, took: float, attempt: int, booked: float,
+    async def _answered(self, prompt: Prompt, reply: Reply, took: float, attempt: int, booked: Optional[float],
                         t0: float) -> Response:
         """The model's answer: paid for, cleaned, committed to the store, then returned."""
-        if self.budget is not None:
+        if self.budget is not None and booked is not None:
             self.budget.settle(booked, reply.prompt_tokens, reply.completion_tokens, prompt.text)
             self._budget_changed()
         text, note = clean_answer(reply.text, self.secrets)
@@ -347,11 +366,22 @@ class Asker:
             self._budget_waiters.append(waiter)
             await waiter
 
-    def _unbook(self, booked: float) -> None:
-        """A booked request failed for good, or was never sent: release its booking."""
-        if self.budget is not None:
+    def _unbook(self, booked: Optional[float]) -> None:
+        """A booked request failed for good, or was never sent: release its booking (``None``:
+        it was settled already)."""
+        if self.budget is not None and booked is not None:
             self.budget.cancel(booked)
             self._budget_changed()
+
+    def _charge(self, booked: Optional[float], exc: BaseException) -> Optional[float]:
+        """A failed request the provider may have billed (an answer that could not be read:
+        :func:`~defan_pytest.calls.budget.billed`) is charged at its booking; returns the
+        booking still open (``None``: settled)."""
+        if self.budget is None or booked is None or not billed(exc):
+            return booked
+        self.budget.charge(booked)
+        self._budget_changed()
+        return None
 
     def _budget_changed(self) -> None:
         """A booking was settled or cancelled: the prompts waiting for room look again."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from defan_pytest.calls.prices import Price, format_usd
 
 __all__ = [
     "DEFAULT_COMPLETION_TOKENS",
     "Estimate",
+    "completion_cap",
     "describe_path",
     "estimate",
     "estimate_prompt_tokens",
@@ -41,6 +42,20 @@ def estimate_prompt_tokens(text: str, system_prompt: Optional[str] = None) -> in
     return int(math.ceil(chars / CHARS_PER_TOKEN)) + REQUEST_OVERHEAD + MESSAGE_OVERHEAD * messages
 
 
+def completion_cap(params: Mapping[str, Any]) -> Optional[int]:
+    """The most completion tokens the model's parameters let one answer take
+    (``max_completion_tokens``, else ``max_tokens``), or ``None`` when they set no cap.
+
+    >>> completion_cap({"max_tokens": 1000}), completion_cap({"max_tokens": "many"})
+    (1000, None)
+    """
+    for name in ("max_completion_tokens", "max_tokens"):
+        value = params.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 def typical_completion(max_tokens: Any = None) -> int:
     """Completion tokens to expect of one answer: :data:`DEFAULT_COMPLETION_TOKENS`, or the
     model's ``max_tokens`` when that is smaller."""
@@ -51,7 +66,9 @@ def typical_completion(max_tokens: Any = None) -> int:
 
 @dataclass(frozen=True)
 class Estimate:
-    """What a run is about to send, before it sends anything."""
+    """What a run is about to send, before it sends anything: of its ``prompts``, ``to_send``
+    are asked, ``cached`` are answered from the cache and ``duplicates`` repeat another
+    prompt's text (asked once, for all of them)."""
 
     prompts: int
     cached: int
@@ -61,6 +78,7 @@ class Estimate:
     price: Optional[Price]
     path: str = ""
     model: str = ""
+    duplicates: int = 0
 
     @property
     def cost(self) -> Optional[float]:
@@ -68,7 +86,7 @@ class Estimate:
 
     def to_json(self) -> Dict[str, Any]:
         return {
-            "prompts": self.prompts, "cached": self.cached, "to_send": self.to_send,
+            "prompts": self.prompts, "cached": self.cached, "to_send": self.to_send, "duplicates": self.duplicates,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "cost": self.cost, "price": self.price.to_json() if self.price else None,
         }
@@ -76,17 +94,18 @@ class Estimate:
 
 def estimate(to_send: Sequence[str], cached: int, *, system_prompt: Optional[str] = None,
              completion_tokens: int = DEFAULT_COMPLETION_TOKENS, price: Optional[Price] = None,
-             path: str = "", model: str = "") -> Estimate:
+             path: str = "", model: str = "", duplicates: int = 0) -> Estimate:
     """The estimate for sending the prompts ``to_send`` (``cached``: the others, answered from
-    the cache and not paid again).
+    the cache and not paid again; ``duplicates``: prompts whose text another prompt has, asked
+    once for all).
 
-    >>> e = estimate(["x" * 40] * 10, 5, price=Price(1e-6, 2e-6, "t"))
-    >>> (e.to_send, e.prompt_tokens, e.completion_tokens, round(e.cost, 6))
-    (10, 170, 1000, 0.00217)
+    >>> e = estimate(["x" * 40] * 10, 5, price=Price(1e-6, 2e-6, "t"), duplicates=2)
+    >>> (e.prompts, e.to_send, e.prompt_tokens, e.completion_tokens, round(e.cost, 6))
+    (17, 10, 170, 1000, 0.00217)
     """
     prompt_tokens = sum(estimate_prompt_tokens(t, system_prompt) for t in to_send)
-    return Estimate(len(to_send) + cached, cached, len(to_send), prompt_tokens, completion_tokens * len(to_send),
-                    price, path, model)
+    return Estimate(len(to_send) + cached + duplicates, cached, len(to_send), prompt_tokens,
+                    completion_tokens * len(to_send), price, path, model, duplicates)
 
 
 _PATHS = {"openai": "the OpenAI protocol", "litellm": "litellm", "callable": "the registered callable"}
@@ -98,8 +117,12 @@ def describe_path(path: str) -> str:
 
 
 def format_estimate(e: Estimate, model_table: str = "[models.<name>]") -> str:
-    """One line before the first call: what will be sent, its tokens and cost."""
-    head = f"defan estimate: {e.to_send:,} prompts to send ({e.cached:,} from the cache)"
+    """One line before the first call: what will be sent (with the prompts that will not be,
+    so that the numbers add up to the run's prompts), its tokens and cost."""
+    others = f"{e.cached:,} from the cache"
+    if e.duplicates:
+        others += f", {e.duplicates:,} repeating another prompt's text, asked once; {e.prompts:,} in all"
+    head = f"defan estimate: {e.to_send:,} prompts to send ({others})"
     if e.path:
         head += f" via {describe_path(e.path)}"
     if e.path == "callable":

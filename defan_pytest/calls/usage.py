@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from defan_pytest.calls.budget import BUDGET_ERROR
+from defan_pytest.calls.budget import BUDGET_ERROR, charged_in, charged_note
 from defan_pytest.calls.estimate import describe_path
 from defan_pytest.calls.prices import Price, format_usd
 
@@ -87,15 +87,18 @@ def summarize(records: Iterable[Mapping[str, Any]], *, price: Optional[Price] = 
     ``cost.spent``; answers from the cache keep the usage stored with them and are counted
     apart (``cached_tokens``, ``cost.cached``).  Latency percentiles are over this run's calls.
     ``domains`` holds the same figures per domain; ``price`` the price used, ``budget`` the
-    limit, what was spent and how many prompts were not sent (``complete``: none).
+    limit, what was spent on the answers received, how many prompts were not sent (``complete``:
+    none) and how many answers that could not be read were charged to it at their estimate
+    (``charged``: their cost is not in ``spent``, which counts what the provider reported).
     """
     recs = list(records)
     out: Dict[str, Any] = {"call_path": path or None, **_block(recs, price)}
     out["price"] = price.to_json() if price is not None else None
     spent = out["cost"]["spent"] if out["cost"] is not None else None
     unsent = sum(1 for r in recs if _is_budget_error(r.get("error")))
+    charged = sum(charged_in(r.get("error")) for r in recs)
     out["budget"] = None if budget is None else {"limit": budget, "spent": spent, "unsent": unsent,
-                                                 "complete": unsent == 0}
+                                                 "complete": unsent == 0, "charged": charged}
     by_domain: Dict[str, List[Mapping[str, Any]]] = {}
     for r in recs:
         by_domain.setdefault(str(r.get("domain")), []).append(r)
@@ -139,14 +142,16 @@ def format_summary(u: Mapping[str, Any]) -> List[str]:
     budget = u.get("budget")
     if budget is not None:
         spent = budget.get("spent")
-        spent_text = format_usd(spent) if spent is not None else "unknown"
+        spent_text = (format_usd(spent) if spent is not None else "unknown") + " spent"
+        if budget.get("charged"):
+            spent_text += f" on the answers received; {charged_note(int(budget['charged']))}"
         if budget.get("unsent"):
             lines.append(
-                f"budget {format_usd(budget['limit'])} reached ({spent_text} spent): {budget['unsent']:,} prompts not "
+                f"budget {format_usd(budget['limit'])} reached ({spent_text}): {budget['unsent']:,} prompts not "
                 "sent, the run is incomplete; every answer is kept in the cache: a larger --defan-budget asks the rest"
             )
         else:
-            lines.append(f"budget {format_usd(budget['limit'])}: {spent_text} spent")
+            lines.append(f"budget {format_usd(budget['limit'])}: {spent_text}")
     return lines
 
 

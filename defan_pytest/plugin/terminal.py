@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
 
+from defan_pytest.calls.budget import not_sent
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.plugin.items import record_of
@@ -182,16 +183,27 @@ class Terminal:
             tr.write_line(line)
 
     def _write_counts(self, tr: Any) -> None:
-        """Where the answers came from, and the call errors grouped by kind."""
+        """What became of the prompts (answered by the model, from the cache, not sent and
+        why, failed: they add up to the prompts), the verdict counts as FCH and PMH count them,
+        and the call errors grouped by kind."""
         run = self.run
         c = run.call_counts()
         # Which version (and source) the cached answers belong to: an edited callable must
         # not pass for the one whose answers were reused.
         origin = f" ({c['cached_from']})" if c["cached"] and c.get("cached_from") else ""
-        peer = f"; {c['peer']} of them through another worker" if c.get("peer") else ""
+        why = Counter(not_sent(r.get("error")) for r in run.records if r.get("error"))
+        reasons = [(why[k], text) for k, text in (("budget", "the budget was reached"),
+                                                  ("stopped", "the run stopped first")) if why[k]]
+        unsent = ""
+        if len(reasons) == 1:
+            unsent = f" ({reasons[0][1]})"
+        elif reasons:
+            unsent = " (" + "; ".join(f"{n}: {text}" for n, text in reasons) + ")"
+        peer = (f"; {c['peer']} of them through another worker, session or prompt of the same text"
+                if c.get("peer") else "")
         tr.write_line(
             f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache{origin}, "
-            f"{c['retries']} retries, {c['errors']} call errors{peer}"
+            f"{c.get('not_sent', 0)} not sent{unsent}, {c.get('failed', 0)} failed; {c['retries']} retries{peer}"
         )
         for kind, n, text in error_kinds(r.get("error") for r in run.records).most_common(10):
             message = text.split(":", 1)[1].strip() if ":" in text else ""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from defan_pytest import dataset
-from defan_pytest.calls import models, redaction
+from defan_pytest.calls import budget, models, redaction
 from defan_pytest.dataset import reader
 from defan_pytest.records import Calls, DatasetMeta, ModelMeta, Report, ReportMeta, ScoredRecord, ScorerMeta
 from defan_pytest.records import Selection, error_kinds
@@ -105,8 +105,10 @@ def call_counts(records: Sequence[ScoredRecord], *, asked: bool = True) -> Calls
 
     ``asked``: the records' answers came from model calls (a run of the plugin): prompts,
     answered by the model, from the cache (whichever process of the run read it:
-    ``answered_by``, not ``via``), through another worker, retries and call errors.  Otherwise
-    (``defan score``'s responses) prompts and errors only.
+    ``answered_by``, not ``via``), ``not_sent`` (the budget, or the run stopped first:
+    :func:`defan_pytest.calls.budget.not_sent`) and ``failed`` (sent, no answer) -- which add
+    up to the prompts --, through another worker, retries and call errors (not sent and
+    failed).  Otherwise (``defan score``'s responses) prompts and errors only.
     """
     kinds = error_kinds(r.error for r in records)
     if not asked:
@@ -117,12 +119,15 @@ def call_counts(records: Sequence[ScoredRecord], *, asked: bool = True) -> Calls
     def by(r: ScoredRecord) -> str:
         return str(r.answered_by or ("cache" if r.via == "cache" else "model"))
 
-    cached = sum(1 for r in records if by(r) == "cache")
+    answers = [r for r in records if not r.error]
+    cached = sum(1 for r in answers if by(r) == "cache")
+    unsent = sum(1 for r in records if r.error and budget.not_sent(r.error))
     return Calls(
-        prompts=len(records), answered=len(records) - cached, cached=cached,
+        prompts=len(records), answered=len(answers) - cached, cached=cached,
         peer=sum(1 for r in records if r.via == "peer"),
         retries=sum(max(0, (r.attempts or 1) - 1) for r in records if by(r) == "model"),
         errors=kinds.total, error_kinds=dict(kinds.counts),
+        extra={"not_sent": unsent, "failed": len(records) - len(answers) - unsent},
     )
 
 

@@ -9,7 +9,6 @@ nothing is asked of a model a bad option would waste.  The result is a frozen :c
 """
 from __future__ import annotations
 
-import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -249,11 +248,9 @@ def budget(s: Settings, model: Any, price: Optional[prices.Price], store: Option
     that together they stay within the one budget."""
     if s.budget is None or price is None:
         return None
-    ledger = None
-    if store is not None and store.shared:
-        ledger = types.SimpleNamespace(others=store.others_spending, publish=store.publish_spending)
-    return Budget(s.budget, price, completion_tokens=estimate.typical_completion(model.params.get("max_tokens")),
-                  system_prompt=model.system_prompt, ledger=ledger)
+    ledger = store.spending_ledger() if store is not None and store.shared else None
+    return Budget(s.budget, price, max_tokens=estimate.completion_cap(model.params), system_prompt=model.system_prompt,
+                  ledger=ledger, cache=s.cache)
 
 
 def estimate_line(
@@ -263,7 +260,8 @@ def estimate_line(
     cost at ``price``: the line printed before the first call 
     (:func:`defan_pytest.calls.estimate.format_estimate`)."""
     model = plan.model
-    texts = list(dict.fromkeys(r.question for r in rows))
+    # Prompts of one text are asked once through the cache's claims (without a cache, each).
+    texts = list(dict.fromkeys(r.question for r in rows)) if folder is not None else [r.question for r in rows]
     to_send = texts
     versionless = isinstance(model, models.CallableModel) and model.version is None
     if folder is not None and plan.backend is not None and s.cache not in ("off", "refresh") and not versionless:
@@ -273,7 +271,7 @@ def estimate_line(
     estimated = estimate.estimate(
         to_send, len(texts) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
         completion_tokens=estimate.typical_completion(params.get("max_tokens")), price=price,
-        path=plan.call_path, model=str(getattr(model, "model", s.model)),
+        path=plan.call_path, model=str(getattr(model, "model", s.model)), duplicates=len(rows) - len(texts),
     )
     return estimate.format_estimate(estimated, model_table=prices.model_table(s.model))
 
