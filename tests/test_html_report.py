@@ -171,14 +171,14 @@ def test_outcomes_flips_and_consistency() -> None:
 def test_an_outcome_added_to_the_vocabulary_reaches_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
     # What another outcome (say, a response with no claim at all) needs: an entry in
     # verdicts.OUTCOMES and outcome_of returning it; the page takes both when it is made.
-    no_claim = verdicts.Outcome("no_claim", "no claim", "NO-CLAIM", "N", "hallucinated", "red", 3)
+    no_claim = verdicts.Outcome("vague_claim", "vague claim", "V", "red", 3 | 64, "a claim too vague to judge")
     monkeypatch.setattr(verdicts, "OUTCOMES", (*verdicts.OUTCOMES, no_claim))
     plain = verdicts.outcome_of
     monkeypatch.setattr(verdicts, "outcome_of", lambda r: no_claim if r.get("claim") is None and not r.get("error") else plain(r))
     report = make_report()
     report["rows"][1]["claim"] = None
     got = payload(report)
-    assert got["outcomes"][-1] == {"name": "no_claim", "word": "no claim", "status": "NO-CLAIM", "code": 3,
+    assert got["outcomes"][-1] == {"name": "vague_claim", "word": "vague claim", "status": "VAGUE CLAIM", "code": 67,
                                    "wrong": True, "misaligned": True, "error": False}
     assert got["rows"][1][got["cols"].index("outcome")] == len(got["outcomes"]) - 1
     # ... and the page's script names no outcome of its own: every word it shows is the data's.
