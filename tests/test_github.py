@@ -1,6 +1,7 @@
 """Tests of defan_pytest.report.github: the Markdown step summary and the ::error annotations."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +122,37 @@ def test_a_shards_gate_is_not_judged_and_breaches_nothing() -> None:
     assert "level gate: **not judged** (shard 1/2: a shard's gates are skipped; `defan merge` judges" in text
     assert "Breaches" not in text and "max\\_fch 0.35 (95% CI" not in text
     assert [a for a in github.error_annotations(shard) if "gate[" in a] == []
+
+
+# -- text from outside is inert ------------------------------------------------------------------
+
+EVIL = "\n::error::pwned\x1b[31m\x07 ![i](http://evil.example/phone.png) <img src=x onerror=alert(1)> | `x` $y$"
+
+
+def test_a_hostile_reports_summary_shows_its_text_and_makes_nothing_of_it() -> None:
+    """The model's name, the sample, the baseline's date and model, a domain name, a breach and
+    a flipped prompt's answers hold newlines, ESC, BEL, an image, HTML and a cell's end: the
+    summary shows each as text, in its own cell."""
+    meta = dict(META, model=dict(META["model"], name="m" + EVIL),
+                selection=dict(META["selection"], sample="![x](http://evil.example/phone.png)<img src=y>"))
+    regression = dict(REGRESSION, baseline={"path": "b.json", "created": "2026" + EVIL, "model": "old" + EVIL})
+    regression["flipped"] = [dict(REGRESSION["flipped"][0], question="Who" + EVIL, new_response="Bob" + EVIL)]
+    domains = {"nobel" + EVIL: report().domains["nobel"]}
+    gate = [{"scope": "nobel", "metric": "fch", "status": "fail", "message": "nobel" + EVIL}]
+    text = github.step_summary(report(regression, meta=meta, domains=domains, gate=gate))
+    assert "pwned" in text and "phone.png" in text  # shown...
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text)  # ...with no control character,
+    assert "![" not in text and "<img" not in text and "$y$" not in text  # no image, no HTML, no math,
+    assert "`x`" not in text
+    for table in re.findall(r"(?:^\|.*\n)+", text, re.MULTILINE):  # and no row with a cell too many
+        widths = {len(re.findall(r"(?<!\\)(?:\\\\)*\|", row)) for row in table.splitlines()}
+        assert len(widths) == 1, table
+    assert "sample \\!\\[x\\](http://evil.example/phone.png)&lt;img src=y&gt;" in text
+
+
+def test_annotations_of_a_hostile_report_are_one_line_each() -> None:
+    gate = [{"scope": "nobel" + EVIL, "metric": "fch", "status": "fail", "message": "nobel" + EVIL}]
+    lines = github.error_annotations(report(gate=gate))
+    assert len(lines) == 1 and "\n" not in lines[0] and "\x1b" not in lines[0] and "\x07" not in lines[0]
+    # The title's colons are escaped: the command ends where we say, the data is its message.
+    assert lines[0].startswith("::error file=thresholds.toml,title=DefAn gate[nobel %3A%3Aerror%3A%3Apwned")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from defan_pytest.report import writer
-from defan_pytest.report.writer import OutputError, check_output, is_report, write_output
+from defan_pytest.report.writer import OutputError, append_output, check_output, is_report, write_output
 
 
 def write_json(path: Any, report: Any, **kw: Any) -> Path:
@@ -223,3 +223,65 @@ def test_a_failed_write_keeps_the_old_report_and_leaves_no_temp(
 def test_write_output_writes_text_as_utf8(tmp_path: Path) -> None:
     assert write_output(tmp_path / "t.txt", "Röntgen\n") == tmp_path / "t.txt"
     assert (tmp_path / "t.txt").read_bytes() == "Röntgen\n".encode("utf-8")
+
+
+# --- the append mode (GitHub's step summary) -------------------------------------------------------
+
+
+def test_append_mode_appends_to_a_regular_file_or_makes_one(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    assert append_output(summary, "a\n") == summary
+    append_output(summary, "b\n")
+    assert summary.read_text(encoding="utf-8") == "a\nb\n"
+    link = tmp_path / "link.md"
+    link.symlink_to(summary)
+    append_output(link, "c\n")  # a link is followed, and stays a link
+    assert summary.read_text(encoding="utf-8") == "a\nb\nc\n" and link.is_symlink()
+
+
+def test_append_mode_never_opens_a_fifo_a_device_or_a_directory(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    done: list[BaseException] = []
+
+    def append() -> None:
+        try:
+            append_output(fifo, "x")
+        except OutputError as exc:
+            done.append(exc)
+
+    thread = threading.Thread(target=append, daemon=True)
+    thread.start()
+    thread.join(30)
+    if thread.is_alive():  # the old way of appending waits for a reader: give it one, then fail
+        with open(fifo, "rb"):
+            pass
+        pytest.fail("appending to a FIFO nobody reads waits for a reader")
+    assert done and "is a FIFO, not a regular file" in str(done[0])
+    with pytest.raises(OutputError, match="is a device, not a regular file"):
+        append_output("/dev/null", "x")
+    with pytest.raises(OutputError, match="is a directory"):
+        append_output(tmp_path, "x")
+
+
+@pytest.mark.parametrize("name", ["r.json", "thresholds.toml", "data.csv", "answers.jsonl", "conftest.py", "ci.yml",
+                                  "junit.xml", "old-report"])
+def test_append_mode_never_breaks_a_structured_file_or_a_report(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text(json.dumps({"schema": "defan-pytest-report", "rows": []}) if name == "old-report" else "x = 1\n",
+                    encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(OutputError, match=str(path)):
+        append_output(path, "## summary\n")
+    assert path.read_bytes() == before
+
+
+def test_append_mode_never_appends_to_an_input_of_the_run(tmp_path: Path) -> None:
+    data = tmp_path / "questions.txt"
+    data.write_text("mine", encoding="utf-8")
+    link = tmp_path / "summary.md"
+    link.symlink_to(data)
+    for target in (data, link):
+        with pytest.raises(OutputError, match="is the data set; nothing is appended to an input of the run"):
+            append_output(target, "## summary\n", inputs=[("the data set", data)])
+    assert data.read_text(encoding="utf-8") == "mine"

@@ -24,7 +24,7 @@ from defan_pytest.records import DatasetMeta, Report, ReportMeta, ScoredRecord, 
 from defan_pytest.report import builder, formats, schema
 from defan_pytest.report.tables import format_table
 from defan_pytest.report.writer import Input
-from defan_pytest.safetext import printable
+from defan_pytest.safetext import inline, printable
 
 __all__ = [
     "PROG",
@@ -210,7 +210,7 @@ def judge(
         stdout.write(format_table(summary))
     for v in verdicts:
         if v.status in (level.FAIL, level.INSUFFICIENT):
-            stdout.write(printable(f"FAILED gate[{v.scope}]: {v.message}") + "\n")
+            stdout.write(f"FAILED gate[{inline(v.scope)}]: {inline(v.message)}\n")
     if skipped is not None:
         stdout.write(f"gates skipped: {skipped}\n")
     if comparison is not None:

@@ -18,7 +18,7 @@ from defan_pytest.cli.common import (
 from defan_pytest.dataset.shards import ShardError
 from defan_pytest.errors import format_problems
 from defan_pytest.report import builder, merge
-from defan_pytest.safetext import printable
+from defan_pytest.safetext import inline
 
 __all__ = ["add_parser", "run"]
 
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if old is None:
         used = sorted({str(((r.regression or {}).get("baseline") or {}).get("path") or "") for _n, r in loaded} - {""})
         if used:
-            print(f"{PROG}: note: the shards were compared with {', '.join(map(printable, used))}; pass --baseline "
+            print(f"{PROG}: note: the shards were compared with {', '.join(map(inline, used))}; pass --baseline "
                   "to judge the regression gate of the whole run", file=stderr)
     skipped = None
     if meta.selection.narrowed:

@@ -14,7 +14,7 @@ from typing import Any
 from defan_pytest.dataset.checks import gold_problem
 from defan_pytest.dataset.formats import is_text
 from defan_pytest.errors import type_name
-from defan_pytest.safetext import printable, sanitize
+from defan_pytest.safetext import has_controls, sanitize
 
 __all__ = ["Record", "validate_record"]
 
@@ -138,10 +138,12 @@ def _domain(record: dict[str, Any], default_domain: str, own: list[str]) -> str:
         elif raw_d.strip():
             domain = raw_d.strip()
         # An empty domain cell means "the file's default domain", like a missing key.
-    if printable(domain) != domain:
-        # A domain name is printed everywhere (test ids, tables, gate verdicts): control
-        # characters in it would reach the terminal as escape sequences.
-        own.append(f"domain {domain!r} holds control characters")
+    if has_controls(domain):
+        # A domain name is printed everywhere (test ids, tables, gate verdicts, CI logs): a
+        # newline in it would start a line of its own (a workflow command, say), an escape code
+        # would reach the terminal.
+        own.append(f"domain {domain!r} holds control characters (a newline, a tab, an escape code); "
+                   "a domain name is one line of plain text")
     return domain
 
 

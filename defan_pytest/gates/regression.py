@@ -38,7 +38,7 @@ from defan_pytest.gates.paired import compare
 from defan_pytest.gates.thresholds import Thresholds
 from defan_pytest.gates.thresholds.keys import DEFAULT_MIN_SHARED_GROUPS
 from defan_pytest.metrics.registry import METRICS
-from defan_pytest.safetext import printable
+from defan_pytest.safetext import inline, printable
 from defan_pytest.verdicts import FLIPPED_WORSE_TEXT
 
 __all__ = [
@@ -240,25 +240,27 @@ def _change_of(c: Mapping[str, Any]) -> dict[str, Any]:
 
 def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
     """The comparison as terminal text: each scope's changes, then the prompts that went from
-    right to hallucinated (at most ``flipped`` of them) with both answers."""
+    right to hallucinated (at most ``flipped`` of them) with both answers.  Every value from the
+    reports (the baseline's path, model and date, the scopes, the prompts) is one inert line's
+    part (:func:`~defan_pytest.safetext.inline`)."""
     lines = []
     base = comparison.get("baseline") or {}
     pairs = comparison.get("pairs") or {}
     lines.append(
-        f"compared with {base.get('path')} ({base.get('model')}, {base.get('created')}): "
-        f"{pairs.get('paired', 0)} prompts in common in {pairs.get('groups', 0)} groups"
+        f"compared with {inline(base.get('path'))} ({inline(base.get('model'))}, {inline(base.get('created'))}): "
+        f"{inline(pairs.get('paired', 0))} prompts in common in {inline(pairs.get('groups', 0))} groups"
     )
     if comparison.get("status") == "skipped":
-        lines.append(f"regression gate skipped: {comparison.get('reason')}")
+        lines.append(f"regression gate skipped: {inline(comparison.get('reason'))}")
     for _scope, mets in (comparison.get("scopes") or {}).items():
         for _metric, c in mets.items():
-            lines.append(("REGRESSED " if c.get("regressed") else "  ") + str(c.get("message")))
+            lines.append(("REGRESSED " if c.get("regressed") else "  ") + inline(c.get("message")))
     worse = [f for f in comparison.get("flipped") or () if f.get("direction") == "worse"]
     if worse:
         lines.append(f"{FLIPPED_WORSE_TEXT}: {len(worse)} prompts" + (f" (first {flipped})" if len(worse) > flipped else ""))
         for f in worse[:flipped]:
             lines.append(
-                f"  {f.get('id')}: gold {str(f.get('answer', '')).strip()[:30]!r}; "
+                f"  {inline(f.get('id'))}: gold {str(f.get('answer', '')).strip()[:30]!r}; "
                 f"before {str(f.get('old_response') or '')[:40]!r} -> now {str(f.get('new_response') or '')[:40]!r}"
             )
     return printable("\n".join(lines)) + "\n"

@@ -4,6 +4,9 @@ One row per domain of the summary, then the judged overall figure; one column pa
 registered metric (the figure, with its 95% interval when the metric shows one, and its limit).
 When that is wider than the terminal, a compact table of at most 80 columns (no intervals) is
 printed instead: the intervals are in the gate's messages and the report.
+
+A scope's name comes from the data (a user's file, a report judged again): it is printed inert
+(:func:`~defan_pytest.safetext.inline`), measured after escaping so that the columns line up.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from defan_pytest.gates.level import (
 from defan_pytest.gates.thresholds import Limits, Thresholds
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.metrics.summary import OVERALL
+from defan_pytest.safetext import inline
 
 __all__ = ["format_gate_table"]
 
@@ -54,7 +58,7 @@ def _scope_status(verdicts: Sequence[Verdict], not_judged: str | None = None) ->
 
 def _not_judged_line(reason: str) -> str:
     """The legend of a table whose gates were skipped: why."""
-    return f"{NOT_JUDGED} = the gates were skipped: {' '.join(reason.split())}"
+    return f"{NOT_JUDGED} = the gates were skipped: {inline(' '.join(reason.split()))}"
 
 
 def _figure_cell(figs: Mapping[str, Any], metric: Metric, verdicts: Sequence[Verdict]) -> str:
@@ -111,7 +115,7 @@ def _table_scopes(
     for v in verdicts:
         by_scope.setdefault(v.scope, []).append(v)
     scopes: list[tuple[str, str, Mapping[str, Any], Limits]] = [
-        (name, name, figs or {}, thresholds.for_domain(name))
+        (name, inline(name), figs or {}, thresholds.for_domain(name))
         for name, figs in (summary.get("domains") or {}).items()
     ]
     scopes.append((OVERALL, f"overall ({figure})", overall_figures(summary, figure), thresholds.for_overall()))

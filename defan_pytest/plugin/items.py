@@ -18,6 +18,7 @@ from defan_pytest.gates.level import FAIL, INSUFFICIENT, PASS, Verdict
 from defan_pytest.plugin.wording import describe, verdict_line
 from defan_pytest.records import ScoredRecord
 from defan_pytest.run import Run
+from defan_pytest.safetext import printable
 from defan_pytest.verdicts import RIGHT, outcome_of
 
 __all__ = [
@@ -111,15 +112,16 @@ class DefanItem(pytest.Item):
     def runtest(self) -> None:
         failure, section = self.judge()
         if section:
-            self.add_report_section("call", self.section, section)  # pytest-html shows report sections
+            self.add_report_section("call", self.section, printable(section))  # pytest-html shows report sections
         if failure is not None:
             raise self.failure(failure)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, self.failure):
-            return str(excinfo.value)
+            # A verdict names its scope (a domain of the data): no line of it may start a command.
+            return printable(str(excinfo.value))
         if isinstance(excinfo.value, FatalCallError):
-            return f"the run stopped: {excinfo.value}"
+            return printable(f"the run stopped: {excinfo.value}")
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> Tuple[Any, Optional[int], str]:

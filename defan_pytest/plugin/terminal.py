@@ -3,7 +3,8 @@ prompt's letter and word (none in a big run), and the summary at the end (the ga
 counts, the outcomes, usage, the regression gate, the questions answered wrong).
 
 Every word comes from :mod:`defan_pytest.verdicts`; text from the data file and the model is
-passed through :func:`~defan_pytest.safetext.printable` before it reaches the terminal.
+passed through :func:`~defan_pytest.safetext.printable` before it reaches the terminal, each value
+placed in a line through :func:`~defan_pytest.safetext.inline` (one line, no workflow command).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from defan_pytest.report.progress import ProgressPrinter
 from defan_pytest.report.tables import format_table
 from defan_pytest.records import error_kinds
 from defan_pytest.run import Run, Worker
-from defan_pytest.safetext import printable
+from defan_pytest.safetext import inline, printable
 from defan_pytest.verdicts import (
     CALL_ERROR,
     FLIPPED_WORSE_TEXT,
@@ -147,9 +148,9 @@ class Terminal:
     def _write_results(self, tr: Any, summary: Mapping[str, Any]) -> None:
         """The gate table, the counts and usage, the regression gate, where the reports went."""
         run = self.run
-        tr.write_sep("=", f"DefAn: {printable(run.model_name)}")
+        tr.write_sep("=", f"DefAn: {inline(run.model_name)}")
         if run.fatal:
-            tr.write_line(f"the run stopped: {printable(run.fatal)}", red=True)
+            tr.write_line(f"the run stopped: {inline(run.fatal)}", red=True)
         width = int(getattr(getattr(tr, "_tw", None), "fullwidth", 80) or 80)
         # A shard, a narrowed run, a stopped one: the gates were skipped, and the table says so.
         skipped = run.gate_skipped or (f"the run stopped ({run.fatal})" if run.fatal else None)
@@ -161,7 +162,7 @@ class Terminal:
             tr.write_line(format_table(summary))
             tr.write_line(f"no thresholds file: {run.thresholds.describe([]).split(': ', 1)[1]}")
             if run.gate_skipped:
-                tr.write_line(f"gates skipped: {printable(run.gate_skipped)}", yellow=True)
+                tr.write_line(f"gates skipped: {inline(run.gate_skipped)}", yellow=True)
         if run.records:
             self._write_counts(tr)
             self._write_outcomes(tr)
@@ -174,9 +175,9 @@ class Terminal:
         if run.html_path is not None:
             tr.write_line(f"html report: {printable(str(run.html_path))}")
         if run.report_error is not None:
-            tr.write_line(f"defan-pytest: the report was not written: {printable(run.report_error)}", red=True)
+            tr.write_line(f"defan-pytest: the report was not written: {inline(run.report_error)}", red=True)
         for note in run.notes[:10]:  # the data's text replaced where it entered (invalid characters)
-            tr.write_line(f"note: {printable(note)}", yellow=True)
+            tr.write_line(f"note: {inline(note)}", yellow=True)
         if len(run.notes) > 10:
             tr.write_line(f"note: ... and {len(run.notes) - 10} more", yellow=True)
         for line in self.annotations:
@@ -221,7 +222,7 @@ class Terminal:
             by_domain.setdefault(str(rec.get("domain")), []).append(rec)
         if len(by_domain) > 1:
             for domain, recs in by_domain.items():
-                tr.write_line(printable(f"  {domain}: {counts_text(count_outcomes(recs))}"))
+                tr.write_line(f"  {inline(domain)}: {counts_text(count_outcomes(recs))}")
         groups = no_claim_groups(records).values()
         counted, no_claim = sum(g[0] for g in groups), sum(g[1] for g in groups)
         if no_claim:
@@ -234,13 +235,14 @@ class Terminal:
         base = comp.get("baseline") or {}
         tr.write_sep("-", "DefAn: compared with the baseline")
         if comp.get("status") == "skipped":
-            tr.write_line(f"regression gate skipped: {printable(str(comp.get('reason')))}", yellow=True)
+            tr.write_line(f"regression gate skipped: {inline(comp.get('reason'))}", yellow=True)
             return
         pairs = comp.get("pairs") or {}
-        tr.write_line(printable(
-            f"baseline {base.get('path')} ({base.get('model')}, {base.get('created')}): "
-            f"{pairs.get('paired', 0)} prompts in common in {pairs.get('groups', 0)} groups"
-        ))
+        # The baseline's metadata is hostile like any input: one line, no command.
+        tr.write_line(
+            f"baseline {inline(base.get('path'))} ({inline(base.get('model'))}, {inline(base.get('created'))}): "
+            f"{inline(pairs.get('paired', 0))} prompts in common in {inline(pairs.get('groups', 0))} groups"
+        )
         # A regression test that failed has printed its verdicts above (FAILURES): each verdict is
         # printed once, so its scope is named here, not said again.
         failed = {getattr(r, "nodeid", "") for r in (getattr(tr, "stats", {}) or {}).get("failed", ())}
@@ -250,18 +252,18 @@ class Terminal:
             said = node in failed and tr.config.option.tbstyle not in ("no", "line")
             if said and regressed:
                 labels = ", ".join(METRICS[m].label if m in METRICS else m for m in regressed)
-                tr.write_line(printable(f"REGRESSED {scope}: {labels} (the failure of {node} above)"), red=True)
+                tr.write_line(f"REGRESSED {inline(scope)}: {labels} (the failure of {inline(node)} above)", red=True)
             for change in mets.values():
                 red = bool(change.get("regressed"))
                 if not (red and said):
-                    tr.write_line(printable(("REGRESSED " if red else "  ") + str(change.get("message"))), red=red)
+                    tr.write_line(("REGRESSED " if red else "  ") + inline(change.get("message")), red=red)
         flipped = [f for f in comp.get("flipped") or () if f.get("direction") == "worse"]
         if flipped:
             shown = flipped[:20]
             tr.write_line(f"{FLIPPED_WORSE_TEXT}: {len(flipped)} prompts (first {len(shown)}; all in the report)")
             for f in shown:
                 tr.write_line(printable(
-                    f"  {f.get('id')}: gold {gold_text(f.get('answer'), 30)}; before {short(f.get('old_response'), 40)!r}"
+                    f"  {inline(f.get('id'))}: gold {gold_text(f.get('answer'), 30)}; before {short(f.get('old_response'), 40)!r}"
                     f" -> now {short(f.get('new_response'), 40)!r}"
                 ))
 
@@ -284,7 +286,7 @@ class Terminal:
             word = Counter(outcome_of(r).word for r in wrong).most_common(1)[0][0]
             claim = Counter(r.get("claim") for r in wrong if outcome_of(r).word == word).most_common(1)[0][0]
             tr.write_line(printable(
-                f"  {key}  {n}/{len(g)}  {short(g[0].get('question'), 72)}  {word}: "
+                f"  {inline(key)}  {n}/{len(g)}  {short(g[0].get('question'), 72)}  {word}: "
                 f"{claim_and_gold({'claim': claim, 'answer': g[0].get('answer')}, 40)}"
             ))
         if len(bad) > HALLUCINATED_SHOWN:

@@ -176,7 +176,8 @@ class HtmlReport(FileFormat):
 class GithubActions:
     """GitHub Actions: the Markdown step summary appended to ``GITHUB_STEP_SUMMARY`` and, with
     ``GITHUB_ACTIONS=true``, an ``::error`` annotation per breach and regression (to the
-    context's ``annotate``).  A summary that cannot be written is not a failure of the run."""
+    context's ``annotate``).  The summary is appended by the safe writer's append mode, never to
+    an input of the run nor to a FIFO or a device: a refusal is an OutputError, as for a file."""
 
     name = "github"
     option: Optional[str] = None
@@ -189,7 +190,7 @@ class GithubActions:
         written = None
         target = context.environ.get("GITHUB_STEP_SUMMARY")
         if target:
-            written = github.append_step_summary(github.step_summary(report), target)
+            written = github.append_step_summary(github.step_summary(report), target, inputs=context.inputs)
         if context.environ.get("GITHUB_ACTIONS") == "true" and context.annotate is not None:
             for line in github.error_annotations(report, context.annotation_lines):
                 context.annotate(line)

@@ -6,14 +6,21 @@ Both are made from a :class:`~defan_pytest.records.Report`, so the plugin, ``def
 step summary file (``GITHUB_STEP_SUMMARY``, which GitHub sets in every step);
 :func:`error_annotations` gives one workflow command per breach and per regression, pointing at
 the line of ``thresholds.toml`` that set the limit.  Nothing here imports pytest.
+
+Every text of the report goes into the summary through
+:func:`~defan_pytest.safetext.markdown_cell` (no image, link, HTML or broken table row comes
+from the data) and into an annotation through :func:`~defan_pytest.safetext.inline` (one line,
+no escape sequence), then the runner's own escaping.
 """
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
+from defan_pytest.report.writer import Input, OutputError, append_output
+from defan_pytest.safetext import inline, markdown_cell
 from defan_pytest.verdicts import (
     FLIPPED_WORSE_TEXT,
     NO_PRIZE_TEXT,
@@ -46,14 +53,12 @@ def escape_property(text: str) -> str:
 
 def _cell(text: Any, limit: int = 120) -> str:
     """Model or data text as a Markdown table cell: no table breaks, no HTML, shortened."""
-    s = "" if text is None else str(text)
-    s = " ".join(s.split())
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
-    for ch, rep in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("`", "\\`"), ("*", "\\*"),
-                    ("_", "\\_"), ("[", "\\["), ("]", "\\]")):
-        s = s.replace(ch, rep)
-    return s
+    return markdown_cell("" if text is None else text, limit)
+
+
+def _count(value: Any) -> str:
+    """A count of the report as a cell: a number as it is, anything else escaped."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else _cell(value, 20)
 
 
 def _rate(value: Any) -> str:
@@ -82,12 +87,12 @@ def step_summary(report: Report) -> str:
     sel = report.meta.selection
     skipped = gate_status == "skipped"
     facts = [
-        f"level gate: **not judged** ({_skip_reason(report)})" if skipped else f"level gate: **{gate_status}**",
-        f"regression gate: **{reg_status}**" if reg else "regression gate: no baseline",
-        f"{sel.ran} prompts",
+        f"level gate: **not judged** ({_skip_reason(report)})" if skipped else f"level gate: **{_cell(gate_status, 20)}**",
+        f"regression gate: **{_cell(reg_status, 20)}**" if reg else "regression gate: no baseline",
+        f"{_count(sel.ran)} prompts",
     ]
     if sel.sample:
-        facts.append(f"sample {sel.sample} (seed {sel.seed})")
+        facts.append(f"sample {_cell(sel.sample, 60)} (seed {_count(sel.seed)})")
     lines += [" · ".join(facts), ""]
     lines += _outcome_lines(report.rows)
 
@@ -104,10 +109,10 @@ def step_summary(report: Report) -> str:
             return "–" if v is None else f"{v:g}"
 
         lines.append(
-            f"| {_cell(name, 40)} | {figs.get('scored_groups', figs.get('groups', 0))} "
+            f"| {_cell(name, 40)} | {_count(figs.get('scored_groups', figs.get('groups', 0)))} "
             f"| {_rate(figs.get('fch'))}{_ci(figs.get('fch_ci'))} | {limit('max_fch')} "
             f"| {_rate(figs.get('pmh'))}{_ci(figs.get('pmh_ci'))} | {limit('max_pmh')} "
-            f"| {_rate(figs.get('rc'))}{_ci(figs.get('rc_ci'))} | {limit('min_rc')} | {figs.get('errors', 0)} |"
+            f"| {_rate(figs.get('rc'))}{_ci(figs.get('rc_ci'))} | {limit('min_rc')} | {_count(figs.get('errors', 0))} |"
         )
     lines.append("")
     breaches = [] if skipped else report.breaches  # a skipped gate breached nothing
@@ -152,8 +157,8 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
         return lines + [f"Skipped: {_cell(reg.get('reason'), 300)}", ""]
     lines.append(
         f"Baseline {_cell(base.get('model'), 60)} of {_cell(base.get('created'), 30)}: "
-        f"{pairs.get('paired', 0)} prompts in common, {pairs.get('groups', 0)} groups; "
-        f"{reg.get('judged', 1)} changes judged at {100 * float(reg.get('per_test_confidence', reg.get('confidence', 0.95))):.2f}% "
+        f"{_count(pairs.get('paired', 0))} prompts in common, {_count(pairs.get('groups', 0))} groups; "
+        f"{_count(reg.get('judged', 1))} changes judged at {100 * float(reg.get('per_test_confidence', reg.get('confidence', 0.95))):.2f}% "
         f"each, {round(100 * float(reg.get('confidence', 0.95)))}% for the whole gate."
     )
     lines += ["", "| scope | metric | before | after | change | interval | tolerance | flips worse / better | verdict |",
@@ -164,9 +169,9 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
             iv = f"[{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else "–"
             tol = c.get("tolerance")
             lines.append(
-                f"| {_cell(scope, 40)} | {metric.upper()} | {_rate(c.get('old'))} | {_rate(c.get('new'))} "
+                f"| {_cell(scope, 40)} | {_cell(str(metric).upper(), 20)} | {_rate(c.get('old'))} | {_rate(c.get('new'))} "
                 f"| {_signed(c.get('change'))} | {iv} | {'–' if tol is None else f'{tol:g}'} "
-                f"| {c.get('worse_flips', 0)} / {c.get('better_flips', 0)} "
+                f"| {_count(c.get('worse_flips', 0))} / {_count(c.get('better_flips', 0))} "
                 f"| {'**REGRESSED**' if c.get('regressed') else 'ok'} |"
             )
     flipped = [f for f in reg.get("flipped") or () if f.get("direction") == "worse"]
@@ -202,12 +207,13 @@ def error_annotations(report: Report, lines_of: Mapping[str, int] | None = None)
     def command(title: str, message: str, key: str) -> str:
         props = []
         if file:
-            props.append(f"file={escape_property(file)}")
+            props.append(f"file={escape_property(inline(file))}")
             line = lines_of.get(key)
             if line:
                 props.append(f"line={line}")
-        props.append(f"title={escape_property(title)}")
-        return f"::error {','.join(props)}::{escape_data(message)}"
+        props.append(f"title={escape_property(inline(title))}")
+        # One line, no escape sequence (a domain name of a report judged again may hold them).
+        return f"::error {','.join(props)}::{escape_data(inline(message))}"
 
     for v in [] if report.gate_status == "skipped" else report.breaches:  # a skipped gate breached nothing
         out.append(command(f"DefAn gate[{v.get('scope')}]", str(v.get("message")), f"{v.get('scope')}/{v.get('metric')}"))
@@ -219,18 +225,21 @@ def error_annotations(report: Report, lines_of: Mapping[str, int] | None = None)
     return out
 
 
-def append_step_summary(text: str, path: str | os.PathLike[str] | None = None) -> Path | None:
+def append_step_summary(
+    text: str, path: str | os.PathLike[str] | None = None, *, inputs: Iterable[Input] = (),
+) -> Path | None:
     """Append ``text`` to the step summary file ``path`` (default: ``GITHUB_STEP_SUMMARY``), if
-    there is one; returns its path.  A summary that cannot be written is not a failure of the
-    run."""
+    there is one; returns its path.
+
+    Through the safe writer's append mode (:func:`~defan_pytest.report.writer.append_output`):
+    a FIFO, a device, a directory, an input of the run (``inputs``: the report judged, the
+    thresholds file, the baseline, the data set), a source or data file and a report of ours
+    are refused without waiting, with an
+    :class:`~defan_pytest.report.writer.OutputError` that names the variable and the path."""
     target = path if path is not None else os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return None
     try:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(text)
-            if not text.endswith("\n"):
-                fh.write("\n")
-    except OSError:
-        return None
-    return Path(target)
+        return append_output(target, text if text.endswith("\n") else text + "\n", inputs=inputs)
+    except OutputError as exc:
+        raise OutputError(f"the step summary (GITHUB_STEP_SUMMARY) {exc}") from None

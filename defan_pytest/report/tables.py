@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from defan_pytest.metrics.registry import METRICS, Metric
-from defan_pytest.safetext import printable
+from defan_pytest.safetext import inline
 
 __all__ = ["format_table"]
 
@@ -81,8 +81,9 @@ def format_table(
     # The registry is read now, not at import, so a metric registered later gets its column.
     metrics = tuple(METRICS.values())
     header = ["domain", "n", "errors", *(_title(metric) for metric in metrics)]
-    # A user's domain name is printed safely: escape codes in a data file stay inert.
-    body = [_row(printable(name), figs, thresholds.get(name), metrics) for name, figs in domains.items()]
+    # A domain name (of a user's file, of a report judged again) is printed inert: one line, its
+    # escape codes shown, never a workflow command at the line's start.
+    body = [_row(inline(name), figs, thresholds.get(name), metrics) for name, figs in domains.items()]
     tail = [
         _row(_MEAN_LABEL, overall.get("mean") or {}, thresholds.get("overall"), metrics),
         _row(_POOLED_LABEL, overall.get("pooled") or {}, None, metrics),

@@ -22,6 +22,11 @@ never hang.  The rules, decided from what the path is *now*:
   ``{"rows": [``, or an HTML report's ``<!-- defan-pytest-report`` mark), when it is empty, or when the user forces it
   (``--defan-force-output``, ``defan score --force``).
 
+GitHub's step summary is appended to, not replaced: :func:`append_output` appends only to a
+regular file (or makes one) that is no input of the run, no source, data or structured file and
+no report of ours; a FIFO, a device or a directory is refused without being opened, so an append
+never waits.
+
 :func:`check_output` applies the rules (and tries the directory) without writing, so that a front
 end can reject a bad path before any model is asked or anything scored; :func:`write_output`
 applies them again when it writes, since the file may have changed in between.  Every refusal
@@ -47,7 +52,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no FIFOs to wait for
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Input", "OutputError", "Target", "check_output", "is_report", "write_output"]
+__all__ = ["Input", "OutputError", "Target", "append_output", "check_output", "is_report", "write_output"]
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -58,6 +63,10 @@ Input = Tuple[str, StrPath]
 #: sources, its configuration and its data.
 PROTECTED_NAMES = frozenset({"conftest.py", "pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "pytest.ini"})
 PROTECTED_SUFFIXES = frozenset({".py", ".pyi", ".toml", ".cfg", ".ini", ".csv", ".jsonl"})
+
+#: Suffixes of the files nothing is appended to besides: Markdown after a JSON, HTML, XML or YAML
+#: file breaks it (a workflow file, a JUnit report, someone's data).
+NO_APPEND_SUFFIXES = PROTECTED_SUFFIXES | {".json", ".html", ".htm", ".xml", ".yml", ".yaml"}
 
 # How our JSON reports start (the json report format; before version 1 ``{"rows": [...], ...}``),
 # indented or not.  The HTML report (report.html.render) starts with its own mark.
@@ -291,3 +300,68 @@ def write_output(
             raise OutputError(f"{p}: cannot write: {_why(exc)}") from None
         raise
     return real
+
+
+def _append_refusal(path: str, st: "os.stat_result | None", inputs: Iterable[Input]) -> str | None:
+    """Why nothing may be appended to ``path`` (``st``: what it is now, ``None``: missing)."""
+    if st is None:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(
+            st.st_mode) else "a socket or another special file"
+        return f"is {kind}, not a regular file; nothing is appended to one (it could wait for ever)"
+    real = os.path.realpath(path)
+    for what, source in inputs:
+        if _same_file(os.fspath(source), real):
+            return f"is {what}; nothing is appended to an input of the run"
+    name = Path(real)
+    if name.name in PROTECTED_NAMES or name.suffix.lower() in NO_APPEND_SUFFIXES:
+        return f"is a {name.suffix or name.name} file; appending Markdown to it would break it"
+    if is_report(real):
+        return "is a defan report; appending to it would break it"
+    return None
+
+
+def append_output(path: StrPath, text: str, *, inputs: Iterable[Input] = ()) -> Path:
+    """Append ``text`` (UTF-8) to the regular file at ``path`` (made when missing), as GitHub's
+    step summary is written; return its path.
+
+    The append mode of this module's rules: appended to only when ``path`` is a regular file
+    (a symbolic link is followed) that is none of the run's ``inputs``, no source, data or
+    structured file (:data:`NO_APPEND_SUFFIXES`, :data:`PROTECTED_NAMES`) and no report of
+    ours; a FIFO, a device, a socket and a directory are refused, never opened, so that nothing
+    waits for a reader.  The open itself does not block either (``O_NONBLOCK``), and what it
+    opened is checked to be the file that was checked.  Raises :class:`OutputError` naming the
+    path for a refusal and for a failed write.
+    """
+    p = os.fspath(path)
+    data = text.encode("utf-8")
+    try:
+        st: os.stat_result | None = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(f"{p}: {_why(exc)}") from None
+    why = _append_refusal(p, st, inputs)
+    if why is not None:
+        raise OutputError(f"{p}: {why}")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    for name in ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC"):
+        flags |= getattr(os, name, 0)
+    try:
+        fd = os.open(p, flags, 0o666)
+    except OSError as exc:
+        raise OutputError(f"{p}: cannot write: {_why(exc)}") from None
+    try:
+        now = os.fstat(fd)
+        # Swapped for something else between the check and the open: refused, not written.
+        if not stat.S_ISREG(now.st_mode) or (st is not None and (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)):
+            raise OutputError(f"{p}: changed while it was opened; nothing was appended")
+        _write_all(fd, data)
+    except OSError as exc:
+        raise OutputError(f"{p}: cannot write: {_why(exc)}") from None
+    finally:
+        os.close(fd)
+    return Path(p)
