@@ -676,12 +676,15 @@ def test_a_bad_answer_cap_is_a_usage_error(toy: pytest.Pytester) -> None:
 
 
 @pytest.mark.slow
-def test_an_absurd_retry_after_is_said_once_and_waited_at_most_the_backoff_maximum(toy: pytest.Pytester) -> None:
-    # One prompt, asked twice: the second time after the backoff's maximum (60 s), not 1e9 s.
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_an_absurd_retry_after_is_said_once_and_waited_at_most_the_backoff_maximum(toy: pytest.Pytester,
+                                                                                  workers: list) -> None:
+    # One prompt, asked twice: the second time after the backoff's maximum (60 s), not 1e9 s;
+    # under xdist the worker's note reaches the controller on the prompt's report.
     write_toy(toy, TOY[:1])
     rule = {"fault": 429, "match": "*", "times": 1, "per_prompt": True, "retry_after": "1e9"}
     with OpenAIServer(answers=TOY_ANSWERS, faults=[rule]) as srv:
-        result = toy.runpytest_subprocess(*toy_model_args(srv, "--defan-retries=1", "--defan-report=r.json"),
+        result = toy.runpytest_subprocess(*toy_model_args(srv, "--defan-retries=1", "--defan-report=r.json", *workers),
                                           timeout=300)
         assert srv.counts == {TOY[0]["question"]: 2}
     assert result.ret == 0, result.stdout.lines[-20:]

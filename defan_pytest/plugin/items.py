@@ -32,6 +32,17 @@ PROPERTY = "defan"
 VERDICT_PROPERTY = "defan_verdict"
 #: The user property with the outcome's word alone (``right``, ``no claim``, ...), to filter by.
 OUTCOME_PROPERTY = "defan_outcome"
+#: The user property with the notes an xdist worker's calls gave rise to since its last report
+#: (a Retry-After capped, say): the controller says each once.
+NOTES_PROPERTY = "defan_notes"
+
+
+def notes_of(report: Any) -> List[str]:
+    """The notes a prompt's test report carries from an xdist worker."""
+    for name, value in getattr(report, "user_properties", ()) or ():
+        if name == NOTES_PROPERTY and isinstance(value, list):
+            return [str(v) for v in value]
+    return []
 
 
 def record_of(report: Any) -> Optional[Dict[str, Any]]:
@@ -61,6 +72,9 @@ class Asker(Protocol):
 
     def start_pool(self, selected: List["PromptItem"]) -> None:
         """Start asking every selected prompt."""
+
+    def fresh_notes(self) -> List[str]:
+        """An xdist worker's notes not yet sent to the controller (none elsewhere)."""
 
 
 class DefanCollector(pytest.Collector):
@@ -166,8 +180,11 @@ class PromptItem(DefanItem):
         self.record = record
         rec = record.to_json()  # what travels to the controller: plain JSON (xdist)
         # Replaced, not appended: a rerun (pytest-rerunfailures) must not leave a stale record.
-        ours = (PROPERTY, VERDICT_PROPERTY, OUTCOME_PROPERTY)
+        ours = (PROPERTY, VERDICT_PROPERTY, OUTCOME_PROPERTY, NOTES_PROPERTY)
         self.user_properties[:] = [p for p in self.user_properties if p[0] not in ours]
+        notes = plugin.fresh_notes()
+        if notes:
+            self.user_properties.append((NOTES_PROPERTY, notes))
         self.user_properties.append((PROPERTY, rec))
         self.user_properties.append((VERDICT_PROPERTY, verdict_line(rec)))
         self.user_properties.append((OUTCOME_PROPERTY, outcome_of(rec).word))

@@ -22,7 +22,9 @@ from defan_pytest.gates import regression
 from defan_pytest.gates.level import Verdict
 from defan_pytest.plugin import integrations
 from defan_pytest.plugin.outputs import ReportWriters
-from defan_pytest.plugin.items import DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, record_of
+from defan_pytest.plugin.items import (
+    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, notes_of, record_of,
+)
 from defan_pytest.plugin.terminal import Terminal
 from defan_pytest.report.formats import FORMATS
 from defan_pytest.run import Run, Worker
@@ -52,6 +54,7 @@ class DefanPlugin:
         self.config = config
         self.run = run
         self.worker = worker_of(config)
+        self.notes_sent = len(run.notes)  # of run.notes, by an xdist worker (fresh_notes): the plan's are everywhere
         self.terminal = Terminal(config, run, self.worker)
         self.watcher: Any = None
         self.started = time.time()
@@ -108,6 +111,14 @@ class DefanPlugin:
         if writers is not None:
             self.config.pluginmanager.unregister(writers)
         self.config.pluginmanager.unregister(self)
+
+    def fresh_notes(self) -> List[str]:
+        """An xdist worker's notes since the last it sent (the controller says them once)."""
+        if not self.worker.is_worker:
+            return []
+        fresh = self.run.notes[self.notes_sent:]
+        self.notes_sent = len(self.run.notes)
+        return fresh
 
     def header_lines(self) -> List[str]:
         """The model, the size of the run and which scorer runs (rules only, or which pipeline)."""
@@ -283,6 +294,9 @@ class DefanPlugin:
         # A rerun attempt (pytest-rerunfailures) is not a result: only the final report counts.
         if report.when != "call" or self.worker.is_worker or report.outcome == "rerun":
             return
+        for note in notes_of(report):
+            if note not in self.run.notes:
+                self.run.notes.append(note)
         rec = record_of(report)
         if rec is not None:
             self.run.records.append(rec)
