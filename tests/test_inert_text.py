@@ -212,9 +212,13 @@ def hostile_report(tmp_path: Path) -> Path:
     scored = defan("score", str(responses), "--json", str(path), "--spacy-model", "none", cwd=tmp_path, env=env)
     assert scored.returncode == 0, scored.stderr
     report = json.loads(path.read_text(encoding="utf-8"))
+    dom = f"d\x1b[31m\n::error::dom{HOSTILE}"
     for row in report["rows"]:
-        row.update(domain=f"d\x1b[31m\n::error::dom{HOSTILE}", question=f"Who {HOSTILE} {row['question']}",
+        # The id names its domain (the reader checks that), so the domain's text is in it too.
+        group = str(row.get("group"))
+        row.update(id=dom + row["id"][1:], domain=dom, group=dom + group[1:] if group.startswith("d") else group, question=f"Who {HOSTILE} {row['question']}",
                    answer="Ada" + HOSTILE, response="Bob" + HOSTILE, claim="Bob" + HOSTILE)
+    report["domains"] = {dom: figures for figures in report["domains"].values()}
     meta = report["meta"]
     meta["created"] = "2026" + HOSTILE
     meta["model"] = {"name": "m" + HOSTILE, "kind": "callable", "version": None, "source": "ab"}
