@@ -69,8 +69,9 @@ _BUILT_IN: Tuple[Option, ...] = (
            "from DEFAN_DATA_DIR), a folder holding the public CSV files, or a CSV/JSON/JSONL file of "
            "your own"),
     Option("sample", "string", None,
-           "run a stratified sample: N prompts or P% of each domain's paraphrase groups, whole "
-           "groups only", shown="every prompt"),
+           "run a stratified sample: N prompts, P% of each domain's paraphrase groups or Ng groups "
+           "per domain, whole groups only, each domain at least its min_samples groups",
+           shown="every prompt"),
     Option("seed", "string", "0", "seed of --defan-sample"),
     Option("shard", "string", None,
            "run shard I of N (I/N, e.g. 2/4): a deterministic, disjoint share of the selected paraphrase "
