@@ -40,7 +40,7 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Tuple, Union
@@ -245,6 +245,19 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _write_and_close(fd: int, data: bytes, p: str, check: Callable[[int], None] = lambda fd: None) -> Path:
+    """Write ``data`` to the open ``fd`` (after ``check(fd)``, which may refuse it) and close it;
+    a failure is one :class:`OutputError` naming ``p``."""
+    try:
+        check(fd)
+        _write_all(fd, data)
+    except OSError as exc:
+        raise OutputError(f"{p}: cannot write: {_why(exc)}") from None
+    finally:
+        os.close(fd)
+    return Path(p)
+
+
 def write_output(
     path: StrPath,
     text: str,
@@ -263,14 +276,7 @@ def write_output(
     data = text.encode("utf-8")
     target = _resolve(p)
     if target.kind == "stream":
-        fd = _open_stream(p, target.append)
-        try:
-            _write_all(fd, data)
-        except OSError as exc:
-            raise OutputError(f"{p}: cannot write: {_why(exc)}") from None
-        finally:
-            os.close(fd)
-        return Path(p)
+        return _write_and_close(_open_stream(p, target.append), data, p)
 
     _check_file(p, target, list(inputs), force, force_hint)
     real = target.path
@@ -354,14 +360,11 @@ def append_output(path: StrPath, text: str, *, inputs: Iterable[Input] = ()) -> 
         fd = os.open(p, flags, 0o666)
     except OSError as exc:
         raise OutputError(f"{p}: cannot write: {_why(exc)}") from None
-    try:
+
+    def unchanged(fd: int) -> None:
         now = os.fstat(fd)
         # Swapped for something else between the check and the open: refused, not written.
         if not stat.S_ISREG(now.st_mode) or (st is not None and (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)):
             raise OutputError(f"{p}: changed while it was opened; nothing was appended")
-        _write_all(fd, data)
-    except OSError as exc:
-        raise OutputError(f"{p}: cannot write: {_why(exc)}") from None
-    finally:
-        os.close(fd)
-    return Path(p)
+
+    return _write_and_close(fd, data, p, unchanged)
