@@ -62,9 +62,9 @@ def sample(s: Settings, out: Selected, limits: Any, found: List[str]) -> None:
     need = min_groups(limits, sorted({r.domain for r in loaded}))
     short = sampling.too_small(loaded, s.sample, need)
     found.extend(short)
-    if s.sample is not None and loaded and not short:
-        out.header.extend(_raised(loaded, s.sample, need))
     out.rows = sampling.select(loaded, s.sample, s.seed, need) if loaded else []
+    if s.sample is not None and loaded and not short:
+        out.header.extend(_raised(loaded, out.rows, s.sample, s.seed, need))
     # --defan-shard: this job's share of the selection (whole groups); the report names the
     # whole selection's domains, so that every shard of one run says the same.
     out.domains = tuple(sorted({r.domain for r in out.rows}))
@@ -84,16 +84,17 @@ def sample(s: Settings, out: Selected, limits: Any, found: List[str]) -> None:
             )
 
 
-def _raised(rows: Sequence[Any], sample: Any, need: Mapping[str, int]) -> List[str]:
-    """The note that a sample gave some domains more groups than it asked, so that their gate
-    can judge them (``min_samples``)."""
+def _raised(rows: Sequence[Any], selected: Sequence[Any], sample: Any, seed: int,
+            need: Mapping[str, int]) -> List[str]:
+    """The note that a sample (``selected`` of ``rows``) gave some domains more groups than it
+    asked, so that their gate can judge them (``min_samples``)."""
     asked = sampling.planned_groups(rows, sample)
     given = sampling.planned_groups(rows, sample, need)
     raised = [d for d in sorted(given) if given[d] > asked[d]]
     if not raised:
         return []
     # Groups differ in size (15 paraphrases, or 1 in math): count the prompts themselves.
-    extra = len(sampling.select(rows, sample, 0, need)) - len(sampling.select(rows, sample, 0))
+    extra = len(selected) - len(sampling.select(rows, sample, seed))
     listed = ", ".join(f"{d} {asked[d]} -> {given[d]}" for d in raised)
     return [
         f"--defan-sample={sample}: {listed} paraphrase groups, the min_samples their gate needs "
