@@ -34,6 +34,8 @@ class ScoreInput:
     response: Optional[str] = None
     error: Optional[str] = None
     domain: Optional[str] = None
+    #: The provider's finish reason (``"length"``: cut by the token limit, clarification 14).
+    finish_reason: Optional[str] = None
 
 
 #: Responses up to this many characters are read whole; a longer one (a runaway generation)
@@ -145,6 +147,7 @@ class Scorer:
             gazetteer=gaz,
             is_math=(item.domain in MATH_DOMAINS),
             integer_gold=integer_gold(gold) if integer_gold is not None else None,
+            finish_reason=item.finish_reason,
         )
 
     def score(
@@ -155,9 +158,10 @@ class Scorer:
         response: Optional[str],
         error: Optional[str] = None,
         domain: Optional[str] = None,
+        finish_reason: Optional[str] = None,
     ) -> Score:
         """Score one response (see :meth:`score_many` for many)."""
-        return self.score_many([ScoreInput(question, answer, type, response, error, domain)])[0]
+        return self.score_many([ScoreInput(question, answer, type, response, error, domain, finish_reason)])[0]
 
     def score_many(self, items: Sequence[ScoreInput], batch_size: int = 256) -> List[Score]:
         """Score many responses; NER, where needed at all, runs once over the batch."""

@@ -96,6 +96,9 @@ class Context:
     is_math: bool = False
     integer_gold: Optional[bool] = None
     lang: Optional[str] = None
+    #: The provider's finish reason for this answer (``"stop"``, ``"length"``, ...), ``None``
+    #: when unknown; ``"length"`` means the token limit cut it (SCORING.md clarification 14).
+    finish_reason: Optional[str] = None
 
 
 _DAYFIRST_Q = re.compile(r"\b(?:dd\s*[/.-]\s*mm|day\s*/\s*month)\b", re.I)
@@ -110,6 +113,7 @@ def make_context(
     gazetteer: Optional[Gazetteer] = None,
     is_math: bool = False,
     integer_gold: Optional[bool] = None,
+    finish_reason: Optional[str] = None,
 ) -> Context:
     """Build a :class:`Context`, reading the day-first and year-only cues from the question."""
     dayfirst, asks_year, asks_month = _question_cues(question)
@@ -123,6 +127,7 @@ def make_context(
         asks_month=asks_month,
         is_math=is_math,
         integer_gold=integer_gold,
+        finish_reason=finish_reason,
     )
 
 
