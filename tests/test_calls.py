@@ -564,7 +564,7 @@ def test_an_absurd_retry_after_waits_at_most_the_backoff_maximum_and_is_said_onc
         return
     asked = {"1e9": "1,000,000,000 s", "inf": "forever", "9" * 400: "forever"}.get(value, "")
     assert len(pool.notices) == 1 and pool.notices[0].startswith(f"the provider asked to wait {asked}")
-    assert pool.notices[0].endswith("before a retry (Retry-After); every retry waits at most 0.2 s, the backoff's maximum")
+    assert pool.notices[0].endswith("before a retry (Retry-After); every retry waits at most 0.2 s, the backoff's maximum (--defan-max-backoff)")
 
 
 def test_retry_after_is_read_as_a_hostile_server_writes_it() -> None:

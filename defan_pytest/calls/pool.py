@@ -51,6 +51,7 @@ from defan_pytest.calls.failures import describe
 from defan_pytest.calls.protocol import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_ANSWER,
+    DEFAULT_MAX_BACKOFF,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     Caller,
@@ -90,7 +91,7 @@ class CallPool:
         retries: int = DEFAULT_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
         backoff: float = 1.0,
-        max_backoff: float = 60.0,
+        max_backoff: float = DEFAULT_MAX_BACKOFF,
         store: Optional[ResponseStore] = None,
         secrets: Sequence[str] = (),
         on_progress: Optional[Callable[[Stats], None]] = None,

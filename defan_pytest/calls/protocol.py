@@ -12,6 +12,8 @@ from typing import Any, Dict, Literal, NamedTuple, Optional, Protocol, Tuple, Un
 
 #: Seconds one model call may take.
 DEFAULT_TIMEOUT = 60.0
+#: The longest wait before a retry (``--defan-max-backoff``): a larger ``Retry-After`` is capped.
+DEFAULT_MAX_BACKOFF = 60.0
 #: Requests in flight at once.
 DEFAULT_CONCURRENCY = 16
 #: Retries of a call after 429, 5xx, a timeout or a dropped connection.

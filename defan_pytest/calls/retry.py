@@ -45,7 +45,7 @@ class Backoff:
                 self._said = True
                 asked = f"{hint:,.0f} s" if hint < 1e15 else "forever"
                 self.notice(f"the provider asked to wait {asked} before a retry (Retry-After); every retry waits at "
-                            f"most {self.cap:g} s, the backoff's maximum")
+                            f"most {self.cap:g} s, the backoff's maximum (--defan-max-backoff)")
             hint = self.cap
         return max(delay, hint)
 

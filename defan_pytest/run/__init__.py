@@ -169,7 +169,8 @@ class Run:
                 store.report_progress(stats.snapshot())
 
         self.pool = CallPool(
-            caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout, store=store,
+            caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout, max_backoff=s.max_backoff,
+            store=store,
             secrets=redaction.known_secrets(getattr(model, "params", {}) or {}), on_progress=publish,
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
         )

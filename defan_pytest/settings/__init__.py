@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Literal, Mapping, Optio
 from typing import TYPE_CHECKING
 
 from defan_pytest.calls import models
-from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_CONCURRENCY, DEFAULT_MAX_ANSWER, DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_CONCURRENCY, DEFAULT_MAX_ANSWER, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_MAX_BACKOFF
 from defan_pytest.calls.sizes import parse_size
 from defan_pytest.errors import DefanError, problems_of
 from defan_pytest.registry import RegistryError
@@ -185,6 +185,7 @@ def _limits(values: Mapping[str, Any], problems: List[str]) -> Dict[str, Any]:
         "budget": _float(values, "budget", problems), "concurrency": _int(values, "concurrency", 1, problems),
         "rpm": _float(values, "rpm", problems), "retries": _int(values, "retries", 0, problems),
         "timeout": _float(values, "timeout", problems) or DEFAULT_TIMEOUT,
+        "max_backoff": _float(values, "max-backoff", problems) or DEFAULT_MAX_BACKOFF,
         "max_answer": _parsed(values, "max-answer", parse_size, ValueError, problems) or DEFAULT_MAX_ANSWER,
     }
 
@@ -242,6 +243,7 @@ class Settings:
     rpm: Optional[float] = None
     retries: int = DEFAULT_RETRIES
     timeout: float = DEFAULT_TIMEOUT
+    max_backoff: float = DEFAULT_MAX_BACKOFF
     max_answer: int = DEFAULT_MAX_ANSWER
     model_args: Mapping[str, Any] = field(default_factory=dict)
     call_path: str = "auto"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Literal, Optional, Tuple
 
-from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from defan_pytest.calls.protocol import CALL_PATHS, DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DEFAULT_MAX_BACKOFF
 from defan_pytest.errors import problems_of
 from defan_pytest.registry import RegistryError
 from defan_pytest.report.formats import FORMATS
@@ -112,6 +112,9 @@ _BUILT_IN: Tuple[Option, ...] = (
     Option("retries", "string", str(DEFAULT_RETRIES),
            "retries of a call after 429, 5xx, a timeout or a dropped connection"),
     Option("timeout", "string", f"{DEFAULT_TIMEOUT:g}", "seconds one call may take"),
+    Option("max-backoff", "string", f"{DEFAULT_MAX_BACKOFF:g}",
+           "the most seconds one wait before a retry may last; a provider's Retry-After beyond it is "
+           "capped (said once)"),
     Option("max-answer", "string", "1M",
            "the most bytes of one answer (read from the wire, or returned by a callable: 512k, 1M, 4MiB); a "
            "larger answer is an error, never kept"),
