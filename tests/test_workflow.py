@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,25 +47,99 @@ def _step(workflow: dict[str, Any], name: str) -> dict[str, Any]:
     return next(s for s in steps if s.get("name") == name)
 
 
-def test_the_workflow_has_the_recipe() -> None:
+def test_the_workflow_has_the_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the runner's default, as GitHub's has
     wf = _load()
     triggers = wf[True] if True in wf else wf["on"]  # YAML 1.1 reads a bare `on` as true
     assert "pull_request" in triggers and "schedule" in triggers
     steps = wf["jobs"]["defan"]["steps"]
     uses = [s.get("uses", "") for s in steps]
     assert any(u.startswith("actions/cache@") for u in uses)
-    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
-    assert cache["with"]["path"] == ".defan_cache"
+    caches = {s["with"]["path"]: s for s in steps if s.get("uses", "").startswith("actions/cache@")}
+    assert set(caches) == {".defan_cache", "~/.cache/defan-pytest"}  # the answers; the data set's folder
+    from defan_pytest.dataset.fetch import default_cache_dir  # where the data set is downloaded to
+    assert str(default_cache_dir()).startswith(str(Path("~/.cache/defan-pytest").expanduser()))
+    cache = caches[".defan_cache"]
     assert "env.DEFAN_MODEL" in cache["with"]["key"] and "env.DEFAN_MODEL_VERSION" in cache["with"]["key"]
-    pr = _step(wf, "DefAn on a sample, compared with main")
+    pr = _step(wf, PR_STEP)
     assert pr["if"] == "github.event_name == 'pull_request'"
     assert "--defan-baseline=" in pr["run"] and "--defan-sample=" in pr["run"] and "--defan-seed=" in pr["run"]
     nightly = _step(wf, "DefAn on the full set")
     assert "--defan-sample" not in nightly["run"] and "--defan-report=defan-report.json" in nightly["run"]
-    upload = _step(wf, "Save the report (the nightly one is the next baseline)")
+    upload = _step(wf, "Save the reports (a default-branch run's are the next baseline)")
     assert upload["uses"].startswith("actions/upload-artifact@") and "defan-baseline" in upload["with"]["name"]
-    fetch = _step(wf, "Fetch the baseline of the last nightly run on main")
+    assert upload["with"]["if-no-files-found"] == "error" and "defan-report.html" in upload["with"]["path"]
+    fetch = _step(wf, FIND_STEP)
     assert "gh run download" in fetch["run"] and "--name defan-baseline" in fetch["run"]
+    # Found whatever triggered the default branch's run: no --event, no branch name written in.
+    assert "--event" not in fetch["run"] and "main" not in fetch["run"] and "|| true" not in fetch["run"]
+
+
+PR_STEP = "DefAn on a sample, compared with the default branch"
+FIND_STEP = "Find the baseline of the default branch"
+BIN = Path(sys.executable).parent
+
+
+def test_the_workflow_is_valid_and_zizmor_finds_nothing() -> None:
+    # GitHub's workflow schema (check-jsonschema's copy, offline) and zizmor's offline audits,
+    # pedantic persona: unpinned actions, persisted credentials, template injection, ...
+    schema = subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
+                             str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    assert schema.returncode == 0, schema.stdout + schema.stderr
+    audit = subprocess.run([str(BIN / "zizmor"), "--offline", "--persona=pedantic", "--no-progress", str(WORKFLOW)],
+                           capture_output=True, text=True, timeout=120)
+    assert audit.returncode == 0 and "No findings to report" in audit.stdout, audit.stdout + audit.stderr
+
+
+def test_every_action_is_pinned_by_commit_with_its_version_said() -> None:
+    text = WORKFLOW.read_text(encoding="utf-8")
+    uses = re.findall(r"uses: (\S+)(.*)", text)
+    assert uses
+    for ref, rest in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref), ref
+        assert re.search(r"# v\d+", rest), (ref, rest)
+
+
+def test_it_installs_defan_pytest_not_the_users_project() -> None:
+    # Pasted into another repository, `pip install -e ".[test]"` installs that repository's own
+    # package.  Every job installs the pinned defan-pytest named once at the top.
+    wf = _load()
+    assert wf["env"]["DEFAN_PYTEST"].startswith("defan-pytest")
+    for name, job in wf["jobs"].items():
+        runs = [str(s.get("run", "")) for s in job["steps"]]
+        assert 'python -m pip install "$DEFAN_PYTEST"' in runs, name
+        assert not any("-e ." in r or ".[test]" in r for r in runs if "defan" in r.lower() or "pip" in r), name
+        setup = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/setup-python@"))
+        assert setup["with"]["cache"] == "pip", name
+
+
+def test_the_install_line_installs_defan_pytest_in_a_repository_that_is_not_this_one(tmp_path: Path) -> None:
+    # The install step as GitHub runs it, in a toy user repository with its own package, with the
+    # pin pointed at this checkout (no index here): pip resolves defan-pytest, not the toy project.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "toy-app"\nversion = "1.0"\n', encoding="utf-8")
+    step = _step(_load(), "Install defan-pytest")["run"]
+    env = {**os.environ, "DEFAN_PYTEST": str(WORKFLOW.parents[1]), "PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1",
+           "PIP_NO_BUILD_ISOLATION": "0", "PIP_DRY_RUN": "1", "PIP_REPORT": str(tmp_path / "pip.json"),
+           "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = _run(step, tmp_path, env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    installed = json.loads((tmp_path / "pip.json").read_text(encoding="utf-8"))["install"]
+    assert [i["metadata"]["name"] for i in installed] == ["defan-pytest"]
+
+
+FAKE_GH = """#!/usr/bin/env bash
+# gh run list / gh run download, from the runs listed in $FAKE_RUNS: "id event has-artifact" lines.
+set -e
+if [ "$1 $2" = "run list" ]; then
+  while read -r id event art; do [ "$event" != pull_request ] && echo "$id"; done < "$FAKE_RUNS"; exit 0
+fi
+if [ "$1 $2" = "run download" ]; then
+  echo "$@" >> "$FAKE_RUNS.log"
+  if grep -q "^$3 .* yes$" "$FAKE_RUNS"; then mkdir -p baseline && cp "$FAKE_BASELINE" baseline/defan-report.json; exit 0; fi
+  echo "no artifact matches any of the names or patterns provided" >&2; exit 1
+fi
+exit 2
+"""
 
 
 def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -86,37 +162,112 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _gh(project: Path, runs: str, baseline: Path) -> dict[str, str]:
+    """The environment of a step with a fake ``gh`` on PATH that knows ``runs``."""
+    bindir = project / "fakebin"
+    bindir.mkdir(exist_ok=True)
+    (bindir / "gh").write_text(FAKE_GH, encoding="utf-8")
+    (bindir / "gh").chmod(0o755)
+    (project / "runs.txt").write_text(runs, encoding="utf-8")
+    return {"PATH": f"{bindir}{os.pathsep}{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "FAKE_RUNS": str(project / "runs.txt"), "FAKE_BASELINE": str(baseline), "GITHUB_WORKFLOW": "defan",
+            "DEFAULT_BRANCH": "trunk"}
+
+
+def _find(wf: dict[str, Any], project: Path, env: dict[str, str]) -> str:
+    """Run the find-the-baseline step; return what it put in GITHUB_OUTPUT."""
+    out = project / "github-output"
+    out.write_text("", encoding="utf-8")
+    done = _run(_step(wf, FIND_STEP)["run"], project, {**env, "GITHUB_OUTPUT": str(out)})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return out.read_text(encoding="utf-8")
+
+
 @pytest.mark.slow
 def test_the_steps_run_a_baseline_then_a_pull_request(project: Path) -> None:
     wf = _load()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GITHUB_"))}
     env.update({str(k): str(v) for k, v in wf["env"].items()})
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PYTEST_ADDOPTS"] = "--defan-dataset=notes.jsonl --defan-spacy-model=none -p no:randomly"
     summary = project / "step-summary.md"
     env["GITHUB_STEP_SUMMARY"] = str(summary)
+    pr = _step(wf, PR_STEP)["run"]
 
+    # The first pull request: no run of the default branch saved a baseline.  The summary says
+    # so, the levels are gated, and the pull-request comment gets the step's summary.
+    env.update(_gh(project, "", project / "nowhere.json"))
+    assert _find(wf, project, env) == ""
+    assert "**No baseline**" in summary.read_text(encoding="utf-8")
+    first = _run(pr, project, {**env, "BASELINE": ""})
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    assert "level gate" in (project / "defan-summary.md").read_text(encoding="utf-8")
+    assert "regression gate: no baseline" in (project / "defan-summary.md").read_text(encoding="utf-8")
+    for name in ("defan-report.json", "defan-report.html"):
+        assert (project / name).is_file()
+
+    summary.write_text("", encoding="utf-8")
     nightly = _run(_step(wf, "DefAn on the full set")["run"], project, env)
     assert nightly.returncode == 0, nightly.stdout[-3000:] + nightly.stderr[-2000:]
     report = json.loads((project / "defan-report.json").read_text(encoding="utf-8"))
     assert report["meta"]["selection"]["selected"] == 200 and report["gate_status"] == "pass"
     assert "regression gate: no baseline" in summary.read_text(encoding="utf-8")
-    # What `gh run download ... --name defan-baseline --dir baseline` leaves behind.
-    (project / "baseline").mkdir()
-    (project / "defan-report.json").rename(project / "baseline" / "defan-report.json")
+    saved = project / "saved-baseline.json"
+    (project / "defan-report.json").rename(saved)
 
-    pr = _step(wf, "DefAn on a sample, compared with main")["run"]
-    same = _run(pr, project, env)
+    # The newest successful default-branch run kept no artifact (a failed upload, say), the one
+    # before did, and a pull-request run is never a baseline: the step takes run 41.
+    env.update(_gh(project, "50 pull_request yes\n42 push no\n41 workflow_dispatch yes\n40 schedule yes\n", saved))
+    assert _find(wf, project, env) == "path=baseline/defan-report.json\n"
+    assert "the report of run 41 of `trunk`" in summary.read_text(encoding="utf-8")
+    tried = (project / "runs.txt.log").read_text(encoding="utf-8").split()
+    assert [tried[i + 1] for i, w in enumerate(tried) if w == "download"] == ["42", "41"]
+
+    same = _run(pr, project, {**env, "BASELINE": "baseline/defan-report.json"})
     assert same.returncode == 0, same.stdout[-3000:]
     assert "Compared with the baseline" in summary.read_text(encoding="utf-8")
     assert json.loads((project / "defan-report.json").read_text(encoding="utf-8"))["regression"]["status"] == "pass"
 
     # A change that gets 4 questions in 10 wrong instead of 2: FCH rises by 0.2.
-    worse = _run(pr, project, {**env, "MODEL_CUT": "6"})
+    worse = _run(pr, project, {**env, "BASELINE": "baseline/defan-report.json", "MODEL_CUT": "6"})
     assert worse.returncode == 1, worse.stdout[-3000:]
     assert "FAILED defan::regression[notes]" in worse.stdout
-    text = summary.read_text(encoding="utf-8")
+    text = (project / "defan-summary.md").read_text(encoding="utf-8")
     assert "**REGRESSED**" in text and "Right before, wrong now (FCH)" in text
+
+
+COMMENT_HARNESS = """
+const fs = require("fs");
+const store = JSON.parse(fs.readFileSync("comments.json", "utf8"));
+const save = () => fs.writeFileSync("comments.json", JSON.stringify(store));
+const github = {
+  paginate: async (fn, args) => store.filter((c) => c.issue_number === args.issue_number),
+  rest: { issues: {
+    listComments: "listComments",
+    createComment: async (a) => { store.push({ id: store.length + 1, issue_number: a.issue_number, user: { type: "Bot" }, body: a.body }); save(); },
+    updateComment: async (a) => { store.find((c) => c.id === a.comment_id).body = a.body; save(); },
+  } },
+};
+const context = { repo: { owner: "o", repo: "r" }, issue: { number: 7 } };
+(async () => { SCRIPT })().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no Node.js to run the comment script")
+def test_the_pull_request_comment_is_one_comment_updated_on_each_push(tmp_path: Path) -> None:
+    # The comment step's script, run by Node.js against a stand-in for the GitHub client: the
+    # first push creates the comment, the next ones update it; a person's comment is left alone.
+    script = _step(_load(), "Comment on the pull request")["with"]["script"]
+    (tmp_path / "run.js").write_text(COMMENT_HARNESS.replace("SCRIPT", script), encoding="utf-8")
+    people = [{"id": 1, "issue_number": 7, "user": {"type": "User"}, "body": "<!-- defan-pytest regression summary -->me"}]
+    (tmp_path / "comments.json").write_text(json.dumps(people), encoding="utf-8")
+    for push in ("first", "second", "third"):
+        (tmp_path / "defan-summary.md").write_text(f"## DefAn: {push} push\n", encoding="utf-8")
+        done = subprocess.run(["node", "run.js"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    comments = json.loads((tmp_path / "comments.json").read_text(encoding="utf-8"))
+    assert len(comments) == 2 and comments[0] == people[0]
+    assert comments[1]["body"] == "<!-- defan-pytest regression summary -->\n## DefAn: third push\n"
 
 
 #: A model within the shipped limits on the public split: the gold answer, except "I don't know"
@@ -149,7 +300,7 @@ def test_the_pull_request_sample_judges_every_domain_of_the_public_split(tmp_pat
     env.update({str(k): str(v) for k, v in wf["env"].items()})
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", DEFAN_DATA_DIR=str(public_dir),
                PYTEST_ADDOPTS="-p no:randomly --defan-spacy-model=none")
-    pr = _run(_step(wf, "DefAn on a sample, compared with main")["run"], tmp_path, env)
+    pr = _run(_step(wf, PR_STEP)["run"], tmp_path, {**env, "BASELINE": "", "GITHUB_STEP_SUMMARY": str(tmp_path / "s.md")})
     assert pr.returncode == 0, pr.stdout[-4000:] + pr.stderr[-2000:]
     report = json.loads((tmp_path / "defan-report.json").read_text(encoding="utf-8"))
     domains = set(report["domains"])
