@@ -41,7 +41,7 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "safetext", "version", "registry", "verdicts", "records"}),
     frozenset({"stats", "scoring"}),
-    frozenset({"dataset"}),
+    frozenset({"dataset", "assertions"}),
     frozenset({"calls", "cache"}),
     frozenset({"metrics"}),
     frozenset({"gates"}),

@@ -12,6 +12,7 @@ xdist) computes the domain figures, runs the gate and writes the reports.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
@@ -96,6 +97,17 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Optio
     if getattr(config, "args_source", None) is pytest.Config.ArgsSource.TESTPATHS:
         return True
     return None
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> Optional[List[str]]:
+    """``assert defan_pytest.score(...) == "right"`` fails with the verdict, claim, gold and the
+    rules that decided, in place of two reprs."""
+    # Without defan_pytest.assertions loaded nothing compared is an AnswerScore: no import (the
+    # scorer's modules) for a session that never scores an answer of its own.
+    assertions = sys.modules.get("defan_pytest.assertions")
+    if op != "==" or assertions is None or not isinstance(left, assertions.AnswerScore) or not isinstance(right, str):
+        return None
+    return [f"verdict {left.verdict!r} == {right!r}", *left.explain().splitlines()]
 
 
 def pytest_report_header(config: pytest.Config) -> Optional[List[str]]:

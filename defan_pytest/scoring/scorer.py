@@ -9,7 +9,7 @@ places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from defan_pytest.scoring import ner, types
@@ -62,6 +62,9 @@ class Score:
     correct: Optional[bool]
     error: Optional[str] = None
     note: Optional[str] = None
+    #: Which rule found the claim (``bare``, ``marked``, ``candidate``, ...; ``None`` for an
+    #: errored call): what :func:`defan_pytest.assertions.score` explains.  Not compared.
+    how: Optional[str] = field(default=None, compare=False, repr=False)
 
 
 def _window(response: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
@@ -217,4 +220,4 @@ class Scorer:
     @staticmethod
     def _verdict(item: ScoreInput, ext: Extraction, note: Optional[str] = None) -> Score:
         gold = parse_gold(item.type, item.answer)
-        return Score(ext.claim, ext.aligned, claim_correct(item.type, ext.claim, gold), None, note)
+        return Score(ext.claim, ext.aligned, claim_correct(item.type, ext.claim, gold), None, note, how=ext.how)
