@@ -124,3 +124,64 @@ def test_a_bad_question_file_fails_collection_with_every_problem_and_no_tracebac
     assert "golden.jsonl:1: unknown type 'number' (expected one of name, numeric, date, rank, city)" in out
     assert "golden.jsonl:2: missing 'answer'" in out
     assert out.count("2 problems:") == 1 and "Traceback" not in out and "load_user_set" not in out
+
+
+# -- defan_evaluate: a small evaluation inside a test ------------------------------------------------
+
+EVAL_CONFTEST = '''
+import defan_pytest
+
+@defan_pytest.model("toy-app", version="1")
+def toy_app(prompt):
+    with open("calls.txt", "a") as f:
+        f.write(prompt + "\\n")
+    n = int(prompt.split("#")[1].split()[0])
+    return "Ada Lovelace" if n % 10 < 7 else "Charles Babbage"
+'''
+
+EVAL_TEST = '''
+import json
+
+def test_toy_app(defan_evaluate):
+    result = defan_evaluate("toy-app", dataset="notes.jsonl", sample="SAMPLE")
+    fch = result["notes"].fch
+    with open("evaluated.json", "w") as f:
+        json.dump({"fch": fch, "interval": fch.interval, "pmh": result["notes"].pmh, "rc": result["notes"].rc,
+                   "n": result["notes"].n, "overall": result["overall"].fch}, f)
+    assert result["notes"].fch <= 0.25, result["notes"].fch.interval
+
+def test_a_bad_option_is_one_message(defan_evaluate):
+    defan_evaluate("toy-app", dataset="notes.jsonl", concurrency="many")
+'''
+
+
+def _eval_project(pytester: pytest.Pytester) -> None:
+    rows = [{"question": f"Who wrote note #{g} (take {p})?", "answer": "Ada Lovelace", "type": "name",
+             "domain": "notes", "group": f"g{g}"} for g in range(20) for p in range(3)]
+    (pytester.path / "notes.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    pytester.makeconftest(EVAL_CONFTEST)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_the_evaluation_fixture_gives_the_figures_of_a_plugin_run(pytester: pytest.Pytester, workers: list) -> None:
+    _eval_project(pytester)
+    plugin = pytester.runpytest_subprocess("--defan-model=toy-app", "--defan-dataset=notes.jsonl", "--defan-sample=10g",
+                                           "--defan-spacy-model=none", "--defan-report=r.json", "-p", "no:randomly",
+                                           *workers)
+    assert plugin.ret == 0, plugin.stdout.lines[-20:]
+    assert len((pytester.path / "calls.txt").read_text(encoding="utf-8").splitlines()) == 30
+    domain = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))["domains"]["notes"]
+
+    pytester.makepyfile(test_eval=EVAL_TEST.replace("SAMPLE", "10g"))
+    result = pytester.runpytest_subprocess("test_eval.py", "-p", "no:randomly", "-p", "no:cacheprovider", *workers,
+                                           "-o", "defan_spacy_model=none")
+    result.assert_outcomes(passed=0, failed=2)  # FCH 0.30 > 0.25; and the bad option
+    got = json.loads((pytester.path / "evaluated.json").read_text(encoding="utf-8"))
+    assert got["fch"] == domain["fch"] and got["interval"] == domain["fch_ci"]
+    assert (got["pmh"], got["rc"], got["n"]) == (domain["pmh"], domain["rc"], domain["n"])
+    out = result.stdout.str()
+    assert "AssertionError: (" in out  # the interval shown with the failed figure
+    assert "defan_evaluate: --defan-concurrency: 'many' is not a whole number" in out
+    assert "Traceback" not in out
+    # The plugin run answered the same 30 prompts: through the session's cache, nothing is asked again.
+    assert len((pytester.path / "calls.txt").read_text(encoding="utf-8").splitlines()) == 30

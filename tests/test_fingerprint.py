@@ -54,6 +54,16 @@ def test_installed_code_and_defan_pytest_itself_are_left_out(tmp_path: Path) -> 
     assert project_modules(Path(this.__file__).parents[2], {"m": this}) == []
 
 
+def test_test_modules_pytest_imported_are_not_the_applications_code(tmp_path: Path) -> None:
+    # A fingerprint taken inside a test (defan_evaluate) sees the test modules pytest has
+    # imported since the run started; the run's own fingerprint never did.
+    files = {}
+    for name in ("myapp.py", "test_app.py", "app_test.py", "conftest.py"):
+        (tmp_path / name).write_text("x = 1\n")
+        files[name[:-3]] = types.SimpleNamespace(__file__=str(tmp_path / name))
+    assert [p.name for p in project_modules(tmp_path, files)] == ["conftest.py", "myapp.py"]
+
+
 def test_a_missing_input_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FingerprintError, match=r"input 'knowledge/': no such file or folder"):
         fingerprint(tmp_path, ["knowledge/"], {})

@@ -102,7 +102,10 @@ def project_modules(rootdir: Path, modules: Optional[Mapping[str, Any]] = None) 
 
     A virtual environment inside the project (``.venv/``), the interpreter's library and
     defan-pytest are left out; so are modules without a ``.py`` file (built-ins, namespace
-    packages, compiled extensions).
+    packages, compiled extensions), and test modules (pytest's default ``test_*.py`` and
+    ``*_test.py``): pytest imports them after a run starts, so a fingerprint taken inside a
+    test (the ``defan_evaluate`` fixture) would otherwise differ from the run's, and an
+    application does not import its tests.
     """
     root = Path(rootdir).resolve()
     # An installation root that holds the project itself (a project inside a conda prefix)
@@ -115,10 +118,14 @@ def project_modules(rootdir: Path, modules: Optional[Mapping[str, Any]] = None) 
         if not isinstance(file, str) or not file.endswith(".py"):
             continue
         path = Path(file).resolve()
-        if not _within(path, root) or _installed(path, excluded) or _in_venv(path, root):
+        if _is_test_module(path.name) or not _within(path, root) or _installed(path, excluded) or _in_venv(path, root):
             continue
         found.add(path)
     return sorted(found)
+
+
+def _is_test_module(name: str) -> bool:
+    return (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
 
 
 def _in_venv(path: Path, root: Path) -> bool:
