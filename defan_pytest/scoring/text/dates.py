@@ -1,173 +1,508 @@
-"""Dates in text: regular expressions for the common written forms, dateparser for the rest.
+"""Dates in text, in any language and script (SCORING.md clarifications 4, 8, 16 and 17).
 
-Regexes settle nearly every date a chat model writes (``11/19/1946``, ``19 November 1946``,
-``November 19, 1946``, ``1946-11-19``, and in French, German, Spanish, Portuguese and Italian
-``19 novembre 1946``, ``19. November 1946``, ``19 de noviembre de 1946``, ``1º de
-novembro de 1946``); dateparser (slow to import and to call) is only asked about a short whole
-response that no regex read, so it never sits on the hot path.
+A cheap regular expression finds the *shape* of a date: a day number, a word of letters in any
+script and a year (``19 November 1946``, ``12 апреля 1961``, ``November 19, 1946``,
+``1946. november 19.``), the CJK and Korean units (``1949年10月1日``, ``1991년 9월 18일``),
+numeric forms (``11/19/1946``, ``19.11.1946``) and ISO dates and timestamps
+(``2014-07-13T00:00:00Z``).  Which word is a month is read from dateparser's per-language data
+(its ~200 CLDR-derived languages, with their inflected forms: ``апреля``, ``maja``,
+``września``), loaded once, lazily, and only when a word next to a number has to be read.  Text
+without a digit costs one scan for a digit.
+
+Values are ``(year, month, day)`` with ``None`` for the parts a date leaves out: a year
+``(1946, None, None)``, a month and year ``(1946, 11, None)``, a day and month
+``(None, 11, 19)`` (partial dates: clarification 17).
 """
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-from defan_pytest.scoring.text.search import DisjointSpans, word_alternation
+from defan_pytest.scoring.text.search import DisjointSpans
 
-DateValue = Tuple[int, Optional[int], Optional[int]]
+DateValue = Tuple[Optional[int], Optional[int], Optional[int]]
 
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
-    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
-    "december": 12, "dec": 12,
-}
-# SCORING.md clarification 4: month names of French, German, Spanish, Portuguese and Italian
-# are read as in English (accented and plain spellings).
-_FOREIGN_MONTHS = {
-    1: "janvier janv januar jänner janner enero janeiro gennaio",
-    2: "février fevrier févr fevr februar febrero fevereiro febbraio",
-    3: "mars märz marz maerz marzo março",
-    4: "avril avr abril aprile",
-    5: "mai mayo maio maggio",
-    6: "juin juni junio junho giugno",
-    7: "juillet juil juli julio julho luglio",
-    8: "août aout agosto",
-    9: "septembre septiembre setiembre setembro settembre",
-    10: "octobre oktober okt octubre outubro ottobre",
-    11: "novembre noviembre novembro",
-    12: "décembre decembre déc dezember dez diciembre dezembro dicembre",
-}
-for _m, _names in _FOREIGN_MONTHS.items():
-    for _n in _names.split():
-        _MONTHS.setdefault(_n, _m)
-del _m, _n, _names
-# One trie-shaped alternation (a regex over a hundred names stays fast on long text); its
-# optional tails are greedy, so "septembre" is not read as "sept" + "embre".
-_MONTH = "(" + word_alternation(_MONTHS) + r")\.?"
-# Ordinal marks after a day: English, French (1er), the ordinal indicators (1º), German (19.).
-#: A month name (any of the six languages, case-insensitive), for other modules' patterns.
-MONTH_NAME = _MONTH
-_ORD = r"(?:st|nd|rd|th|er|re|\.?[º°ª]|\.)?"
-_YEAR = r"(\d{4})"
-_OF = r"(?:of\s+|de\s+|del\s+)?"
 
-# Each pattern: (regex, kind) with named groups y, m (number or month name), d.
-_PATTERNS = [
-    # 1946-11-19, 1946/11/19
-    (re.compile(r"(?<![\d/.-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\d/-])"), "ymd"),
-    # 11/19/1946, 19.11.1946, 19-11-1946 (order decided by the caller's day-first rule)
-    (re.compile(r"(?<![\d/.-])(?P<a>\d{1,2})[/.-](?P<b>\d{1,2})[/.-](?P<y>\d{4})(?![\d/-])"), "num"),
-    # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de 1946
-    (re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+{_OF}{_MONTH.replace('(', '(?P<mn>', 1)},?\s+{_OF}{_YEAR.replace('(', '(?P<y>', 1)}\b", re.I), "dmy"),
-    # November 19, 1946; Nov. 19th 1946
-    (re.compile(rf"\b{_MONTH.replace('(', '(?P<mn>', 1)}\s+(?P<d>\d{{1,2}}){_ORD},?\s+{_YEAR.replace('(', '(?P<y>', 1)}\b", re.I), "mdy"),
-    # November 1946, noviembre de 1946
-    (re.compile(rf"\b{_MONTH.replace('(', '(?P<mn>', 1)},?\s+{_OF}{_YEAR.replace('(', '(?P<y>', 1)}\b", re.I), "my"),
+def _mark_class() -> str:
+    # Combining marks (Indic vowel signs and viramas, Thai, Hebrew points, ...) are part of a
+    # word, but Python's ``re`` has no \p{M}: collect them once from the blocks that use them.
+    out = []
+    for lo, hi in ((0x0300, 0x1100), (0x1700, 0x1B80), (0xA800, 0xAB00)):
+        for cp in range(lo, hi):
+            if unicodedata.category(chr(cp)).startswith("M"):
+                out.append(chr(cp))
+    ranges: List[str] = []
+    start = prev = None
+    for c in out:
+        if prev is not None and ord(c) == ord(prev) + 1:
+            prev = c
+            continue
+        if start is not None and prev is not None:
+            ranges.append(start if start == prev else f"{start}-{prev}")
+        start = prev = c
+    if start is not None and prev is not None:
+        ranges.append(start if start == prev else f"{start}-{prev}")
+    return "".join(ranges)
+
+
+_MARKS = _mark_class()
+#: One word of letters in any script (with its combining marks).
+_WORD = rf"[^\W\d_](?:[^\W\d_]|[{_MARKS}])*"
+# The ordinal marks of a day number: English, French (1er), the ordinal indicators (1º), German
+# and most of central and northern Europe (19.).  Hand-written: no library lists the suffixes
+# written after a day's digits.
+_ORD = r"(?:st|nd|rd|th|er|re|e|\.?[º°ª]|\.)?"
+_YEAR = r"(?P<y>\d{4}|['’‘]\d{2})(?![\d'’])"
+_DAY = rf"(?<![\d.,/:])(?P<d>\d{{1,2}}){_ORD}"
+# A connective between the parts ("19 de noviembre de 1946", "19th of November"): one short
+# word, checked against dateparser's skip and pertain words.
+_CONN = lambda name: rf"(?:(?P<{name}>{_WORD})\s+)?"  # noqa: E731
+_SP = r"(?:\s*[,/-]\s*|\s+|\.\s*)"  # between the parts: a space, a comma, a dash, a dot
+
+#: A month word followed by its year, for other modules' patterns ("19. November 1946" is a
+#: date, not item 19 of a list).  Any word: which words are months is dateparser's to say, and
+#: it is not loaded to read a list.
+MONTH_NAME = rf"{_WORD}\.?,?\s+(?:\d{{4}}|['’]\d{{2}})(?![\d'’])"
+
+# Each pattern: (regex, kind).  Kinds with a month word check it against the month data.
+_FULL_PATTERNS: List[Tuple["re.Pattern[str]", str]] = [
+    # 1946-11-19, 1946/11/19, 2014-07-13T00:00:00Z, 1946. 11. 19. (Korean medium form)
+    (re.compile(
+        r"(?<![\d/.-])(?P<y>\d{4})(?P<s>[-/.])\s?(?P<m>\d{1,2})(?P=s)\s?(?P<d>\d{1,2})"
+        r"(?:T\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?(?![\w:]))?"
+        r"(?![\d/]|-\d|\.\d)"
+    ), "ymd"),
+    # 11/19/1946, 19.11.1946, 19-11-1946, 19. 11. 1946, 11/1/00 (the order is the caller's)
+    (re.compile(
+        r"(?<![\d/.:-])(?P<a>\d{1,2})(?P<s>[/.-])\s?(?P<b>\d{1,2})(?P=s)\s?"
+        r"(?P<y>\d{4}|(?<=/)\d{2}|(?<=/\s)\d{2})(?![\d/]|-\d|\.\d)"
+    ), "num"),
+    # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de 1946,
+    # 12 апреля 1961, 19-Nov-1946, Dec. 28th, '45 is below (month first)
+    (re.compile(rf"{_DAY}{_SP}{_CONN('c1')}(?P<w>{_WORD})\.?{_SP}{_CONN('c2')}{_YEAR}"), "dmy"),
+    # November 19, 1946; Nov. 19th 1946; Dec. 28th, '45
+    (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD})\.?{_SP}{_DAY},?{_SP}{_YEAR}"), "mdy"),
+    # 1946. november 19. (Hungarian), 1946 m. lapkričio 19 d. (Lithuanian), 1946 നവംബർ 19
+    (re.compile(
+        rf"(?<![\d.,/:])(?P<y>\d{{4}})(?P<yd>\.)?\s+(?:(?P<c1>{_WORD})\.?\s+)?(?P<w>{_WORD})\.?\s+"
+        rf"(?P<d>\d{{1,2}})(?![\d,.]\d)"
+    ), "ymd-word"),
+    # 1946. gada 19. novembris (Latvian), 1946 ж. 19 қараша (Kazakh)
+    (re.compile(
+        rf"(?<![\d.,/:])(?P<y>\d{{4}})\.?\s+(?:(?P<c1>{_WORD})\.?\s+)(?P<d>\d{{1,2}})\.?\s+"
+        rf"(?P<w>{_WORD})"
+    ), "ydm-word"),
 ]
+# Partial dates, read where no full date covers the text.
+_MONTH_YEAR = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD})\.?,?\s+{_CONN('c2')}{_YEAR}"), "my")
+_DAY_MONTH = (re.compile(rf"{_DAY}{_SP}{_CONN('c1')}(?P<w>{_WORD})(?![^\W\d_])"), "dm")
+_MONTH_DAY = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_SP}(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/]?\d)"), "md")
 _YEAR_ONLY = re.compile(r"(?<![\d,.])(1[0-9]{3}|20[0-9]{2})(?!\d|,\d)(?:\s*s\b)?")
+_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})(?![\d\w'’])")
 
 
-def _valid(y: int, m: int, d: int) -> bool:
-    if not (1 <= m <= 12 and 1 <= d <= 31):
+@dataclass(frozen=True)
+class _MonthData:
+    """What dateparser's language data says about dates, folded for lookup."""
+
+    #: folded month word -> month -> languages that write it so
+    months: Dict[str, Dict[int, FrozenSet[str]]]
+    #: the same for full month names only (no abbreviation such as "out" of "outubro")
+    full: Dict[str, Dict[int, FrozenSet[str]]]
+    #: connectives ("de", "of", "del", "roku") and year words ("г", "года", "r", "年")
+    connectives: FrozenSet[str]
+    year_words: FrozenSet[str]
+    #: day words ("d." in "1946 m. lapkričio 19 d.")
+    day_words: FrozenSet[str]
+    weekdays: FrozenSet[str]
+    #: the unit patterns of the languages that write months as numbers (年/月/日, 년/월/일)
+    cjk_full: "re.Pattern[str]"
+    cjk_year_month: "re.Pattern[str]"
+    cjk_month_day: "re.Pattern[str]"
+    cjk_year: "re.Pattern[str]"
+
+
+_MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august",
+               "september", "october", "november", "december")
+_WEEKDAY_KEYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ROMAN = re.compile(r"^[ivxlc]+$")
+
+
+def fold(word: str) -> str:
+    """A word as the month data is keyed: NFC, case-folded, no final dot."""
+    return unicodedata.normalize("NFC", word).casefold().rstrip(".")
+
+
+def _strip_accents(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+
+
+def _alternation(words: Set[str]) -> str:
+    return "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
+
+
+@lru_cache(maxsize=1)
+def _data() -> _MonthData:
+    """Build the month map once from dateparser's language data (about half a second)."""
+    import importlib
+    import pkgutil
+
+    import dateparser.data.date_translation_data as tables
+
+    months: Dict[str, Dict[int, Set[str]]] = {}
+    full: Dict[str, Dict[int, Set[str]]] = {}
+    connectives: Set[str] = set()
+    year_words: Set[str] = set()
+    day_words: Set[str] = set()
+    weekdays: Set[str] = set()
+    cjk_y: Set[str] = set()
+    cjk_m: Set[str] = set()
+    cjk_d: Set[str] = set()
+    for mod in pkgutil.iter_modules(tables.__path__):
+        lang = mod.name.split("-")[0]
+        info = importlib.import_module(f"{tables.__name__}.{mod.name}").info
+        sources = [info] + list((info.get("locale_specific") or {}).values())
+        numeric_months = False
+        for src in sources:
+            for number, key in enumerate(_MONTH_KEYS, 1):
+                forms = {fold(f) for f in src.get(key, ())}
+                for f in forms:
+                    if re.match(r"^\d+\D+$", f):  # "5月", "5월": a number and a month unit
+                        numeric_months = True
+                        cjk_m.add(f.lstrip("0123456789"))
+                        continue
+                    if len(f) < 2 or _ROMAN.match(f) or not re.fullmatch(_WORD, f):
+                        continue
+                    # An abbreviation is a form that a longer form of the month begins with
+                    # ("out" of "outubro", "sie" of "sierpnia"); one letter more is an
+                    # inflection ("listopad", "listopada"; "maj", "maja").
+                    abbreviation = any(len(g) > len(f) + 1 and g.startswith(f) for g in forms)
+                    for key_form in {f, _strip_accents(f)}:
+                        months.setdefault(key_form, {}).setdefault(number, set()).add(lang)
+                        if not abbreviation:
+                            full.setdefault(key_form, {}).setdefault(number, set()).add(lang)
+            for key in _WEEKDAY_KEYS:
+                weekdays.update(fold(f) for f in src.get(key, ()))
+            for word in list(src.get("skip", ())) + list(src.get("pertain", ()) or ()):
+                w = fold(word)
+                if re.fullmatch(_WORD, w):
+                    connectives.add(w)
+            year_words.update(fold(w) for w in src.get("year", ()) if re.fullmatch(_WORD, fold(w)))
+            day_words.update(fold(w) for w in src.get("day", ()) if re.fullmatch(_WORD, fold(w)))
+        if numeric_months:
+            cjk_y.update(fold(w) for w in info.get("year", ()) if len(w) <= 2)
+            cjk_d.update(fold(w) for w in info.get("day", ()) if len(w) <= 2)
+    y, m, d = _alternation(cjk_y), _alternation(cjk_m), _alternation(cjk_d)
+    return _MonthData(
+        months={w: {k: frozenset(v) for k, v in by.items()} for w, by in months.items()},
+        full={w: {k: frozenset(v) for k, v in by.items()} for w, by in full.items()},
+        connectives=frozenset(connectives),
+        year_words=frozenset(year_words | {fold(w) for w in cjk_y}),
+        day_words=frozenset(day_words),
+        weekdays=frozenset(weekdays),
+        cjk_full=re.compile(
+            rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})(?:\s?{d})?(?!\d)"
+        ),
+        cjk_year_month=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}"),
+        cjk_month_day=re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})\s?{d}"),
+        cjk_year=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}"),
+    )
+
+
+def _language_of(text: str) -> str:
+    # The response's language decides a word that is a different month in two languages
+    # ("listopad": November in Polish and Czech, October in Croatian).
+    from defan_pytest.scoring.text.language import language
+
+    return language(text)
+
+
+def month_number(word: str, text: str = "", full_only: bool = False) -> Optional[int]:
+    """The month that ``word`` names in some language, or ``None``.
+
+    An English month word is read as English (``mar``, ``may``, ``dec``).  Otherwise a full
+    month name of any language counts, and an abbreviation (``out`` of ``outubro``, ``set``,
+    ``sie``) only outside English text, where these are common words; ``full_only`` (dates
+    without a year, where a short word next to a number is rarely a month) takes full names
+    only.  A word that is a different month in different languages takes the month of
+    ``text``'s language, else the month most languages give it.
+    """
+    data = _data()
+    key = fold(word)
+    if key not in data.months:
+        key = _strip_accents(key)
+    by_month = data.months.get(key)
+    if by_month is None:
+        return None
+    for number, langs in by_month.items():
+        if "en" in langs:
+            return number
+    lang = _language_of(text) if text else ""
+    if full_only and lang == "en":
+        return None  # "3 out of 5": in English text a date without a year is an English one
+    if full_only or lang == "en":
+        by_month = data.full.get(key, {})
+        if not by_month:
+            return None
+    if len(by_month) == 1:
+        return next(iter(by_month))
+    if lang:
+        for number, langs in by_month.items():
+            if lang in langs:
+                return number
+    return max(by_month, key=lambda n: (len(by_month[n]), -n))
+
+
+def _english_month(word: str) -> bool:
+    by_month = _data().months.get(fold(word), {})
+    return any("en" in langs for langs in by_month.values())
+
+
+def question_years(question: str) -> Tuple[int, ...]:
+    """The four-digit years a question names (the reference for two-digit years)."""
+    return _question_years(question)
+
+
+@lru_cache(maxsize=4096)
+def _question_years(question: str) -> Tuple[int, ...]:
+    return tuple(int(y) for y in re.findall(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)", question))
+
+
+def expand_year(two_digits: int, ref_years: Sequence[int] = ()) -> int:
+    """A two-digit year read in the century nearest to the years the question names, else in
+    the 1900s (SCORING.md clarification 17).
+
+    >>> expand_year(54), expand_year(5, [2010]), expand_year(98, [2002])
+    (1954, 2005, 1998)
+    """
+    if not ref_years:
+        return 1900 + two_digits
+    options = [c + two_digits for c in range(1000, 2200, 100)]
+    return min(options, key=lambda y: (min(abs(y - r) for r in ref_years), y))
+
+
+def _valid(m: int, d: Optional[int]) -> bool:
+    if not 1 <= m <= 12:
+        return False
+    if d is None:
+        return True
+    if not 1 <= d <= 31:
         return False
     if m in (4, 6, 9, 11) and d > 30:
         return False
-    if m == 2 and d > 29:
-        return False
-    return True
+    return not (m == 2 and d > 29)
 
 
-def _value(match: re.Match, kind: str, dayfirst: bool) -> Optional[DateValue]:
-    g = match.groupdict()
-    y = int(g["y"])
-    if kind == "num":
-        a, b = int(g["a"]), int(g["b"])
-        # Month first, as the dataset writes dates, unless the question asks for day first
-        # or the first number cannot be a month.
-        if a > 12 or (dayfirst and b <= 12):
-            d, m = a, b
-        else:
-            m, d = a, b
-        return (y, m, d) if _valid(y, m, d) else None
-    if kind == "ymd":
-        m, d = int(g["m"]), int(g["d"])
-        return (y, m, d) if _valid(y, m, d) else None
-    m = _MONTHS[g["mn"].lower().rstrip(".")]  # re.I matched it: lower() finds it
-    if kind == "my":
-        return (y, m, None)
-    d = int(g["d"])
-    return (y, m, d) if _valid(y, m, d) else None
+def _year(text: str, ref_years: Sequence[int]) -> int:
+    if text[0] in "'’‘":
+        return expand_year(int(text[1:]), ref_years)
+    return int(text)
 
 
-def find_dates(text: str, dayfirst: bool = False, years: bool = True) -> List[Tuple[int, int, DateValue]]:
+_Reader = Callable[["re.Match[str]"], Optional[DateValue]]
+
+
+def _scan(regex: "re.Pattern[str]", text: str, read: _Reader) -> Iterator[Tuple[int, int, DateValue]]:
+    """Every match that ``read`` accepts; after a rejected match the search resumes one
+    character on (a non-month word must not hide a date that starts inside it).  Matches are
+    short, so the cost stays linear."""
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = regex.search(text, pos)
+        if m is None:
+            return
+        value = read(m)
+        if value is None:
+            pos = m.start() + 1
+            continue
+        yield m.start(), m.end(), value
+        pos = m.end()
+
+
+class _Reading:
+    """The readers of one text's matches: the row's day-first rule, the question's years, the
+    text for the language of an ambiguous month word."""
+
+    def __init__(self, text: str, dayfirst: bool, ref_years: Sequence[int]) -> None:
+        self.text = text
+        self.dayfirst = dayfirst
+        self.ref_years = ref_years
+
+    def _connectives_ok(self, m: "re.Match[str]") -> bool:
+        conn = _data().connectives
+        for name in ("c1", "c2"):
+            c = m.groupdict().get(name)
+            if c is not None and fold(c) not in conn and fold(c) not in _data().year_words:
+                return False
+        return True
+
+    def _month(self, m: "re.Match[str]", full_only: bool = False) -> Optional[int]:
+        if not self._connectives_ok(m):
+            return None
+        return month_number(m.group("w"), self.text, full_only)
+
+    def read(self, kind: str, m: "re.Match[str]") -> Optional[DateValue]:
+        g = m.groupdict()
+        if kind == "num":
+            a, b = int(g["a"]), int(g["b"])
+            y = _year_of_num(g["y"], self.ref_years)
+            # Month first, as the dataset writes dates, unless the question asks for day
+            # first or the first number cannot be a month.
+            if a > 12 or (self.dayfirst and b <= 12):
+                d, mo = a, b
+            else:
+                mo, d = a, b
+            return (y, mo, d) if _valid(mo, d) else None
+        if kind in ("ymd", "cjk"):
+            y, mo, d = int(g["y"]), int(g["m"]), int(g["d"])
+            return (y, mo, d) if _valid(mo, d) else None
+        if kind == "cjk-ym":
+            y, mo = int(g["y"]), int(g["m"])
+            return (y, mo, None) if _valid(mo, None) else None
+        if kind == "cjk-md":
+            mo, d = int(g["m"]), int(g["d"])
+            return (None, mo, d) if _valid(mo, d) else None
+        if kind == "cjk-y":
+            return (int(g["y"]), None, None)
+        partial = kind in ("dm", "md")
+        if kind in ("ymd-word", "ydm-word"):
+            if g.get("c1") is not None and fold(g["c1"]) not in _data().year_words:
+                return None
+            # Year first with a plain year and an English month ("in 1990 May 3 people") is
+            # English prose, not a date: the languages that write so mark the year
+            # ("1946. november 19.", "1946 m. lapkričio 19 d.") or use their own month word.
+            if kind == "ymd-word" and g.get("c1") is None and g.get("yd") is None and _english_month(g["w"]):
+                return None
+        month = self._month(m, full_only=partial)
+        if month is None:
+            return None
+        if kind == "my":
+            return (_year(g["y"], self.ref_years), month, None)
+        d = int(g["d"])
+        if partial:
+            return (None, month, d) if _valid(month, d) else None
+        y = _year(g["y"], self.ref_years)
+        return (y, month, d) if _valid(month, d) else None
+
+
+def _year_of_num(text: str, ref_years: Sequence[int]) -> int:
+    return expand_year(int(text), ref_years) if len(text) == 2 else int(text)
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def find_dates(
+    text: str, dayfirst: bool = False, years: bool = True, ref_years: Sequence[int] = ()
+) -> List[Tuple[int, int, DateValue]]:
     """Every date written in ``text``, in reading order, as ``(start, end, value)``.
 
-    Full dates and month-years come first in coverage; a bare year is a candidate only where
-    no fuller date already covers it.
+    Full dates are read first, then partial ones (a month and year, a day and month) where no
+    full date covers the text, then (with ``years``) bare years where nothing covers them.
+    ``ref_years``: the years the question names, for two-digit years (``'54``).
     """
+    if not _DIGIT.search(text):
+        return []
+    reading = _Reading(text, dayfirst, ref_years)
     found: List[Tuple[int, int, DateValue]] = []
     taken = DisjointSpans()  # what a fuller date already covers (a binary search, not a scan)
-    for regex, kind in _PATTERNS:
-        for m in regex.finditer(text):
-            s, e = m.span()
-            if taken.overlaps(s, e):
-                continue
-            value = _value(m, kind, dayfirst)
-            if value is not None:
+
+    def add(regex: "re.Pattern[str]", kind: str) -> None:
+        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m)):
+            if not taken.overlaps(s, e):
                 found.append((s, e, value))
                 taken.add(s, e)
+
+    for regex, kind in _FULL_PATTERNS[:2]:  # numeric forms: no month data needed
+        add(regex, kind)
+    # The month data is loaded only when a word or a unit sits next to a number.
+    if _NEEDS_DATA.search(text):
+        data = _data()
+        add(data.cjk_full, "cjk")
+        for regex, kind in _FULL_PATTERNS[2:]:
+            add(regex, kind)
+        add(data.cjk_year_month, "cjk-ym")
+        add(_MONTH_YEAR[0], "my")
+        add(data.cjk_month_day, "cjk-md")
+        add(_DAY_MONTH[0], "dm")
+        add(_MONTH_DAY[0], "md")
+        if years:
+            add(data.cjk_year, "cjk-y")
     if years:
         for m in _YEAR_ONLY.finditer(text):
             s, e = m.span()
-            if taken.overlaps(s, e):
-                continue
-            found.append((s, e, (int(m.group(1)), None, None)))
+            if not taken.overlaps(s, e):
+                found.append((s, e, (int(m.group(1)), None, None)))
+        for m in _SHORT_YEAR.finditer(text):
+            s, e = m.span()
+            if not taken.overlaps(s, e):
+                found.append((s, e, (expand_year(int(m.group(1)), ref_years), None, None)))
     found.sort(key=lambda t: t[0])
     return found
 
 
-_WEEKDAY = re.compile(
-    r"^(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+", re.I
-)
-# "on 19 November 1946" and its French, German, Spanish, Portuguese and Italian forms.
-_PREPOSITION = re.compile(r"^(?:on|le|am|el|em|il|the)\s+(?=\d)", re.I)
+# A number next to a letter (in either order, a space or a dot between): only such text can
+# hold a date with a month word or a unit.
+_NEEDS_DATA = re.compile(rf"\d[\s.,/-]{{0,3}}[^\W\d_]|(?:[^\W\d_]|[{_MARKS}])[\s.,/-]{{0,3}}['’‘]?\d")
+_LEAD = re.compile(rf"^({_WORD})\.?,?\s+")
+_TAIL = re.compile(rf"[\s\u202f]*({_WORD})\.?$")
 
 
-def parse_date_text(text: str, dayfirst: bool = False, allow_year: bool = False) -> Optional[DateValue]:
+def parse_date_text(
+    text: str, dayfirst: bool = False, allow_year: bool = False, ref_years: Sequence[int] = ()
+) -> Optional[DateValue]:
     """The date that ``text`` is, as a whole, or ``None``.
 
+    A leading weekday or preposition (``Tuesday,``, ``on``, ``le``, ``am``) and a trailing
+    year word (``г.``, ``года``, ``r.``, ``年``) are part of a written date.
     ``allow_year``: a bare year counts (as ``(year, None, None)``).
     """
-    t = _PREPOSITION.sub("", _WEEKDAY.sub("", text.strip()).strip()).rstrip(".").strip()
-    if not t or len(t) > 40:
+    t = text.strip().rstrip(".").strip()
+    if not t or len(t) > 60 or not _DIGIT.search(t):
         return None
-    if allow_year and re.fullmatch(r"\d{4}", t):
-        return (int(t), None, None)
-    for regex, kind in _PATTERNS:
-        m = regex.fullmatch(t)
-        if m:
-            return _value(m, kind, dayfirst)
-    return _dateparser_parse(t, dayfirst)
+    if _NEEDS_DATA.search(t):
+        data = _data()
+        for _ in range(3):  # "on Tuesday, 19 November 1946"
+            lead = _LEAD.match(t)
+            if not lead or not _leading_word(lead.group(1), data):
+                break
+            t = t[lead.end():]
+        tail = _TAIL.search(t)
+        tail_words = data.year_words | data.day_words
+        if tail and fold(tail.group(1)) in tail_words and re.search(r"\d\s*$", t[: tail.start()]):
+            t = t[: tail.start()]
+        t = t.strip().rstrip(".").strip()
+    found = find_dates(t, dayfirst=dayfirst, years=True, ref_years=ref_years)
+    if len(found) != 1:
+        return None
+    s, e, value = found[0]
+    if s != 0 or t[e:].strip(" .,") != "":
+        return None
+    if value[1] is None and not allow_year:
+        return None
+    return value
 
 
-def _dateparser_parse(text: str, dayfirst: bool) -> Optional[DateValue]:
-    # Only a short string with a digit and a letter or separator can be a date we did not read.
-    if not re.search(r"\d", text) or len(text.split()) > 6:
-        return None
-    try:
-        import dateparser  # imported here: slow to import, and rarely needed
-    except ImportError:  # pragma: no cover - dateparser is a dependency
-        return None
-    settings = {
-        "DATE_ORDER": "DMY" if dayfirst else "MDY",
-        "REQUIRE_PARTS": ["day", "month", "year"],
-        "STRICT_PARSING": True,
-        "PREFER_LOCALE_DATE_ORDER": False,
-    }
-    try:
-        parsed = dateparser.parse(text, languages=["en"], settings=settings)
-    except Exception:  # dateparser raises assorted errors on odd input
-        return None
-    if parsed is None:
-        return None
-    return (parsed.year, parsed.month, parsed.day)
+def _leading_word(word: str, data: _MonthData) -> bool:
+    w = fold(word)
+    return w in data.weekdays or w in data.connectives or w in _PREPOSITIONS
+
+
+# Prepositions before a date that dateparser's skip words lack ("am 19. November", "el 19 de",
+# "em 19 de", "il 19"): hand-written, a few words of the five languages of clarification 4.
+_PREPOSITIONS = frozenset({"on", "le", "am", "el", "em", "il", "the"})
+
+
+def preload() -> None:
+    """Build the month data now (a server warming up, a benchmark excluding start-up)."""
+    _data()
+
+
+__all__ = [
+    "DateValue", "MONTH_NAME", "expand_year", "find_dates", "fold", "month_number",
+    "parse_date_text", "preload", "question_years",
+]
