@@ -45,7 +45,8 @@ def _mark_class() -> str:
         start = prev = c
     if start is not None and prev is not None:
         ranges.append(start if start == prev else f"{start}-{prev}")
-    return "".join(ranges)
+    # Zero-width (non-)joiners sit inside words of Indic scripts ("ഒക്\u200cടോബർ").
+    return "".join(ranges) + "\u200c\u200d"
 
 
 _MARKS = _mark_class()
@@ -60,6 +61,11 @@ _DAY = rf"(?<![\d.,/:])(?P<d>\d{{1,2}}){_ORD}"
 # A connective between the parts ("19 de noviembre de 1946", "19th of November"): one short
 # word, checked against dateparser's skip and pertain words.
 _CONN = lambda name: rf"(?:(?P<{name}>{_WORD})\s+)?"  # noqa: E731
+# The elided connective of Catalan, Occitan, Aragonese ("12 d’abril de 1961").
+_ELIDED = r"(?:[dD]['’])?"
+# The mark after an abbreviated month: a dot, the Devanagari abbreviation sign (नव॰), the
+# Hebrew geresh (בנוב׳).
+_ABBR = r"[.\u0970\u05f3]?"
 _SP = r"(?:\s*[,/-]\s*|\s+|\.\s*)"  # between the parts: a space, a comma, a dash, a dot
 
 #: A month word followed by its year, for other modules' patterns ("19. November 1946" is a
@@ -77,14 +83,14 @@ _FULL_PATTERNS: List[Tuple["re.Pattern[str]", str]] = [
     ), "ymd"),
     # 11/19/1946, 19.11.1946, 19-11-1946, 19. 11. 1946, 11/1/00 (the order is the caller's)
     (re.compile(
-        r"(?<![\d/.:-])(?P<a>\d{1,2})(?P<s>[/.-])\s?(?P<b>\d{1,2})(?P=s)\s?"
+        r"(?<![\d/.:-])(?P<a>\d{1,2})[\u200e\u200f]?(?P<s>[/.-])\s?(?P<b>\d{1,2})[\u200e\u200f]?(?P=s)\s?"
         r"(?P<y>\d{4}|(?<=/)\d{2}|(?<=/\s)\d{2})(?![\d/]|-\d|\.\d)"
     ), "num"),
     # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de 1946,
     # 12 апреля 1961, 19-Nov-1946, Dec. 28th, '45 is below (month first)
-    (re.compile(rf"{_DAY}{_SP}{_CONN('c1')}(?P<w>{_WORD})\.?{_SP}{_CONN('c2')}{_YEAR}"), "dmy"),
+    (re.compile(rf"{_DAY}{_SP}{_CONN('c1')}{_ELIDED}(?P<w>{_WORD}){_ABBR}{_SP}{_CONN('c2')}{_YEAR}"), "dmy"),
     # November 19, 1946; Nov. 19th 1946; Dec. 28th, '45
-    (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD})\.?{_SP}{_DAY},?{_SP}{_YEAR}"), "mdy"),
+    (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_ABBR}{_SP}{_DAY},?{_SP}{_YEAR}"), "mdy"),
     # 1946. november 19. (Hungarian), 1946 m. lapkričio 19 d. (Lithuanian), 1946 നവംബർ 19
     (re.compile(
         rf"(?<![\d.,/:])(?P<y>\d{{4}})(?P<yd>\.)?\s+(?:(?P<c1>{_WORD})\.?\s+)?(?P<w>{_WORD})\.?\s+"
@@ -97,9 +103,9 @@ _FULL_PATTERNS: List[Tuple["re.Pattern[str]", str]] = [
     ), "ydm-word"),
 ]
 # Partial dates, read where no full date covers the text.
-_MONTH_YEAR = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD})\.?,?\s+{_CONN('c2')}{_YEAR}"), "my")
+_MONTH_YEAR = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_ABBR},?\s+{_CONN('c2')}{_YEAR}"), "my")
 _DAY_MONTH = (re.compile(rf"{_DAY}{_SP}{_CONN('c1')}(?P<w>{_WORD})(?![^\W\d_])"), "dm")
-_MONTH_DAY = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_SP}(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/]?\d)"), "md")
+_MONTH_DAY = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_SP}(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/]?\s?\d)"), "md")
 _YEAR_ONLY = re.compile(r"(?<![\d,.])(1[0-9]{3}|20[0-9]{2})(?!\d|,\d)(?:\s*s\b)?")
 _SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})(?![\d\w'’])")
 
@@ -118,6 +124,8 @@ class _MonthData:
     #: day words ("d." in "1946 m. lapkričio 19 d.")
     day_words: FrozenSet[str]
     weekdays: FrozenSet[str]
+    #: languages by use (dateparser's ``language_order``), for a word of several months
+    rank: Dict[str, int]
     #: the unit patterns of the languages that write months as numbers (年/月/日, 년/월/일)
     cjk_full: "re.Pattern[str]"
     cjk_year_month: "re.Pattern[str]"
@@ -133,7 +141,7 @@ _ROMAN = re.compile(r"^[ivxlc]+$")
 
 def fold(word: str) -> str:
     """A word as the month data is keyed: NFC, case-folded, no final dot."""
-    return unicodedata.normalize("NFC", word).casefold().rstrip(".")
+    return unicodedata.normalize("NFC", word).casefold().rstrip(".\u0970\u05f3")
 
 
 def _strip_accents(word: str) -> str:
@@ -151,6 +159,7 @@ def _data() -> _MonthData:
     import pkgutil
 
     import dateparser.data.date_translation_data as tables
+    from dateparser.data.languages_info import language_order
 
     months: Dict[str, Dict[int, Set[str]]] = {}
     full: Dict[str, Dict[int, Set[str]]] = {}
@@ -174,7 +183,8 @@ def _data() -> _MonthData:
                         numeric_months = True
                         cjk_m.add(f.lstrip("0123456789"))
                         continue
-                    if len(f) < 2 or _ROMAN.match(f) or not re.fullmatch(_WORD, f):
+                    # Two Latin letters ("no", "me", "ma") are words far more often than months.
+                    if len(f) < (3 if f.isascii() else 2) or _ROMAN.match(f) or not re.fullmatch(_WORD, f):
                         continue
                     # An abbreviation is a form that a longer form of the month begins with
                     # ("out" of "outubro", "sie" of "sierpnia"); one letter more is an
@@ -195,6 +205,10 @@ def _data() -> _MonthData:
         if numeric_months:
             cjk_y.update(fold(w) for w in info.get("year", ()) if len(w) <= 2)
             cjk_d.update(fold(w) for w in info.get("day", ()) if len(w) <= 2)
+    # A word that is a connective, a year or a day word somewhere ("de", "den", "m") is no month.
+    for w in connectives | year_words | day_words:
+        months.pop(w, None)
+        full.pop(w, None)
     y, m, d = _alternation(cjk_y), _alternation(cjk_m), _alternation(cjk_d)
     return _MonthData(
         months={w: {k: frozenset(v) for k, v in by.items()} for w, by in months.items()},
@@ -203,6 +217,7 @@ def _data() -> _MonthData:
         year_words=frozenset(year_words | {fold(w) for w in cjk_y}),
         day_words=frozenset(day_words),
         weekdays=frozenset(weekdays),
+        rank={lang: i for i, lang in reversed(list(enumerate(x.split("-")[0] for x in language_order)))},
         cjk_full=re.compile(
             rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})(?:\s?{d})?(?!\d)"
         ),
@@ -220,7 +235,9 @@ def _language_of(text: str) -> str:
     return language(text)
 
 
-def month_number(word: str, text: str = "", full_only: bool = False) -> Optional[int]:
+def month_number(
+    word: str, text: str = "", full_only: bool = False, lang: Optional[Callable[[], str]] = None
+) -> Optional[int]:
     """The month that ``word`` names in some language, or ``None``.
 
     An English month word is read as English (``mar``, ``may``, ``dec``).  Otherwise a full
@@ -228,7 +245,8 @@ def month_number(word: str, text: str = "", full_only: bool = False) -> Optional
     ``sie``) only outside English text, where these are common words; ``full_only`` (dates
     without a year, where a short word next to a number is rarely a month) takes full names
     only.  A word that is a different month in different languages takes the month of
-    ``text``'s language, else the month most languages give it.
+    ``text``'s language (``lang``: a function that returns it, for a caller that asks once
+    per text), else the month of the most used language.
     """
     data = _data()
     key = fold(word)
@@ -240,20 +258,23 @@ def month_number(word: str, text: str = "", full_only: bool = False) -> Optional
     for number, langs in by_month.items():
         if "en" in langs:
             return number
-    lang = _language_of(text) if text else ""
-    if full_only and lang == "en":
+    language = lang() if lang is not None else (_language_of(text) if text else "")
+    if full_only and language == "en":
         return None  # "3 out of 5": in English text a date without a year is an English one
-    if full_only or lang == "en":
+    if full_only or language == "en":
         by_month = data.full.get(key, {})
         if not by_month:
             return None
     if len(by_month) == 1:
         return next(iter(by_month))
-    if lang:
+    if language:
         for number, langs in by_month.items():
-            if lang in langs:
+            if language in langs:
                 return number
-    return max(by_month, key=lambda n: (len(by_month[n]), -n))
+    # Else the month of the most used language that writes it so (dateparser's own order of
+    # languages by use): "listopada" is Polish before it is Croatian.
+    rank = _data().rank
+    return min(by_month, key=lambda n: (min(rank.get(code, len(rank)) for code in by_month[n]), n))
 
 
 def _english_month(word: str) -> bool:
@@ -331,6 +352,13 @@ class _Reading:
         self.text = text
         self.dayfirst = dayfirst
         self.ref_years = ref_years
+        self._lang: Optional[str] = None
+
+    def lang(self) -> str:
+        """The text's language, asked once per text (it reads the first 4000 characters)."""
+        if self._lang is None:
+            self._lang = _language_of(self.text)
+        return self._lang
 
     def _connectives_ok(self, m: "re.Match[str]") -> bool:
         conn = _data().connectives
@@ -343,7 +371,7 @@ class _Reading:
     def _month(self, m: "re.Match[str]", full_only: bool = False) -> Optional[int]:
         if not self._connectives_ok(m):
             return None
-        return month_number(m.group("w"), self.text, full_only)
+        return month_number(m.group("w"), self.text, full_only, self.lang)
 
     def read(self, kind: str, m: "re.Match[str]") -> Optional[DateValue]:
         g = m.groupdict()
@@ -472,9 +500,12 @@ def parse_date_text(
                 break
             t = t[lead.end():]
         tail = _TAIL.search(t)
-        tail_words = data.year_words | data.day_words
-        if tail and fold(tail.group(1)) in tail_words and re.search(r"\d\s*$", t[: tail.start()]):
-            t = t[: tail.start()]
+        if tail and re.search(r"\d\s*$", t[: tail.start()]):
+            word = fold(tail.group(1))
+            # A year word may be attached ("1986年"); a day word only after a space
+            # ("19 d."), so that "1日" keeps its unit.
+            if word in data.year_words or (word in data.day_words and tail.group().startswith((" ", "\u202f"))):
+                t = t[: tail.start()]
         t = t.strip().rstrip(".").strip()
     found = find_dates(t, dayfirst=dayfirst, years=True, ref_years=ref_years)
     if len(found) != 1:
@@ -489,6 +520,8 @@ def parse_date_text(
 
 def _leading_word(word: str, data: _MonthData) -> bool:
     w = fold(word)
+    if w in data.months:  # "Mar 14, 1969": a month that is also a weekday elsewhere (mardi)
+        return False
     return w in data.weekdays or w in data.connectives or w in _PREPOSITIONS
 
 
