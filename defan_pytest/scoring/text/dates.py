@@ -326,22 +326,56 @@ def _year(text: str, ref_years: Sequence[int]) -> int:
 _Reader = Callable[["re.Match[str]"], Optional[DateValue]]
 
 
-def _scan(regex: "re.Pattern[str]", text: str, read: _Reader) -> Iterator[Tuple[int, int, DateValue]]:
-    """Every match that ``read`` accepts; after a rejected match the search resumes one
-    character on (a non-month word must not hide a date that starts inside it).  Matches are
-    short, so the cost stays linear."""
-    pos = 0
+def _scan(
+    regex: "re.Pattern[str]",
+    text: str,
+    read: _Reader,
+    taken: DisjointSpans,
+    segments: Sequence[Tuple[int, int]],
+) -> Iterator[Tuple[int, int, DateValue]]:
+    """Every match inside ``segments`` that ``read`` accepts and no fuller date covers; after
+    a rejected match the search resumes one character on (a non-month word must not hide a
+    date that starts inside it).  Matches are short, so the cost stays linear."""
+    for start, end in segments:
+        pos = start
+        while pos < end:
+            m = regex.search(text, pos, end)
+            if m is None:
+                break
+            if taken.overlaps(m.start(), m.end()):
+                pos = m.start() + 1
+                continue
+            value = read(m)
+            if value is None:
+                pos = m.start() + 1
+                continue
+            yield m.start(), m.end(), value
+            pos = m.end()
+
+
+def _segments(text: str) -> Tuple[List[Tuple[int, int]], bool]:
+    """The stretches of ``text`` where a date can be (around each number, merged: prose
+    between numbers is never searched), and whether a number touches a letter (only then can
+    a date have a month word or a unit, and the month data is needed)."""
+    out: List[Tuple[int, int]] = []
+    words = False
     n = len(text)
-    while pos < n:
-        m = regex.search(text, pos)
-        if m is None:
-            return
-        value = read(m)
-        if value is None:
-            pos = m.start() + 1
-            continue
-        yield m.start(), m.end(), value
-        pos = m.end()
+    for m in _DIGITS.finditer(text):
+        s, e = m.span()
+        if not words and (_LETTER_BEFORE.search(text, max(0, s - 4), s) or _LETTER_AFTER.match(text, e, e + 4)):
+            words = True
+        s, e = max(0, s - _MARGIN), min(n, e + _MARGIN)
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out, words
+
+
+_DIGITS = re.compile(r"\d+")
+_LETTER_BEFORE = re.compile(rf"(?:[^\W\d_]|[{_MARKS}])[\s.,/'’‘-]*$")
+_LETTER_AFTER = re.compile(r"[\s.,/-]{0,3}[^\W\d_]")
+_MARGIN = 64  # longer than any date's stretch between a number and its month word
 
 
 class _Reading:
@@ -439,16 +473,17 @@ def find_dates(
     found: List[Tuple[int, int, DateValue]] = []
     taken = DisjointSpans()  # what a fuller date already covers (a binary search, not a scan)
 
+    segments, words = _segments(text)
+
     def add(regex: "re.Pattern[str]", kind: str) -> None:
-        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m)):
-            if not taken.overlaps(s, e):
-                found.append((s, e, value))
-                taken.add(s, e)
+        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m), taken, segments):
+            found.append((s, e, value))
+            taken.add(s, e)
 
     for regex, kind in _FULL_PATTERNS[:2]:  # numeric forms: no month data needed
         add(regex, kind)
     # The month data is loaded only when a word or a unit sits next to a number.
-    if _NEEDS_DATA.search(text):
+    if words:
         data = _data()
         add(data.cjk_full, "cjk")
         for regex, kind in _FULL_PATTERNS[2:]:
@@ -461,21 +496,21 @@ def find_dates(
         if years:
             add(data.cjk_year, "cjk-y")
     if years:
-        for m in _YEAR_ONLY.finditer(text):
-            s, e = m.span()
-            if not taken.overlaps(s, e):
-                found.append((s, e, (int(m.group(1)), None, None)))
-        for m in _SHORT_YEAR.finditer(text):
-            s, e = m.span()
-            if not taken.overlaps(s, e):
-                found.append((s, e, (expand_year(int(m.group(1)), ref_years), None, None)))
+        for start, end in segments:
+            for m in _YEAR_ONLY.finditer(text, start, end):
+                s, e = m.span()
+                if not taken.overlaps(s, e):
+                    found.append((s, e, (int(m.group(1)), None, None)))
+                    taken.add(s, e)
+            for m in _SHORT_YEAR.finditer(text, start, end):
+                s, e = m.span()
+                if not taken.overlaps(s, e):
+                    found.append((s, e, (expand_year(int(m.group(1)), ref_years), None, None)))
+                    taken.add(s, e)
     found.sort(key=lambda t: t[0])
     return found
 
 
-# A number next to a letter (in either order, a space or a dot between): only such text can
-# hold a date with a month word or a unit.
-_NEEDS_DATA = re.compile(rf"\d[\s.,/-]{{0,3}}[^\W\d_]|(?:[^\W\d_]|[{_MARKS}])[\s.,/-]{{0,3}}['’‘]?\d")
 _LEAD = re.compile(rf"^({_WORD})\.?,?\s+")
 _TAIL = re.compile(rf"[\s\u202f]*({_WORD})\.?$")
 
@@ -492,7 +527,7 @@ def parse_date_text(
     t = text.strip().rstrip(".").strip()
     if not t or len(t) > 60 or not _DIGIT.search(t):
         return None
-    if _NEEDS_DATA.search(t):
+    if _segments(t)[1]:
         data = _data()
         for _ in range(3):  # "on Tuesday, 19 November 1946"
             lead = _LEAD.match(t)
