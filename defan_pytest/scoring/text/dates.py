@@ -86,26 +86,7 @@ _FULL_PATTERNS: List[Tuple["re.Pattern[str]", str]] = [
         r"(?<![\d/.:-])(?P<a>\d{1,2})[\u200e\u200f]?(?P<s>[/.-])\s?(?P<b>\d{1,2})[\u200e\u200f]?(?P=s)\s?"
         r"(?P<y>\d{4}|(?<=/)\d{2}|(?<=/\s)\d{2})(?![\d/]|-\d|\.\d)"
     ), "num"),
-    # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de 1946,
-    # 12 апреля 1961, 19-Nov-1946, Dec. 28th, '45 is below (month first)
-    (re.compile(rf"{_DAY}{_SP}{_CONN('c1')}{_ELIDED}(?P<w>{_WORD}){_ABBR}{_SP}{_CONN('c2')}{_YEAR}"), "dmy"),
-    # November 19, 1946; Nov. 19th 1946; Dec. 28th, '45
-    (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_ABBR}{_SP}{_DAY},?{_SP}{_YEAR}"), "mdy"),
-    # 1946. november 19. (Hungarian), 1946 m. lapkričio 19 d. (Lithuanian), 1946 നവംബർ 19
-    (re.compile(
-        rf"(?<![\d.,/:])(?P<y>\d{{4}})(?P<yd>\.)?\s+(?:(?P<c1>{_WORD})\.?\s+)?(?P<w>{_WORD})\.?\s+"
-        rf"(?P<d>\d{{1,2}})(?![\d,.]\d)"
-    ), "ymd-word"),
-    # 1946. gada 19. novembris (Latvian), 1946 ж. 19 қараша (Kazakh)
-    (re.compile(
-        rf"(?<![\d.,/:])(?P<y>\d{{4}})\.?\s+(?:(?P<c1>{_WORD})\.?\s+)(?P<d>\d{{1,2}})\.?\s+"
-        rf"(?P<w>{_WORD})"
-    ), "ydm-word"),
 ]
-# Partial dates, read where no full date covers the text.
-_MONTH_YEAR = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_ABBR},?\s+{_CONN('c2')}{_YEAR}"), "my")
-_DAY_MONTH = (re.compile(rf"{_DAY}{_SP}{_CONN('c1')}(?P<w>{_WORD})(?![^\W\d_])"), "dm")
-_MONTH_DAY = (re.compile(rf"(?<![^\W\d_])(?P<w>{_WORD}){_SP}(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/]?\s?\d)"), "md")
 _YEAR_ONLY = re.compile(r"(?<![\d,.])(1[0-9]{3}|20[0-9]{2})(?!\d|,\d)(?:\s*s\b)?")
 _SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})(?![\d\w'’])")
 
@@ -141,7 +122,9 @@ _ROMAN = re.compile(r"^[ivxlc]+$")
 
 def fold(word: str) -> str:
     """A word as the month data is keyed: NFC, case-folded, no final dot."""
-    return unicodedata.normalize("NFC", word).casefold().rstrip(".\u0970\u05f3")
+    # lower(), not casefold(): the month words also make a case-insensitive regex, and
+    # casefold() expands some letters ("ΐ" of "Μαΐου") that the regex would not.
+    return unicodedata.normalize("NFC", word.lower()).rstrip(".\u0970\u05f3")
 
 
 def _strip_accents(word: str) -> str:
@@ -196,7 +179,11 @@ def _data() -> _MonthData:
                             full.setdefault(key_form, {}).setdefault(number, set()).add(lang)
             for key in _WEEKDAY_KEYS:
                 weekdays.update(fold(f) for f in src.get(key, ()))
-            for word in list(src.get("skip", ())) + list(src.get("pertain", ()) or ()):
+            # Connectives: the words of belonging ("of", "de", "del") and the other words
+            # dateparser skips inside a date, except English ones ("and", "at", "the") and
+            # single letters ("y", "i", "w"): "July and 1950" is no date.
+            skip = [] if lang == "en" else [w for w in src.get("skip", ()) if len(w) > 1]
+            for word in skip + list(src.get("pertain", ()) or ()):
                 w = fold(word)
                 if re.fullmatch(_WORD, w):
                     connectives.add(w)
@@ -227,6 +214,62 @@ def _data() -> _MonthData:
     )
 
 
+@lru_cache(maxsize=1)
+def _word_patterns() -> List[Tuple["re.Pattern[str]", str]]:
+    """The date forms with a month word, in the order they are read (full dates, then partial
+    ones).  Any word of letters stands where a month, a connective or a year word goes: the
+    reader checks it against the month data (a trie of the month words of every language
+    would cost more to compile than the whole data does to load)."""
+    month = rf"(?P<w>{_WORD})(?![^\W\d_]|[{_MARKS}])"
+    conn = _WORD
+    year_word = _WORD
+    c1 = rf"(?:(?P<c1>{conn})\s+)?"
+    c2 = rf"(?:(?P<c2>{conn})\s+)?"
+    start = rf"(?<![^\W\d_{_MARKS}])"
+    forms = [
+        # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de
+        # 1946, 12 апреля 1961, 19-Nov-1946, 12 d’abril de 1961
+        (rf"{_DAY}{_SP}{c1}{_ELIDED}{month}{_ABBR}{_SP}{c2}{_YEAR}", "dmy"),
+        # November 19, 1946; Nov. 19th 1946; Dec. 28th, '45
+        (rf"{start}{month}{_ABBR}{_SP}{_DAY},?{_SP}{_YEAR}", "mdy"),
+        # 1946. november 19. (Hungarian), 1946 m. lapkričio 19 d. (Lithuanian), 1946 നവംബർ 19
+        (rf"(?<![\d.,/:])(?P<y>\d{{4}})(?P<yd>\.)?\s+(?:(?P<c1>{year_word})\.?\s+)?{month}{_ABBR}\s+"
+         rf"(?P<d>\d{{1,2}})(?![\d,.]\d)", "ymd-word"),
+        # 1946 ж. 19 қараша (Kazakh)
+        (rf"(?<![\d.,/:])(?P<y>\d{{4}})\.?\s+(?P<c1>{year_word})\.?\s+(?P<d>\d{{1,2}})\.?\s+{month}", "ydm-word"),
+        # Partial dates, read where no full date covers the text: November 1946,
+        # noviembre de 1946; 3 January; January 3rd
+        (rf"{start}{month}{_ABBR},?\s+{c2}{_YEAR}", "my"),
+        (rf"{_DAY}{_SP}{c1}{month}", "dm"),
+        (rf"{start}{month}{_SP}(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/]?\s?\d)", "md"),
+    ]
+    return [(re.compile(pattern, re.I), kind) for pattern, kind in forms]
+
+
+#: For the forms that begin with the month word: the digits they end with.  A trie of
+#: thousands of month words tried at every letter of a long text is slow; these forms are
+#: found from their numbers instead, and the word before is read backwards.
+_TAILS = {
+    "mdy": re.compile(rf"{_DAY},?{_SP}{_YEAR}"),
+    "my": re.compile(_YEAR),
+    "md": re.compile(r"(?<![\d.,/:])\d{1,2}(?:st|nd|rd|th)?(?![\d.,:/]?\s?\d)"),
+}
+_SEPARATORS = frozenset(" \t\n,.-/\u202f\u00a0\u0970\u05f3")
+
+
+def _word_start(text: str, pos: int) -> int:
+    """Where the word ends that ends before ``pos`` and a few separators; -1 if none."""
+    i = pos
+    floor = max(0, pos - 4)
+    while i > floor and text[i - 1] in _SEPARATORS:
+        i -= 1
+    j = i
+    floor = max(0, i - 40)
+    while j > floor and (text[j - 1].isalpha() or unicodedata.category(text[j - 1]).startswith("M")):
+        j -= 1
+    return j if j < i else -1
+
+
 def _language_of(text: str) -> str:
     # The response's language decides a word that is a different month in two languages
     # ("listopad": November in Polish and Czech, October in Croatian).
@@ -236,7 +279,11 @@ def _language_of(text: str) -> str:
 
 
 def month_number(
-    word: str, text: str = "", full_only: bool = False, lang: Optional[Callable[[], str]] = None
+    word: str,
+    text: str = "",
+    full_only: bool = False,
+    lang: Optional[Callable[[], str]] = None,
+    english_only_in_english: bool = False,
 ) -> Optional[int]:
     """The month that ``word`` names in some language, or ``None``.
 
@@ -246,7 +293,8 @@ def month_number(
     without a year, where a short word next to a number is rarely a month) takes full names
     only.  A word that is a different month in different languages takes the month of
     ``text``'s language (``lang``: a function that returns it, for a caller that asks once
-    per text), else the month of the most used language.
+    per text), else the month of the most used language.  ``english_only_in_english``: in
+    English text, English month words only.
     """
     data = _data()
     key = fold(word)
@@ -259,7 +307,7 @@ def month_number(
         if "en" in langs:
             return number
     language = lang() if lang is not None else (_language_of(text) if text else "")
-    if full_only and language == "en":
+    if (full_only or english_only_in_english) and language == "en":
         return None  # "3 out of 5": in English text a date without a year is an English one
     if full_only or language == "en":
         by_month = data.full.get(key, {})
@@ -332,10 +380,16 @@ def _scan(
     read: _Reader,
     taken: DisjointSpans,
     segments: Sequence[Tuple[int, int]],
+    tail: "Optional[re.Pattern[str]]" = None,
 ) -> Iterator[Tuple[int, int, DateValue]]:
     """Every match inside ``segments`` that ``read`` accepts and no fuller date covers; after
     a rejected match the search resumes one character on (a non-month word must not hide a
-    date that starts inside it).  Matches are short, so the cost stays linear."""
+    date that starts inside it).  Matches are short, so the cost stays linear.  With
+    ``tail``, the form begins with a word: each match of ``tail`` is tried with the word (and
+    a connective, "noviembre de 1946") before it."""
+    if tail is not None:
+        yield from _scan_tails(regex, text, read, taken, segments, tail)
+        return
     for start, end in segments:
         pos = start
         while pos < end:
@@ -351,6 +405,32 @@ def _scan(
                 continue
             yield m.start(), m.end(), value
             pos = m.end()
+
+
+def _scan_tails(
+    regex: "re.Pattern[str]",
+    text: str,
+    read: _Reader,
+    taken: DisjointSpans,
+    segments: Sequence[Tuple[int, int]],
+    tail: "re.Pattern[str]",
+) -> Iterator[Tuple[int, int, DateValue]]:
+    for start, end in segments:
+        for t in tail.finditer(text, start, end):
+            ws = _word_start(text, t.start())
+            tries = [ws]
+            if ws >= 0:  # a connective between the month and the year
+                tries.append(_word_start(text, ws))
+            for w in tries:
+                if w < 0:
+                    continue
+                m = regex.match(text, w, end)
+                if m is None or m.end() < t.end() or taken.overlaps(m.start(), m.end()):
+                    continue
+                value = read(m)
+                if value is not None:
+                    yield m.start(), m.end(), value
+                    break
 
 
 def _segments(text: str) -> Tuple[List[Tuple[int, int]], bool]:
@@ -394,18 +474,28 @@ class _Reading:
             self._lang = _language_of(self.text)
         return self._lang
 
-    def _connectives_ok(self, m: "re.Match[str]") -> bool:
-        conn = _data().connectives
+    def _connectives_ok(self, m: "re.Match[str]", kind: str) -> bool:
+        data = _data()
         for name in ("c1", "c2"):
             c = m.groupdict().get(name)
-            if c is not None and fold(c) not in conn and fold(c) not in _data().year_words:
+            if c is None:
+                continue
+            c = fold(c)
+            if kind in ("ymd-word", "ydm-word"):  # "1946 m. lapkričio 19 d.": a year word
+                if c not in data.year_words:
+                    return False
+            elif c not in data.connectives:
                 return False
         return True
 
-    def _month(self, m: "re.Match[str]", full_only: bool = False) -> Optional[int]:
-        if not self._connectives_ok(m):
+    def _month(self, m: "re.Match[str]", kind: str) -> Optional[int]:
+        # In English text a month word of another language counts only in a full date written
+        # day-month-year or month-day-year ("born 12 maart 1981"); other forms ("Sit 1950":
+        # Bena for June) would read English prose as dates.
+        strict = kind not in ("dmy", "mdy")
+        if not self._connectives_ok(m, kind):
             return None
-        return month_number(m.group("w"), self.text, full_only, self.lang)
+        return month_number(m.group("w"), self.text, kind in ("dm", "md"), self.lang, strict)
 
     def read(self, kind: str, m: "re.Match[str]") -> Optional[DateValue]:
         g = m.groupdict()
@@ -431,15 +521,13 @@ class _Reading:
         if kind == "cjk-y":
             return (int(g["y"]), None, None)
         partial = kind in ("dm", "md")
-        if kind in ("ymd-word", "ydm-word"):
-            if g.get("c1") is not None and fold(g["c1"]) not in _data().year_words:
-                return None
+        if kind == "ymd-word":
             # Year first with a plain year and an English month ("in 1990 May 3 people") is
             # English prose, not a date: the languages that write so mark the year
             # ("1946. november 19.", "1946 m. lapkričio 19 d.") or use their own month word.
             if kind == "ymd-word" and g.get("c1") is None and g.get("yd") is None and _english_month(g["w"]):
                 return None
-        month = self._month(m, full_only=partial)
+        month = self._month(m, kind)
         if month is None:
             return None
         if kind == "my":
@@ -476,23 +564,25 @@ def find_dates(
     segments, words = _segments(text)
 
     def add(regex: "re.Pattern[str]", kind: str) -> None:
-        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m), taken, segments):
+        tail = _TAILS.get(kind)
+        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m), taken, segments, tail):
             found.append((s, e, value))
             taken.add(s, e)
 
-    for regex, kind in _FULL_PATTERNS[:2]:  # numeric forms: no month data needed
+    for regex, kind in _FULL_PATTERNS:  # numeric forms: no month data needed
         add(regex, kind)
     # The month data is loaded only when a word or a unit sits next to a number.
     if words:
         data = _data()
+        words_forms = _word_patterns()
         add(data.cjk_full, "cjk")
-        for regex, kind in _FULL_PATTERNS[2:]:
+        for regex, kind in words_forms[:4]:
             add(regex, kind)
         add(data.cjk_year_month, "cjk-ym")
-        add(_MONTH_YEAR[0], "my")
+        add(*words_forms[4])
         add(data.cjk_month_day, "cjk-md")
-        add(_DAY_MONTH[0], "dm")
-        add(_MONTH_DAY[0], "md")
+        for regex, kind in words_forms[5:]:
+            add(regex, kind)
         if years:
             add(data.cjk_year, "cjk-y")
     if years:
