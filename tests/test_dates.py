@@ -222,15 +222,21 @@ def test_text_without_a_digit_never_loads_the_month_data() -> None:
 
 
 def test_cost_stays_linear_on_hostile_text() -> None:
+    """Rejected shapes (a word that is no month) resume the search one character on: the
+    cost must still grow linearly, not with the square of the length."""
     import time
 
     dates_module.preload()
-    chunk = "12 foo 1990, Mar 3 set 19 de la 1946 年 " * 20
-    t0 = time.perf_counter()
-    find_dates(chunk)
-    small = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    found = find_dates(chunk * 50)
-    big = time.perf_counter() - t0
-    assert big < max(0.5, small * 50 * 5)
-    assert found
+    chunk = "12 foo 1990, Mar 3 set 19 de la 1946 年 and July 4 ranked 3rd in " * 20
+
+    def cost(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):  # the best of three: the machine is shared
+            t0 = time.perf_counter()
+            find_dates(text)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, big = cost(chunk * 5), cost(chunk * 50)
+    assert big < max(1.0, small * 10 * 4)
+    assert find_dates(chunk)
