@@ -105,6 +105,8 @@ from defan_pytest.scoring.types.date import DateType, canonical_date, parse_cano
         ("1946. november 19.", (1946, 11, 19)),  # Hungarian, year first
         ("1946 m. lapkričio 19 d.", (1946, 11, 19)),  # Lithuanian
         ("12 d’abril de 1961", (1961, 4, 12)),  # Catalan elision
+        ("ngày 2 tháng 9 năm 1945", (1945, 9, 2)),  # Vietnamese: a unit before the month
+        ("19 tháng 11, 1946", (1946, 11, 19)),
         ("19-Nov-1946", (1946, 11, 19)),
         ("Mar 14, 1969", (1969, 3, 14)),  # "mar" is also a weekday (mardi): still March
     ],
@@ -198,7 +200,7 @@ def test_partial_dates() -> None:
 
 
 _LOCALES = """en de fr es pt it nl ru pl tr uk cs sk sl sr bg el hu ro sv da nb fi et lt ja
-    zh ko id ms ca gl ar fa bn ta te mr gu kn ml pa ne ka az kk uz sw af is cy sq mk be am""".split()
+    zh ko id ms ca gl ar fa bn ta te mr gu kn ml pa ne ka az kk uz sw af is cy sq mk be am vi""".split()
 
 
 @settings(max_examples=300, deadline=None)

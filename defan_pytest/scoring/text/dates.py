@@ -58,9 +58,6 @@ _WORD = rf"[^\W\d_](?:[^\W\d_]|[{_MARKS}])*"
 _ORD = r"(?:st|nd|rd|th|er|re|e|\.?[º°ª]|\.)?"
 _YEAR = r"(?P<y>\d{4}|['’‘]\d{2})(?![\d'’])"
 _DAY = rf"(?<![\d.,/:])(?P<d>\d{{1,2}}){_ORD}"
-# A connective between the parts ("19 de noviembre de 1946", "19th of November"): one short
-# word, checked against dateparser's skip and pertain words.
-_CONN = lambda name: rf"(?:(?P<{name}>{_WORD})\s+)?"  # noqa: E731
 # The elided connective of Catalan, Occitan, Aragonese ("12 d’abril de 1961").
 _ELIDED = r"(?:[dD]['’])?"
 # The mark after an abbreviated month: a dot, the Devanagari abbreviation sign (नव॰), the
@@ -104,6 +101,8 @@ class _MonthData:
     year_words: FrozenSet[str]
     #: day words ("d." in "1946 m. lapkričio 19 d.")
     day_words: FrozenSet[str]
+    #: words written before a month's number ("tháng" in "19 tháng 11, 1946")
+    month_units: FrozenSet[str]
     weekdays: FrozenSet[str]
     #: languages by use (dateparser's ``language_order``), for a word of several months
     rank: Dict[str, int]
@@ -151,6 +150,7 @@ def _data() -> _MonthData:
     day_words: Set[str] = set()
     weekdays: Set[str] = set()
     cjk_y: Set[str] = set()
+    month_units: Set[str] = set()
     cjk_m: Set[str] = set()
     cjk_d: Set[str] = set()
     for mod in pkgutil.iter_modules(tables.__path__):
@@ -165,6 +165,10 @@ def _data() -> _MonthData:
                     if re.match(r"^\d+\D+$", f):  # "5月", "5월": a number and a month unit
                         numeric_months = True
                         cjk_m.add(f.lstrip("0123456789"))
+                        continue
+                    unit = re.match(rf"^({_WORD}) \d+$", f)
+                    if unit:  # "tháng 11" (Vietnamese): a month word before its number
+                        month_units.add(unit.group(1))
                         continue
                     # Two Latin letters ("no", "me", "ma") are words far more often than months.
                     if len(f) < (3 if f.isascii() else 2) or _ROMAN.match(f) or not re.fullmatch(_WORD, f):
@@ -203,6 +207,7 @@ def _data() -> _MonthData:
         connectives=frozenset(connectives),
         year_words=frozenset(year_words | {fold(w) for w in cjk_y}),
         day_words=frozenset(day_words),
+        month_units=frozenset(month_units),
         weekdays=frozenset(weekdays),
         rank={lang: i for i, lang in reversed(list(enumerate(x.split("-")[0] for x in language_order)))},
         cjk_full=re.compile(
@@ -237,6 +242,8 @@ def _word_patterns() -> List[Tuple["re.Pattern[str]", str]]:
          rf"(?P<d>\d{{1,2}})(?![\d,.]\d)", "ymd-word"),
         # 1946 ж. 19 қараша (Kazakh)
         (rf"(?<![\d.,/:])(?P<y>\d{{4}})\.?\s+(?P<c1>{year_word})\.?\s+(?P<d>\d{{1,2}})\.?\s+{month}", "ydm-word"),
+        # 19 tháng 11, 1946; ngày 19 tháng 11 năm 1946 (Vietnamese: a unit before the month)
+        (rf"{_DAY}\s+(?P<u>{_WORD})\s+(?P<m>\d{{1,2}}),?\s+(?:(?P<c2>{_WORD})\s+)?{_YEAR}", "dum"),
         # Partial dates, read where no full date covers the text: November 1946,
         # noviembre de 1946; 3 January; January 3rd
         (rf"{start}{month}{_ABBR},?\s+{c2}{_YEAR}", "my"),
@@ -520,6 +527,12 @@ class _Reading:
             return (None, mo, d) if _valid(mo, d) else None
         if kind == "cjk-y":
             return (int(g["y"]), None, None)
+        if kind == "dum":
+            data = _data()
+            if fold(g["u"]) not in data.month_units or (g["c2"] is not None and fold(g["c2"]) not in data.year_words):
+                return None
+            y, mo, d = _year(g["y"], self.ref_years), int(g["m"]), int(g["d"])
+            return (y, mo, d) if _valid(mo, d) else None
         partial = kind in ("dm", "md")
         if kind == "ymd-word":
             # Year first with a plain year and an English month ("in 1990 May 3 people") is
@@ -576,12 +589,12 @@ def find_dates(
         data = _data()
         words_forms = _word_patterns()
         add(data.cjk_full, "cjk")
-        for regex, kind in words_forms[:4]:
+        for regex, kind in words_forms[:5]:
             add(regex, kind)
         add(data.cjk_year_month, "cjk-ym")
-        add(*words_forms[4])
+        add(*words_forms[5])
         add(data.cjk_month_day, "cjk-md")
-        for regex, kind in words_forms[5:]:
+        for regex, kind in words_forms[6:]:
             add(regex, kind)
         if years:
             add(data.cjk_year, "cjk-y")
@@ -647,7 +660,8 @@ def _leading_word(word: str, data: _MonthData) -> bool:
     w = fold(word)
     if w in data.months:  # "Mar 14, 1969": a month that is also a weekday elsewhere (mardi)
         return False
-    return w in data.weekdays or w in data.connectives or w in _PREPOSITIONS
+    # A weekday, a connective, a day word ("ngày 2 tháng 9 năm 1945"), a preposition.
+    return w in data.weekdays or w in data.connectives or w in data.day_words or w in _PREPOSITIONS
 
 
 # Prepositions before a date that dateparser's skip words lack ("am 19. November", "el 19 de",
