@@ -111,6 +111,8 @@ class _MonthData:
     cjk_year_month: "re.Pattern[str]"
     cjk_month_day: "re.Pattern[str]"
     cjk_year: "re.Pattern[str]"
+    #: any of those units (the CJK forms are tried only in text that has one)
+    cjk_unit: "re.Pattern[str]"
 
 
 _MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -216,6 +218,7 @@ def _data() -> _MonthData:
         cjk_year_month=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}"),
         cjk_month_day=re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})\s?{d}"),
         cjk_year=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}"),
+        cjk_unit=re.compile(_alternation(cjk_y | cjk_m | cjk_d)),
     )
 
 
@@ -386,83 +389,59 @@ def _scan(
     text: str,
     read: _Reader,
     taken: DisjointSpans,
-    segments: Sequence[Tuple[int, int]],
+    starts: Sequence[int],
     tail: "Optional[re.Pattern[str]]" = None,
 ) -> Iterator[Tuple[int, int, DateValue]]:
-    """Every match inside ``segments`` that ``read`` accepts and no fuller date covers; after
-    a rejected match the search resumes one character on (a non-month word must not hide a
-    date that starts inside it).  Matches are short, so the cost stays linear.  With
-    ``tail``, the form begins with a word: each match of ``tail`` is tried with the word (and
-    a connective, "noviembre de 1946") before it."""
-    if tail is not None:
-        yield from _scan_tails(regex, text, read, taken, segments, tail)
-        return
-    for start, end in segments:
-        pos = start
-        while pos < end:
-            m = regex.search(text, pos, end)
-            if m is None:
-                break
-            if taken.overlaps(m.start(), m.end()):
-                pos = m.start() + 1
+    """Every match that ``read`` accepts and no fuller date covers.  Every form begins with a
+    number, so the regex is only tried, anchored, where a number starts (``starts``): the cost
+    is one anchored match per number, whatever lies between.  With ``tail``, the form begins
+    with a word: ``tail`` (the numbers it ends with) is tried at each start, and the form at
+    the word (and a connective, "noviembre de 1946") just before it."""
+    for s in starts:
+        if taken.overlaps(s, s + 1):
+            continue
+        if tail is None:
+            m = regex.match(text, s)
+            if m is None or taken.overlaps(m.start(), m.end()):
                 continue
             value = read(m)
-            if value is None:
-                pos = m.start() + 1
-                continue
-            yield m.start(), m.end(), value
-            pos = m.end()
-
-
-def _scan_tails(
-    regex: "re.Pattern[str]",
-    text: str,
-    read: _Reader,
-    taken: DisjointSpans,
-    segments: Sequence[Tuple[int, int]],
-    tail: "re.Pattern[str]",
-) -> Iterator[Tuple[int, int, DateValue]]:
-    for start, end in segments:
-        for t in tail.finditer(text, start, end):
-            ws = _word_start(text, t.start())
-            tries = [ws]
-            if ws >= 0:  # a connective between the month and the year
-                tries.append(_word_start(text, ws))
-            for w in tries:
-                if w < 0:
-                    continue
-                m = regex.match(text, w, end)
-                if m is None or m.end() < t.end() or taken.overlaps(m.start(), m.end()):
-                    continue
+            if value is not None:
+                yield m.start(), m.end(), value
+            continue
+        t = tail.match(text, s)
+        if t is None:
+            continue
+        w = _word_start(text, s)
+        for _ in range(2):  # the word before, then the word before a connective
+            if w < 0:
+                break
+            m = regex.match(text, w)
+            if m is not None and m.end() >= t.end() and not taken.overlaps(m.start(), m.end()):
                 value = read(m)
                 if value is not None:
                     yield m.start(), m.end(), value
                     break
+            w = _word_start(text, w)
 
 
-def _segments(text: str) -> Tuple[List[Tuple[int, int]], bool]:
-    """The stretches of ``text`` where a date can be (around each number, merged: prose
-    between numbers is never searched), and whether a number touches a letter (only then can
-    a date have a month word or a unit, and the month data is needed)."""
-    out: List[Tuple[int, int]] = []
-    words = False
-    n = len(text)
+def _anchors(text: str) -> Tuple[List[int], List[int], bool]:
+    """Where numbers start (and an apostrophe before two digits, ``'54``); the same for the
+    numbers that touch a letter (only they can belong to a date with a month word or a unit);
+    and whether there is any such number (only then is the month data needed)."""
+    starts: List[int] = []
+    near_words: List[int] = []
     for m in _DIGITS.finditer(text):
         s, e = m.span()
-        if not words and (_LETTER_BEFORE.search(text, max(0, s - 4), s) or _LETTER_AFTER.match(text, e, e + 4)):
-            words = True
-        s, e = max(0, s - _MARGIN), min(n, e + _MARGIN)
-        if out and s <= out[-1][1]:
-            out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    return out, words
+        at = [s - 1, s] if s > 0 and text[s - 1] in "'’‘" else [s]
+        starts.extend(at)
+        if _LETTER_BEFORE.search(text, max(0, s - 5), s) or _LETTER_AFTER.match(text, e, e + 4):
+            near_words.extend(at)
+    return starts, near_words, bool(near_words)
 
 
 _DIGITS = re.compile(r"\d+")
 _LETTER_BEFORE = re.compile(rf"(?:[^\W\d_]|[{_MARKS}])[\s.,/'’‘-]*$")
 _LETTER_AFTER = re.compile(r"[\s.,/-]{0,3}[^\W\d_]")
-_MARGIN = 64  # longer than any date's stretch between a number and its month word
 
 
 class _Reading:
@@ -474,6 +453,7 @@ class _Reading:
         self.dayfirst = dayfirst
         self.ref_years = ref_years
         self._lang: Optional[str] = None
+        self._months: Dict[Tuple[str, bool, bool], Optional[int]] = {}  # a word read once
 
     def lang(self) -> str:
         """The text's language, asked once per text (it reads the first 4000 characters)."""
@@ -502,7 +482,10 @@ class _Reading:
         strict = kind not in ("dmy", "mdy")
         if not self._connectives_ok(m, kind):
             return None
-        return month_number(m.group("w"), self.text, kind in ("dm", "md"), self.lang, strict)
+        key = (m.group("w"), kind in ("dm", "md"), strict)
+        if key not in self._months:
+            self._months[key] = month_number(key[0], self.text, key[1], self.lang, strict)
+        return self._months[key]
 
     def read(self, kind: str, m: "re.Match[str]") -> Optional[DateValue]:
         g = m.groupdict()
@@ -574,42 +557,44 @@ def find_dates(
     found: List[Tuple[int, int, DateValue]] = []
     taken = DisjointSpans()  # what a fuller date already covers (a binary search, not a scan)
 
-    segments, words = _segments(text)
+    starts, near_words, words = _anchors(text)
 
-    def add(regex: "re.Pattern[str]", kind: str) -> None:
+    def add(regex: "re.Pattern[str]", kind: str, where: Sequence[int] = near_words) -> None:
         tail = _TAILS.get(kind)
-        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m), taken, segments, tail):
+        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m), taken, where, tail):
             found.append((s, e, value))
             taken.add(s, e)
 
     for regex, kind in _FULL_PATTERNS:  # numeric forms: no month data needed
-        add(regex, kind)
+        add(regex, kind, starts)
     # The month data is loaded only when a word or a unit sits next to a number.
     if words:
         data = _data()
         words_forms = _word_patterns()
-        add(data.cjk_full, "cjk")
+        cjk = data.cjk_unit.search(text) is not None
+        if cjk:
+            add(data.cjk_full, "cjk")
         for regex, kind in words_forms[:5]:
             add(regex, kind)
-        add(data.cjk_year_month, "cjk-ym")
+        if cjk:
+            add(data.cjk_year_month, "cjk-ym")
         add(*words_forms[5])
-        add(data.cjk_month_day, "cjk-md")
+        if cjk:
+            add(data.cjk_month_day, "cjk-md")
         for regex, kind in words_forms[6:]:
             add(regex, kind)
-        if years:
+        if years and cjk:
             add(data.cjk_year, "cjk-y")
     if years:
-        for start, end in segments:
-            for m in _YEAR_ONLY.finditer(text, start, end):
-                s, e = m.span()
-                if not taken.overlaps(s, e):
-                    found.append((s, e, (int(m.group(1)), None, None)))
-                    taken.add(s, e)
-            for m in _SHORT_YEAR.finditer(text, start, end):
-                s, e = m.span()
-                if not taken.overlaps(s, e):
-                    found.append((s, e, (expand_year(int(m.group(1)), ref_years), None, None)))
-                    taken.add(s, e)
+        for s in starts:
+            m = _YEAR_ONLY.match(text, s) or _SHORT_YEAR.match(text, s)
+            if m is None:
+                continue
+            b, e = m.span()
+            if not taken.overlaps(b, e):
+                y = int(m.group(1))
+                found.append((b, e, (y if m.re is _YEAR_ONLY else expand_year(y, ref_years), None, None)))
+                taken.add(b, e)
     found.sort(key=lambda t: t[0])
     return found
 
@@ -630,7 +615,7 @@ def parse_date_text(
     t = text.strip().rstrip(".").strip()
     if not t or len(t) > 60 or not _DIGIT.search(t):
         return None
-    if _segments(t)[1]:
+    if _anchors(t)[2]:
         data = _data()
         for _ in range(3):  # "on Tuesday, 19 November 1946"
             lead = _LEAD.match(t)
