@@ -69,3 +69,176 @@ def test_day_first_is_read_month_first_when_impossible() -> None:
     """Clarification 8: in a dd/mm row, a month over 12 means the date was written month first."""
     assert parse_date_text("11/19/1946", dayfirst=True) == (1946, 11, 19)
     assert [v for _, _, v in find_dates("admitted 11/19/1946", dayfirst=True)] == [(1946, 11, 19)]
+
+
+# --- SCORING.md clarifications 16 and 17: any language and script, more forms -------------
+
+import datetime  # noqa: E402
+
+from babel.dates import format_date  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from defan_pytest.scoring.text import dates as dates_module  # noqa: E402
+from defan_pytest.scoring.text.dates import expand_year, month_number  # noqa: E402
+from defan_pytest.scoring.types import parse_gold  # noqa: E402
+from defan_pytest.scoring.types.base import make_context  # noqa: E402
+from defan_pytest.scoring.types.date import DateType, canonical_date, parse_canonical_date  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("12 апреля 1961", (1961, 4, 12)),  # Russian genitive
+        ("5 августа 1908 г.", (1908, 8, 5)),  # with the year word
+        ("24 декабря 1991 года", (1991, 12, 24)),
+        ("3 maja 1791", (1791, 5, 3)),  # Polish
+        ("20 września 1960", (1960, 9, 20)),
+        ("29 Ekim 1923", (1923, 10, 29)),  # Turkish
+        ("14 Mart 1969", (1969, 3, 14)),
+        ("14 juli 1789", (1789, 7, 14)),  # Dutch
+        ("12 maart 1981", (1981, 3, 12)),
+        ("1949年10月1日", (1949, 10, 1)),  # Chinese, Japanese
+        ("1868年9月11日", (1868, 9, 11)),
+        ("1991년 9월 18일", (1991, 9, 18)),  # Korean
+        ("19 Νοεμβρίου 1946", (1946, 11, 19)),  # Greek
+        ("19 नवंबर 1946", (1946, 11, 19)),  # Hindi (combining marks inside the word)
+        ("1946. november 19.", (1946, 11, 19)),  # Hungarian, year first
+        ("1946 m. lapkričio 19 d.", (1946, 11, 19)),  # Lithuanian
+        ("12 d’abril de 1961", (1961, 4, 12)),  # Catalan elision
+        ("ngày 2 tháng 9 năm 1945", (1945, 9, 2)),  # Vietnamese: a unit before the month
+        ("19 tháng 11, 1946", (1946, 11, 19)),
+        ("19-Nov-1946", (1946, 11, 19)),
+        ("Mar 14, 1969", (1969, 3, 14)),  # "mar" is also a weekday (mardi): still March
+    ],
+)
+def test_dates_in_any_language_and_script(text: str, value: object) -> None:
+    """Clarification 16: dates in any language and script that dateparser's data reads."""
+    assert parse_date_text(text) == value
+
+
+def test_a_date_inside_a_sentence_of_another_script() -> None:
+    assert [v for _, _, v in find_dates("1982年1月6日出生")] == [(1982, 1, 6)]
+    assert parse_date_text("1982年1月6日出生") is None  # a sentence, not one bare date
+    assert [v for _, _, v in find_dates("Он родился 12 апреля 1961 года в Москве")] == [(1961, 4, 12)]
+
+
+def test_an_ambiguous_month_word_takes_the_most_used_language() -> None:
+    # "listopad" is November in Polish and Czech, October in Croatian.
+    assert month_number("listopada") == 11
+    assert month_number("out") == 10 and month_number("out", "It was 3 out of 5.", full_only=True) is None
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("2014-07-13T00:00:00Z", (2014, 7, 13)),
+        ("2014-07-13T18:30:00+02:00", (2014, 7, 13)),
+        ("2014-07-13T18:30", (2014, 7, 13)),
+        ("2014-07-13T18:30:00.123Z", (2014, 7, 13)),
+    ],
+)
+def test_iso_timestamps_are_their_date(text: str, value: object) -> None:
+    """Clarification 17: an ISO timestamp is its date."""
+    assert parse_date_text(text) == value
+
+
+@given(st.datetimes(min_value=datetime.datetime(1000, 1, 1), max_value=datetime.datetime(2999, 12, 31)))
+def test_property_iso_timestamp_reads_as_its_date(moment: datetime.datetime) -> None:
+    text = moment.isoformat(timespec="seconds") + "Z"
+    assert parse_date_text(text) == (moment.year, moment.month, moment.day)
+    assert [v for _, _, v in find_dates(f"Updated {text}.")] == [(moment.year, moment.month, moment.day)]
+
+
+@given(st.integers(min_value=0, max_value=10**12))
+def test_property_a_bare_number_is_never_a_date(n: int) -> None:
+    """Clarification 17: a bare number is never read as a Unix time (nor as any date)."""
+    assert parse_date_text(str(n)) is None
+    assert find_dates(str(n), years=False) == []
+    assert find_dates(f"The answer is {n}.", years=False) == []
+
+
+def test_two_digit_years() -> None:
+    """Clarification 17: a two-digit year is read in the century nearest to the years the
+    question names, else in the 1900s."""
+    assert parse_date_text("Jan 20 '26") == (1926, 1, 20)
+    assert parse_date_text("Dec. 28th, '45") == (1945, 12, 28)
+    assert parse_date_text("11/1/00") == (1900, 11, 1)
+    assert parse_date_text("11/1/00", ref_years=[2002]) == (2000, 11, 1)
+    assert parse_date_text("'98", allow_year=True) == (1998, None, None)
+    assert parse_date_text("'05", allow_year=True, ref_years=[2010]) == (2005, None, None)
+
+
+@given(st.integers(0, 99), st.lists(st.integers(1100, 2099), max_size=3))
+def test_property_two_digit_year_is_nearest_the_question_years(yy: int, refs: list) -> None:
+    year = expand_year(yy, refs)
+    assert year % 100 == yy
+    if not refs:
+        assert year == 1900 + yy
+    else:
+        best = min(abs(year - r) for r in refs)
+        for other in (year - 100, year + 100):
+            assert min(abs(other - r) for r in refs) >= best
+
+
+def test_partial_dates() -> None:
+    """Clarification 17: a day and month without a year, a month and year, are partial dates;
+    they come after full dates and never match a full-date gold."""
+    assert parse_date_text("3 January") == (None, 1, 3)
+    assert parse_date_text("January 3rd") == (None, 1, 3)
+    assert parse_date_text("10月1日") == (None, 10, 1)
+    assert canonical_date((None, 1, 3)) == "--01-03"
+    assert parse_canonical_date("--01-03") == (None, 1, 3)
+    kind = DateType()
+    gold = parse_gold("date", "01/03/1905")
+    assert not kind.correct("--01-03", gold)
+    ctx = make_context("When was he born (mm/dd/yyyy)?", "date")
+    assert kind.bare("3 January", ctx) is None
+    text = "He was born on 3 January, in 1905 -- 3 January 1905 to be exact."
+    assert [c for _, c in kind.typed_candidates(text, ctx)][:1] == ["1905-01-03"]
+    # English prose: "3 out of 5" is no date.
+    assert find_dates("It scored 3 out of 5 in the poll.", years=False) == []
+
+
+_LOCALES = """en de fr es pt it nl ru pl tr uk cs sk sl sr bg el hu ro sv da nb fi et lt ja
+    zh ko id ms ca gl ar fa bn ta te mr gu kn ml pa ne ka az kk uz sw af is cy sq mk be am vi""".split()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dates(min_value=datetime.date(1800, 1, 13), max_value=datetime.date(2030, 12, 28)).filter(lambda d: d.day >= 13),
+    st.sampled_from(_LOCALES),
+    st.sampled_from(["long", "medium"]),
+)
+def test_property_babel_formatted_dates_read_back(date: datetime.date, locale: str, form: str) -> None:
+    """Any date written by Babel (CLDR) in one of fifty locales, long or medium, reads back.
+    Days from 13 on: a numeric medium form (``19.11.1946``) is read month first when it can be
+    (the contract's rule), so only an unambiguous day is a fair test of the reading."""
+    text = format_date(date, form, locale=locale)
+    assert parse_date_text(text) == (date.year, date.month, date.day), text
+
+
+def test_text_without_a_digit_never_loads_the_month_data() -> None:
+    dates_module._data.cache_clear()
+    assert find_dates("Nothing here but words, in November and in Juli. " * 2000) == []
+    assert dates_module._data.cache_info().currsize == 0
+
+
+def test_cost_stays_linear_on_hostile_text() -> None:
+    """Rejected shapes (a word that is no month) resume the search one character on: the
+    cost must still grow linearly, not with the square of the length."""
+    import time
+
+    dates_module.preload()
+    chunk = "12 foo 1990, Mar 3 set 19 de la 1946 年 and July 4 ranked 3rd in " * 20
+
+    def cost(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):  # the best of three: the machine is shared
+            t0 = time.perf_counter()
+            find_dates(text)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, big = cost(chunk * 5), cost(chunk * 50)
+    assert big < max(1.0, small * 10 * 4)
+    assert find_dates(chunk)

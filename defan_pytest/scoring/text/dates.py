@@ -1,173 +1,665 @@
-"""Dates in text: regular expressions for the common written forms, dateparser for the rest.
+"""Dates in text, in any language and script (SCORING.md clarifications 4, 8, 16 and 17).
 
-Regexes settle nearly every date a chat model writes (``11/19/1946``, ``19 November 1946``,
-``November 19, 1946``, ``1946-11-19``, and in French, German, Spanish, Portuguese and Italian
-``19 novembre 1946``, ``19. November 1946``, ``19 de noviembre de 1946``, ``1º de
-novembro de 1946``); dateparser (slow to import and to call) is only asked about a short whole
-response that no regex read, so it never sits on the hot path.
+A cheap regular expression finds the *shape* of a date: a day number, a word of letters in any
+script and a year (``19 November 1946``, ``12 апреля 1961``, ``November 19, 1946``,
+``1946. november 19.``), the CJK and Korean units (``1949年10月1日``, ``1991년 9월 18일``),
+numeric forms (``11/19/1946``, ``19.11.1946``) and ISO dates and timestamps
+(``2014-07-13T00:00:00Z``).  Which word is a month is read from dateparser's per-language data
+(its ~200 CLDR-derived languages, with their inflected forms: ``апреля``, ``maja``,
+``września``), loaded once, lazily, and only when a word next to a number has to be read.  Text
+without a digit costs one scan for a digit.
+
+Values are ``(year, month, day)`` with ``None`` for the parts a date leaves out: a year
+``(1946, None, None)``, a month and year ``(1946, 11, None)``, a day and month
+``(None, 11, 19)`` (partial dates: clarification 17).
 """
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
-from defan_pytest.scoring.text.search import DisjointSpans, word_alternation
+from defan_pytest.scoring.text.search import DisjointSpans
 
-DateValue = Tuple[int, Optional[int], Optional[int]]
+DateValue = Tuple[Optional[int], Optional[int], Optional[int]]
 
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
-    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
-    "december": 12, "dec": 12,
-}
-# SCORING.md clarification 4: month names of French, German, Spanish, Portuguese and Italian
-# are read as in English (accented and plain spellings).
-_FOREIGN_MONTHS = {
-    1: "janvier janv januar jänner janner enero janeiro gennaio",
-    2: "février fevrier févr fevr februar febrero fevereiro febbraio",
-    3: "mars märz marz maerz marzo março",
-    4: "avril avr abril aprile",
-    5: "mai mayo maio maggio",
-    6: "juin juni junio junho giugno",
-    7: "juillet juil juli julio julho luglio",
-    8: "août aout agosto",
-    9: "septembre septiembre setiembre setembro settembre",
-    10: "octobre oktober okt octubre outubro ottobre",
-    11: "novembre noviembre novembro",
-    12: "décembre decembre déc dezember dez diciembre dezembro dicembre",
-}
-for _m, _names in _FOREIGN_MONTHS.items():
-    for _n in _names.split():
-        _MONTHS.setdefault(_n, _m)
-del _m, _n, _names
-# One trie-shaped alternation (a regex over a hundred names stays fast on long text); its
-# optional tails are greedy, so "septembre" is not read as "sept" + "embre".
-_MONTH = "(" + word_alternation(_MONTHS) + r")\.?"
-# Ordinal marks after a day: English, French (1er), the ordinal indicators (1º), German (19.).
-#: A month name (any of the six languages, case-insensitive), for other modules' patterns.
-MONTH_NAME = _MONTH
-_ORD = r"(?:st|nd|rd|th|er|re|\.?[º°ª]|\.)?"
-_YEAR = r"(\d{4})"
-_OF = r"(?:of\s+|de\s+|del\s+)?"
 
-# Each pattern: (regex, kind) with named groups y, m (number or month name), d.
-_PATTERNS = [
-    # 1946-11-19, 1946/11/19
-    (re.compile(r"(?<![\d/.-])(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?![\d/-])"), "ymd"),
-    # 11/19/1946, 19.11.1946, 19-11-1946 (order decided by the caller's day-first rule)
-    (re.compile(r"(?<![\d/.-])(?P<a>\d{1,2})[/.-](?P<b>\d{1,2})[/.-](?P<y>\d{4})(?![\d/-])"), "num"),
-    # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de 1946
-    (re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+{_OF}{_MONTH.replace('(', '(?P<mn>', 1)},?\s+{_OF}{_YEAR.replace('(', '(?P<y>', 1)}\b", re.I), "dmy"),
-    # November 19, 1946; Nov. 19th 1946
-    (re.compile(rf"\b{_MONTH.replace('(', '(?P<mn>', 1)}\s+(?P<d>\d{{1,2}}){_ORD},?\s+{_YEAR.replace('(', '(?P<y>', 1)}\b", re.I), "mdy"),
-    # November 1946, noviembre de 1946
-    (re.compile(rf"\b{_MONTH.replace('(', '(?P<mn>', 1)},?\s+{_OF}{_YEAR.replace('(', '(?P<y>', 1)}\b", re.I), "my"),
+def _mark_class() -> str:
+    # Combining marks (Indic vowel signs and viramas, Thai, Hebrew points, ...) are part of a
+    # word, but Python's ``re`` has no \p{M}: collect them once from the blocks that use them.
+    out = []
+    for lo, hi in ((0x0300, 0x1100), (0x1700, 0x1B80), (0xA800, 0xAB00)):
+        for cp in range(lo, hi):
+            if unicodedata.category(chr(cp)).startswith("M"):
+                out.append(chr(cp))
+    ranges: List[str] = []
+    start = prev = None
+    for c in out:
+        if prev is not None and ord(c) == ord(prev) + 1:
+            prev = c
+            continue
+        if start is not None and prev is not None:
+            ranges.append(start if start == prev else f"{start}-{prev}")
+        start = prev = c
+    if start is not None and prev is not None:
+        ranges.append(start if start == prev else f"{start}-{prev}")
+    # Zero-width (non-)joiners sit inside words of Indic scripts ("ഒക്\u200cടോബർ").
+    return "".join(ranges) + "\u200c\u200d"
+
+
+_MARKS = _mark_class()
+#: One word of letters in any script (with its combining marks).
+_WORD = rf"[^\W\d_](?:[^\W\d_]|[{_MARKS}])*"
+# The ordinal marks of a day number: English, French (1er), the ordinal indicators (1º), German
+# and most of central and northern Europe (19.).  Hand-written: no library lists the suffixes
+# written after a day's digits.
+_ORD = r"(?:st|nd|rd|th|er|re|e|\.?[º°ª]|\.)?"
+_YEAR = r"(?P<y>\d{4}|['’‘]\d{2})(?![\d'’])"
+_DAY = rf"(?<![\d.,/:])(?P<d>\d{{1,2}}){_ORD}"
+# The elided connective of Catalan, Occitan, Aragonese ("12 d’abril de 1961").
+_ELIDED = r"(?:[dD]['’])?"
+# The mark after an abbreviated month: a dot, the Devanagari abbreviation sign (नव॰), the
+# Hebrew geresh (בנוב׳).
+_ABBR = r"[.\u0970\u05f3]?"
+_SP = r"(?:\s*[,/-]\s*|\s+|\.\s*)"  # between the parts: a space, a comma, a dash, a dot
+
+#: A month word followed by its year, for other modules' patterns ("19. November 1946" is a
+#: date, not item 19 of a list).  Any word: which words are months is dateparser's to say, and
+#: it is not loaded to read a list.
+MONTH_NAME = rf"{_WORD}\.?,?\s+(?:\d{{4}}|['’]\d{{2}})(?![\d'’])"
+
+# Each pattern: (regex, kind).  Kinds with a month word check it against the month data.
+_FULL_PATTERNS: List[Tuple["re.Pattern[str]", str]] = [
+    # 1946-11-19, 1946/11/19, 2014-07-13T00:00:00Z, 1946. 11. 19. (Korean medium form)
+    (re.compile(
+        r"(?<![\d/.-])(?P<y>\d{4})(?P<s>[-/.])\s?(?P<m>\d{1,2})(?P=s)\s?(?P<d>\d{1,2})"
+        r"(?:T\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?(?![\w:]))?"
+        r"(?![\d/]|-\d|\.\d)"
+    ), "ymd"),
+    # 11/19/1946, 19.11.1946, 19-11-1946, 19. 11. 1946, 11/1/00 (the order is the caller's)
+    (re.compile(
+        r"(?<![\d/.:-])(?P<a>\d{1,2})[\u200e\u200f]?(?P<s>[/.-])\s?(?P<b>\d{1,2})[\u200e\u200f]?(?P=s)\s?"
+        r"(?P<y>\d{4}|(?<=/)\d{2}|(?<=/\s)\d{2})(?![\d/]|-\d|\.\d)"
+    ), "num"),
 ]
 _YEAR_ONLY = re.compile(r"(?<![\d,.])(1[0-9]{3}|20[0-9]{2})(?!\d|,\d)(?:\s*s\b)?")
+_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})(?![\d\w'’])")
 
 
-def _valid(y: int, m: int, d: int) -> bool:
-    if not (1 <= m <= 12 and 1 <= d <= 31):
+@dataclass(frozen=True)
+class _MonthData:
+    """What dateparser's language data says about dates, folded for lookup."""
+
+    #: folded month word -> month -> languages that write it so
+    months: Dict[str, Dict[int, FrozenSet[str]]]
+    #: the same for full month names only (no abbreviation such as "out" of "outubro")
+    full: Dict[str, Dict[int, FrozenSet[str]]]
+    #: connectives ("de", "of", "del", "roku") and year words ("г", "года", "r", "年")
+    connectives: FrozenSet[str]
+    year_words: FrozenSet[str]
+    #: day words ("d." in "1946 m. lapkričio 19 d.")
+    day_words: FrozenSet[str]
+    #: words written before a month's number ("tháng" in "19 tháng 11, 1946")
+    month_units: FrozenSet[str]
+    weekdays: FrozenSet[str]
+    #: languages by use (dateparser's ``language_order``), for a word of several months
+    rank: Dict[str, int]
+    #: the unit patterns of the languages that write months as numbers (年/月/日, 년/월/일)
+    cjk_full: "re.Pattern[str]"
+    cjk_year_month: "re.Pattern[str]"
+    cjk_month_day: "re.Pattern[str]"
+    cjk_year: "re.Pattern[str]"
+    #: any of those units (the CJK forms are tried only in text that has one)
+    cjk_unit: "re.Pattern[str]"
+
+
+_MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august",
+               "september", "october", "november", "december")
+_WEEKDAY_KEYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ROMAN = re.compile(r"^[ivxlc]+$")
+
+
+def fold(word: str) -> str:
+    """A word as the month data is keyed: NFC, case-folded, no final dot."""
+    # lower(), not casefold(): the month words also make a case-insensitive regex, and
+    # casefold() expands some letters ("ΐ" of "Μαΐου") that the regex would not.
+    return unicodedata.normalize("NFC", word.lower()).rstrip(".\u0970\u05f3")
+
+
+def _strip_accents(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+
+
+def _alternation(words: Set[str]) -> str:
+    return "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
+
+
+@lru_cache(maxsize=1)
+def _data() -> _MonthData:
+    """Build the month map once from dateparser's language data (about half a second)."""
+    import importlib
+    import pkgutil
+
+    import dateparser.data.date_translation_data as tables
+    from dateparser.data.languages_info import language_order
+
+    months: Dict[str, Dict[int, Set[str]]] = {}
+    full: Dict[str, Dict[int, Set[str]]] = {}
+    connectives: Set[str] = set()
+    year_words: Set[str] = set()
+    day_words: Set[str] = set()
+    weekdays: Set[str] = set()
+    cjk_y: Set[str] = set()
+    month_units: Set[str] = set()
+    cjk_m: Set[str] = set()
+    cjk_d: Set[str] = set()
+    for mod in pkgutil.iter_modules(tables.__path__):
+        lang = mod.name.split("-")[0]
+        info = importlib.import_module(f"{tables.__name__}.{mod.name}").info
+        sources = [info] + list((info.get("locale_specific") or {}).values())
+        numeric_months = False
+        for src in sources:
+            for number, key in enumerate(_MONTH_KEYS, 1):
+                forms = {fold(f) for f in src.get(key, ())}
+                for f in forms:
+                    if re.match(r"^\d+\D+$", f):  # "5月", "5월": a number and a month unit
+                        numeric_months = True
+                        cjk_m.add(f.lstrip("0123456789"))
+                        continue
+                    unit = re.match(rf"^({_WORD}) \d+$", f)
+                    if unit:  # "tháng 11" (Vietnamese): a month word before its number
+                        month_units.add(unit.group(1))
+                        continue
+                    # Two Latin letters ("no", "me", "ma") are words far more often than months.
+                    if len(f) < (3 if f.isascii() else 2) or _ROMAN.match(f) or not re.fullmatch(_WORD, f):
+                        continue
+                    # An abbreviation is a form that a longer form of the month begins with
+                    # ("out" of "outubro", "sie" of "sierpnia"); one letter more is an
+                    # inflection ("listopad", "listopada"; "maj", "maja").
+                    abbreviation = any(len(g) > len(f) + 1 and g.startswith(f) for g in forms)
+                    for key_form in {f, _strip_accents(f)}:
+                        months.setdefault(key_form, {}).setdefault(number, set()).add(lang)
+                        if not abbreviation:
+                            full.setdefault(key_form, {}).setdefault(number, set()).add(lang)
+            for key in _WEEKDAY_KEYS:
+                weekdays.update(fold(f) for f in src.get(key, ()))
+            # Connectives: the words of belonging ("of", "de", "del") and the other words
+            # dateparser skips inside a date, except English ones ("and", "at", "the") and
+            # single letters ("y", "i", "w"): "July and 1950" is no date.
+            skip = [] if lang == "en" else [w for w in src.get("skip", ()) if len(w) > 1]
+            for word in skip + list(src.get("pertain", ()) or ()):
+                w = fold(word)
+                if re.fullmatch(_WORD, w):
+                    connectives.add(w)
+            year_words.update(fold(w) for w in src.get("year", ()) if re.fullmatch(_WORD, fold(w)))
+            day_words.update(fold(w) for w in src.get("day", ()) if re.fullmatch(_WORD, fold(w)))
+        if numeric_months:
+            cjk_y.update(fold(w) for w in info.get("year", ()) if len(w) <= 2)
+            cjk_d.update(fold(w) for w in info.get("day", ()) if len(w) <= 2)
+    # A word that is a connective, a year or a day word somewhere ("de", "den", "m") is no month.
+    for w in connectives | year_words | day_words:
+        months.pop(w, None)
+        full.pop(w, None)
+    y, m, d = _alternation(cjk_y), _alternation(cjk_m), _alternation(cjk_d)
+    return _MonthData(
+        months={w: {k: frozenset(v) for k, v in by.items()} for w, by in months.items()},
+        full={w: {k: frozenset(v) for k, v in by.items()} for w, by in full.items()},
+        connectives=frozenset(connectives),
+        year_words=frozenset(year_words | {fold(w) for w in cjk_y}),
+        day_words=frozenset(day_words),
+        month_units=frozenset(month_units),
+        weekdays=frozenset(weekdays),
+        rank={lang: i for i, lang in reversed(list(enumerate(x.split("-")[0] for x in language_order)))},
+        cjk_full=re.compile(
+            rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})(?:\s?{d})?(?!\d)"
+        ),
+        cjk_year_month=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}"),
+        cjk_month_day=re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})\s?{d}"),
+        cjk_year=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}"),
+        cjk_unit=re.compile(_alternation(cjk_y | cjk_m | cjk_d)),
+    )
+
+
+@lru_cache(maxsize=1)
+def _word_patterns() -> List[Tuple["re.Pattern[str]", str]]:
+    """The date forms with a month word, in the order they are read (full dates, then partial
+    ones).  Any word of letters stands where a month, a connective or a year word goes: the
+    reader checks it against the month data (a trie of the month words of every language
+    would cost more to compile than the whole data does to load)."""
+    month = rf"(?P<w>{_WORD})(?![^\W\d_]|[{_MARKS}])"
+    conn = _WORD
+    year_word = _WORD
+    c1 = rf"(?:(?P<c1>{conn})\s+)?"
+    c2 = rf"(?:(?P<c2>{conn})\s+)?"
+    start = rf"(?<![^\W\d_{_MARKS}])"
+    forms = [
+        # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de
+        # 1946, 12 апреля 1961, 19-Nov-1946, 12 d’abril de 1961
+        (rf"{_DAY}{_SP}{c1}{_ELIDED}{month}{_ABBR}{_SP}{c2}{_YEAR}", "dmy"),
+        # November 19, 1946; Nov. 19th 1946; Dec. 28th, '45
+        (rf"{start}{month}{_ABBR}{_SP}{_DAY},?{_SP}{_YEAR}", "mdy"),
+        # 1946. november 19. (Hungarian), 1946 m. lapkričio 19 d. (Lithuanian), 1946 നവംബർ 19
+        (rf"(?<![\d.,/:])(?P<y>\d{{4}})(?P<yd>\.)?\s+(?:(?P<c1>{year_word})\.?\s+)?{month}{_ABBR}\s+"
+         rf"(?P<d>\d{{1,2}})(?![\d,.]\d)", "ymd-word"),
+        # 1946 ж. 19 қараша (Kazakh)
+        (rf"(?<![\d.,/:])(?P<y>\d{{4}})\.?\s+(?P<c1>{year_word})\.?\s+(?P<d>\d{{1,2}})\.?\s+{month}", "ydm-word"),
+        # 19 tháng 11, 1946; ngày 19 tháng 11 năm 1946 (Vietnamese: a unit before the month)
+        (rf"{_DAY}\s+(?P<u>{_WORD})\s+(?P<m>\d{{1,2}}),?\s+(?:(?P<c2>{_WORD})\s+)?{_YEAR}", "dum"),
+        # Partial dates, read where no full date covers the text: November 1946,
+        # noviembre de 1946; 3 January; January 3rd
+        (rf"{start}{month}{_ABBR},?\s+{c2}{_YEAR}", "my"),
+        (rf"{_DAY}{_SP}{c1}{month}", "dm"),
+        (rf"{start}{month}{_SP}(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d.,:/]?\s?\d)", "md"),
+    ]
+    return [(re.compile(pattern, re.I), kind) for pattern, kind in forms]
+
+
+#: For the forms that begin with the month word: the digits they end with.  A trie of
+#: thousands of month words tried at every letter of a long text is slow; these forms are
+#: found from their numbers instead, and the word before is read backwards.
+_TAILS = {
+    "mdy": re.compile(rf"{_DAY},?{_SP}{_YEAR}"),
+    "my": re.compile(_YEAR),
+    "md": re.compile(r"(?<![\d.,/:])\d{1,2}(?:st|nd|rd|th)?(?![\d.,:/]?\s?\d)"),
+}
+_SEPARATORS = frozenset(" \t\n,.-/\u202f\u00a0\u0970\u05f3")
+
+
+def _word_start(text: str, pos: int) -> int:
+    """Where the word ends that ends before ``pos`` and a few separators; -1 if none."""
+    i = pos
+    floor = max(0, pos - 4)
+    while i > floor and text[i - 1] in _SEPARATORS:
+        i -= 1
+    j = i
+    floor = max(0, i - 40)
+    while j > floor and (text[j - 1].isalpha() or unicodedata.category(text[j - 1]).startswith("M")):
+        j -= 1
+    return j if j < i else -1
+
+
+def _language_of(text: str) -> str:
+    # The response's language decides a word that is a different month in two languages
+    # ("listopad": November in Polish and Czech, October in Croatian).
+    from defan_pytest.scoring.text.language import language
+
+    return language(text)
+
+
+def month_number(
+    word: str,
+    text: str = "",
+    full_only: bool = False,
+    lang: Optional[Callable[[], str]] = None,
+    english_only_in_english: bool = False,
+) -> Optional[int]:
+    """The month that ``word`` names in some language, or ``None``.
+
+    An English month word is read as English (``mar``, ``may``, ``dec``).  Otherwise a full
+    month name of any language counts, and an abbreviation (``out`` of ``outubro``, ``set``,
+    ``sie``) only outside English text, where these are common words; ``full_only`` (dates
+    without a year, where a short word next to a number is rarely a month) takes full names
+    only.  A word that is a different month in different languages takes the month of
+    ``text``'s language (``lang``: a function that returns it, for a caller that asks once
+    per text), else the month of the most used language.  ``english_only_in_english``: in
+    English text, English month words only.
+    """
+    data = _data()
+    key = fold(word)
+    if key not in data.months:
+        key = _strip_accents(key)
+    by_month = data.months.get(key)
+    if by_month is None:
+        return None
+    for number, langs in by_month.items():
+        if "en" in langs:
+            return number
+    language = lang() if lang is not None else (_language_of(text) if text else "")
+    if (full_only or english_only_in_english) and language == "en":
+        return None  # "3 out of 5": in English text a date without a year is an English one
+    if full_only or language == "en":
+        by_month = data.full.get(key, {})
+        if not by_month:
+            return None
+    if len(by_month) == 1:
+        return next(iter(by_month))
+    if language:
+        for number, langs in by_month.items():
+            if language in langs:
+                return number
+    # Else the month of the most used language that writes it so (dateparser's own order of
+    # languages by use): "listopada" is Polish before it is Croatian.
+    rank = _data().rank
+    return min(by_month, key=lambda n: (min(rank.get(code, len(rank)) for code in by_month[n]), n))
+
+
+def _english_month(word: str) -> bool:
+    by_month = _data().months.get(fold(word), {})
+    return any("en" in langs for langs in by_month.values())
+
+
+def question_years(question: str) -> Tuple[int, ...]:
+    """The four-digit years a question names (the reference for two-digit years)."""
+    return _question_years(question)
+
+
+@lru_cache(maxsize=4096)
+def _question_years(question: str) -> Tuple[int, ...]:
+    return tuple(int(y) for y in re.findall(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)", question))
+
+
+def expand_year(two_digits: int, ref_years: Sequence[int] = ()) -> int:
+    """A two-digit year read in the century nearest to the years the question names, else in
+    the 1900s (SCORING.md clarification 17).
+
+    >>> expand_year(54), expand_year(5, [2010]), expand_year(98, [2002])
+    (1954, 2005, 1998)
+    """
+    if not ref_years:
+        return 1900 + two_digits
+    options = [c + two_digits for c in range(1000, 2200, 100)]
+    return min(options, key=lambda y: (min(abs(y - r) for r in ref_years), y))
+
+
+def _valid(m: int, d: Optional[int]) -> bool:
+    if not 1 <= m <= 12:
+        return False
+    if d is None:
+        return True
+    if not 1 <= d <= 31:
         return False
     if m in (4, 6, 9, 11) and d > 30:
         return False
-    if m == 2 and d > 29:
-        return False
-    return True
+    return not (m == 2 and d > 29)
 
 
-def _value(match: re.Match, kind: str, dayfirst: bool) -> Optional[DateValue]:
-    g = match.groupdict()
-    y = int(g["y"])
-    if kind == "num":
-        a, b = int(g["a"]), int(g["b"])
-        # Month first, as the dataset writes dates, unless the question asks for day first
-        # or the first number cannot be a month.
-        if a > 12 or (dayfirst and b <= 12):
-            d, m = a, b
-        else:
-            m, d = a, b
-        return (y, m, d) if _valid(y, m, d) else None
-    if kind == "ymd":
-        m, d = int(g["m"]), int(g["d"])
-        return (y, m, d) if _valid(y, m, d) else None
-    m = _MONTHS[g["mn"].lower().rstrip(".")]  # re.I matched it: lower() finds it
-    if kind == "my":
-        return (y, m, None)
-    d = int(g["d"])
-    return (y, m, d) if _valid(y, m, d) else None
+def _year(text: str, ref_years: Sequence[int]) -> int:
+    if text[0] in "'’‘":
+        return expand_year(int(text[1:]), ref_years)
+    return int(text)
 
 
-def find_dates(text: str, dayfirst: bool = False, years: bool = True) -> List[Tuple[int, int, DateValue]]:
+_Reader = Callable[["re.Match[str]"], Optional[DateValue]]
+
+
+def _scan(
+    regex: "re.Pattern[str]",
+    text: str,
+    read: _Reader,
+    taken: DisjointSpans,
+    starts: Sequence[int],
+    tail: "Optional[re.Pattern[str]]" = None,
+) -> Iterator[Tuple[int, int, DateValue]]:
+    """Every match that ``read`` accepts and no fuller date covers.  Every form begins with a
+    number, so the regex is only tried, anchored, where a number starts (``starts``): the cost
+    is one anchored match per number, whatever lies between.  With ``tail``, the form begins
+    with a word: ``tail`` (the numbers it ends with) is tried at each start, and the form at
+    the word (and a connective, "noviembre de 1946") just before it."""
+    for s in starts:
+        if taken.overlaps(s, s + 1):
+            continue
+        if tail is None:
+            m = regex.match(text, s)
+            if m is None or taken.overlaps(m.start(), m.end()):
+                continue
+            value = read(m)
+            if value is not None:
+                yield m.start(), m.end(), value
+            continue
+        t = tail.match(text, s)
+        if t is None:
+            continue
+        w = _word_start(text, s)
+        for _ in range(2):  # the word before, then the word before a connective
+            if w < 0:
+                break
+            m = regex.match(text, w)
+            if m is not None and m.end() >= t.end() and not taken.overlaps(m.start(), m.end()):
+                value = read(m)
+                if value is not None:
+                    yield m.start(), m.end(), value
+                    break
+            w = _word_start(text, w)
+
+
+def _anchors(text: str) -> Tuple[List[int], List[int], bool]:
+    """Where numbers start (and an apostrophe before two digits, ``'54``); the same for the
+    numbers that touch a letter (only they can belong to a date with a month word or a unit);
+    and whether there is any such number (only then is the month data needed)."""
+    starts: List[int] = []
+    near_words: List[int] = []
+    for m in _DIGITS.finditer(text):
+        s, e = m.span()
+        at = [s - 1, s] if s > 0 and text[s - 1] in "'’‘" else [s]
+        starts.extend(at)
+        if _LETTER_BEFORE.search(text, max(0, s - 5), s) or _LETTER_AFTER.match(text, e, e + 4):
+            near_words.extend(at)
+    return starts, near_words, bool(near_words)
+
+
+_DIGITS = re.compile(r"\d+")
+_LETTER_BEFORE = re.compile(rf"(?:[^\W\d_]|[{_MARKS}])[\s.,/'’‘-]*$")
+_LETTER_AFTER = re.compile(r"[\s.,/-]{0,3}[^\W\d_]")
+
+
+class _Reading:
+    """The readers of one text's matches: the row's day-first rule, the question's years, the
+    text for the language of an ambiguous month word."""
+
+    def __init__(self, text: str, dayfirst: bool, ref_years: Sequence[int]) -> None:
+        self.text = text
+        self.dayfirst = dayfirst
+        self.ref_years = ref_years
+        self._lang: Optional[str] = None
+        self._months: Dict[Tuple[str, bool, bool], Optional[int]] = {}  # a word read once
+
+    def lang(self) -> str:
+        """The text's language, asked once per text (it reads the first 4000 characters)."""
+        if self._lang is None:
+            self._lang = _language_of(self.text)
+        return self._lang
+
+    def _connectives_ok(self, m: "re.Match[str]", kind: str) -> bool:
+        data = _data()
+        for name in ("c1", "c2"):
+            c = m.groupdict().get(name)
+            if c is None:
+                continue
+            c = fold(c)
+            if kind in ("ymd-word", "ydm-word"):  # "1946 m. lapkričio 19 d.": a year word
+                if c not in data.year_words:
+                    return False
+            elif c not in data.connectives:
+                return False
+        return True
+
+    def _month(self, m: "re.Match[str]", kind: str) -> Optional[int]:
+        # In English text a month word of another language counts only in a full date written
+        # day-month-year or month-day-year ("born 12 maart 1981"); other forms ("Sit 1950":
+        # Bena for June) would read English prose as dates.
+        strict = kind not in ("dmy", "mdy")
+        if not self._connectives_ok(m, kind):
+            return None
+        key = (m.group("w"), kind in ("dm", "md"), strict)
+        if key not in self._months:
+            self._months[key] = month_number(key[0], self.text, key[1], self.lang, strict)
+        return self._months[key]
+
+    def read(self, kind: str, m: "re.Match[str]") -> Optional[DateValue]:
+        g = m.groupdict()
+        if kind == "num":
+            a, b = int(g["a"]), int(g["b"])
+            y = _year_of_num(g["y"], self.ref_years)
+            # Month first, as the dataset writes dates, unless the question asks for day
+            # first or the first number cannot be a month.
+            if a > 12 or (self.dayfirst and b <= 12):
+                d, mo = a, b
+            else:
+                mo, d = a, b
+            return (y, mo, d) if _valid(mo, d) else None
+        if kind in ("ymd", "cjk"):
+            y, mo, d = int(g["y"]), int(g["m"]), int(g["d"])
+            return (y, mo, d) if _valid(mo, d) else None
+        if kind == "cjk-ym":
+            y, mo = int(g["y"]), int(g["m"])
+            return (y, mo, None) if _valid(mo, None) else None
+        if kind == "cjk-md":
+            mo, d = int(g["m"]), int(g["d"])
+            return (None, mo, d) if _valid(mo, d) else None
+        if kind == "cjk-y":
+            return (int(g["y"]), None, None)
+        if kind == "dum":
+            data = _data()
+            if fold(g["u"]) not in data.month_units or (g["c2"] is not None and fold(g["c2"]) not in data.year_words):
+                return None
+            y, mo, d = _year(g["y"], self.ref_years), int(g["m"]), int(g["d"])
+            return (y, mo, d) if _valid(mo, d) else None
+        partial = kind in ("dm", "md")
+        if kind == "ymd-word":
+            # Year first with a plain year and an English month ("in 1990 May 3 people") is
+            # English prose, not a date: the languages that write so mark the year
+            # ("1946. november 19.", "1946 m. lapkričio 19 d.") or use their own month word.
+            if kind == "ymd-word" and g.get("c1") is None and g.get("yd") is None and _english_month(g["w"]):
+                return None
+        month = self._month(m, kind)
+        if month is None:
+            return None
+        if kind == "my":
+            return (_year(g["y"], self.ref_years), month, None)
+        d = int(g["d"])
+        if partial:
+            return (None, month, d) if _valid(month, d) else None
+        y = _year(g["y"], self.ref_years)
+        return (y, month, d) if _valid(month, d) else None
+
+
+def _year_of_num(text: str, ref_years: Sequence[int]) -> int:
+    return expand_year(int(text), ref_years) if len(text) == 2 else int(text)
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def find_dates(
+    text: str, dayfirst: bool = False, years: bool = True, ref_years: Sequence[int] = ()
+) -> List[Tuple[int, int, DateValue]]:
     """Every date written in ``text``, in reading order, as ``(start, end, value)``.
 
-    Full dates and month-years come first in coverage; a bare year is a candidate only where
-    no fuller date already covers it.
+    Full dates are read first, then partial ones (a month and year, a day and month) where no
+    full date covers the text, then (with ``years``) bare years where nothing covers them.
+    ``ref_years``: the years the question names, for two-digit years (``'54``).
     """
+    if not _DIGIT.search(text):
+        return []
+    reading = _Reading(text, dayfirst, ref_years)
     found: List[Tuple[int, int, DateValue]] = []
     taken = DisjointSpans()  # what a fuller date already covers (a binary search, not a scan)
-    for regex, kind in _PATTERNS:
-        for m in regex.finditer(text):
-            s, e = m.span()
-            if taken.overlaps(s, e):
-                continue
-            value = _value(m, kind, dayfirst)
-            if value is not None:
-                found.append((s, e, value))
-                taken.add(s, e)
+
+    starts, near_words, words = _anchors(text)
+
+    def add(regex: "re.Pattern[str]", kind: str, where: Sequence[int] = near_words) -> None:
+        tail = _TAILS.get(kind)
+        for s, e, value in _scan(regex, text, lambda m: reading.read(kind, m), taken, where, tail):
+            found.append((s, e, value))
+            taken.add(s, e)
+
+    for regex, kind in _FULL_PATTERNS:  # numeric forms: no month data needed
+        add(regex, kind, starts)
+    # The month data is loaded only when a word or a unit sits next to a number.
+    if words:
+        data = _data()
+        words_forms = _word_patterns()
+        cjk = data.cjk_unit.search(text) is not None
+        if cjk:
+            add(data.cjk_full, "cjk")
+        for regex, kind in words_forms[:5]:
+            add(regex, kind)
+        if cjk:
+            add(data.cjk_year_month, "cjk-ym")
+        add(*words_forms[5])
+        if cjk:
+            add(data.cjk_month_day, "cjk-md")
+        for regex, kind in words_forms[6:]:
+            add(regex, kind)
+        if years and cjk:
+            add(data.cjk_year, "cjk-y")
     if years:
-        for m in _YEAR_ONLY.finditer(text):
-            s, e = m.span()
-            if taken.overlaps(s, e):
+        for s in starts:
+            m = _YEAR_ONLY.match(text, s) or _SHORT_YEAR.match(text, s)
+            if m is None:
                 continue
-            found.append((s, e, (int(m.group(1)), None, None)))
+            b, e = m.span()
+            if not taken.overlaps(b, e):
+                y = int(m.group(1))
+                found.append((b, e, (y if m.re is _YEAR_ONLY else expand_year(y, ref_years), None, None)))
+                taken.add(b, e)
     found.sort(key=lambda t: t[0])
     return found
 
 
-_WEEKDAY = re.compile(
-    r"^(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+", re.I
-)
-# "on 19 November 1946" and its French, German, Spanish, Portuguese and Italian forms.
-_PREPOSITION = re.compile(r"^(?:on|le|am|el|em|il|the)\s+(?=\d)", re.I)
+_LEAD = re.compile(rf"^({_WORD})\.?,?\s+")
+_TAIL = re.compile(rf"[\s\u202f]*({_WORD})\.?$")
 
 
-def parse_date_text(text: str, dayfirst: bool = False, allow_year: bool = False) -> Optional[DateValue]:
+def parse_date_text(
+    text: str, dayfirst: bool = False, allow_year: bool = False, ref_years: Sequence[int] = ()
+) -> Optional[DateValue]:
     """The date that ``text`` is, as a whole, or ``None``.
 
+    A leading weekday or preposition (``Tuesday,``, ``on``, ``le``, ``am``) and a trailing
+    year word (``г.``, ``года``, ``r.``, ``年``) are part of a written date.
     ``allow_year``: a bare year counts (as ``(year, None, None)``).
     """
-    t = _PREPOSITION.sub("", _WEEKDAY.sub("", text.strip()).strip()).rstrip(".").strip()
-    if not t or len(t) > 40:
+    t = text.strip().rstrip(".").strip()
+    if not t or len(t) > 60 or not _DIGIT.search(t):
         return None
-    if allow_year and re.fullmatch(r"\d{4}", t):
-        return (int(t), None, None)
-    for regex, kind in _PATTERNS:
-        m = regex.fullmatch(t)
-        if m:
-            return _value(m, kind, dayfirst)
-    return _dateparser_parse(t, dayfirst)
+    if _anchors(t)[2]:
+        data = _data()
+        for _ in range(3):  # "on Tuesday, 19 November 1946"
+            lead = _LEAD.match(t)
+            if not lead or not _leading_word(lead.group(1), data):
+                break
+            t = t[lead.end():]
+        tail = _TAIL.search(t)
+        if tail and re.search(r"\d\s*$", t[: tail.start()]):
+            word = fold(tail.group(1))
+            # A year word may be attached ("1986年"); a day word only after a space
+            # ("19 d."), so that "1日" keeps its unit.
+            if word in data.year_words or (word in data.day_words and tail.group().startswith((" ", "\u202f"))):
+                t = t[: tail.start()]
+        t = t.strip().rstrip(".").strip()
+    found = find_dates(t, dayfirst=dayfirst, years=True, ref_years=ref_years)
+    if len(found) != 1:
+        return None
+    s, e, value = found[0]
+    if s != 0 or t[e:].strip(" .,") != "":
+        return None
+    if value[1] is None and not allow_year:
+        return None
+    return value
 
 
-def _dateparser_parse(text: str, dayfirst: bool) -> Optional[DateValue]:
-    # Only a short string with a digit and a letter or separator can be a date we did not read.
-    if not re.search(r"\d", text) or len(text.split()) > 6:
-        return None
-    try:
-        import dateparser  # imported here: slow to import, and rarely needed
-    except ImportError:  # pragma: no cover - dateparser is a dependency
-        return None
-    settings = {
-        "DATE_ORDER": "DMY" if dayfirst else "MDY",
-        "REQUIRE_PARTS": ["day", "month", "year"],
-        "STRICT_PARSING": True,
-        "PREFER_LOCALE_DATE_ORDER": False,
-    }
-    try:
-        parsed = dateparser.parse(text, languages=["en"], settings=settings)
-    except Exception:  # dateparser raises assorted errors on odd input
-        return None
-    if parsed is None:
-        return None
-    return (parsed.year, parsed.month, parsed.day)
+def _leading_word(word: str, data: _MonthData) -> bool:
+    w = fold(word)
+    if w in data.months:  # "Mar 14, 1969": a month that is also a weekday elsewhere (mardi)
+        return False
+    # A weekday, a connective, a day word ("ngày 2 tháng 9 năm 1945"), a preposition.
+    return w in data.weekdays or w in data.connectives or w in data.day_words or w in _PREPOSITIONS
+
+
+# Prepositions before a date that dateparser's skip words lack ("am 19. November", "el 19 de",
+# "em 19 de", "il 19"): hand-written, a few words of the five languages of clarification 4.
+_PREPOSITIONS = frozenset({"on", "le", "am", "el", "em", "il", "the"})
+
+
+def preload() -> None:
+    """Build the month data now (a server warming up, a benchmark excluding start-up)."""
+    _data()
+
+
+__all__ = [
+    "DateValue", "MONTH_NAME", "expand_year", "find_dates", "fold", "month_number",
+    "parse_date_text", "preload", "question_years",
+]
