@@ -56,7 +56,7 @@ DECIMAL_COMMA_LANGS = frozenset({"de", "fr", "es", "pt", "it"})
 # --- Digits of any script -------------------------------------------------------------------
 
 
-class _DigitMap(dict):  # type: ignore[type-arg]
+class _DigitMap(Dict[int, int]):
     """``str.translate`` table, filled as it is used: every Unicode decimal digit (Arabic-Indic
     ``٣``, Devanagari ``३``, full-width ``３``, ...) becomes its ASCII digit, and the Arabic
     thousands and decimal marks (``٬`` ``٫``) a comma and a dot.  One character for one

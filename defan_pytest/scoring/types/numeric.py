@@ -58,6 +58,8 @@ def _percent_value(value: Decimal, ctx: Context) -> Optional[Decimal]:
     return None
 
 
+_CJK_YEAR = re.compile(r"(\d{1,4})\s*[年년]")
+
 _ANSWER_LABELS = frozenset({"answer", "final", "result", "total", "value", "solution", "reponse", "antwort", "respuesta", "resposta", "risposta"})
 
 
@@ -104,6 +106,9 @@ class NumericType(ValueAnswerType):
     def bare(self, text: str, ctx: Context) -> Optional[str]:
         # ctx.lang is set wherever the separators need it; number words read in any language.
         v = parse_number(text, ctx.lang or "", ctx.integer_gold, stray=ctx.integer_gold is True)
+        if v is None and ctx.asks_year:
+            m = _CJK_YEAR.fullmatch(text.strip())  # "1986年": how Chinese and Japanese write a year
+            v = parse_number(m.group(1)) if m else None
         if v is None:
             r = roman_value(text)  # "MCMXCII" standing alone (clarification 15)
             return None if r is None else str(r)
