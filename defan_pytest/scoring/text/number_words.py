@@ -75,12 +75,37 @@ def _n2w_tables(lang: str) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, in
             rest = words[len(head):] if words[: len(head)] == head else words[-1:]
             if len(rest) == 1:
                 scales.setdefault(rest[0], scale)
+    ordinals.update(_n2w_ordinals(lang))
+    return below, scales, ordinals
+
+
+@lru_cache(maxsize=None)
+def _n2w_first_words(lang: str) -> FrozenSet[str]:
+    """The words a number of ``lang`` can begin with (the words of num2words for 0 to 99, the
+    hundreds and the scales): the cheap test before the full table of
+    :func:`_n2w_tables` is built."""
+    n2w = _num2words()
+    if n2w is None:
+        return frozenset()
+    out = set()
+    for n in list(range(100)) + list(range(100, 1000, 100)) + [1000, 10**6, 10**9]:
+        out.update(_norm(n2w(n, lang=lang)).split())
+    return frozenset(out)
+
+
+@lru_cache(maxsize=None)
+def _n2w_ordinals(lang: str) -> Dict[str, int]:
+    """Ordinals under a hundred as num2words writes them (``sixtieth``: 60)."""
+    n2w = _num2words()
+    out: Dict[str, int] = {}
+    if n2w is None:
+        return out
     for n in range(1, 101):
         try:
-            ordinals.setdefault(_norm(n2w(n, lang=lang, to="ordinal")), n)
+            out.setdefault(_norm(n2w(n, lang=lang, to="ordinal")), n)
         except Exception:  # a language without ordinals
             break
-    return below, scales, ordinals
+    return out
 
 
 def _norm(text: str) -> str:
@@ -90,6 +115,8 @@ def _norm(text: str) -> str:
 def _n2w_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
     """A phrase in a num2words language: groups under a thousand, each maybe times a scale
     word, the scales falling (``trzydzieści tysięcy dwieście trzynaście`` is 30213)."""
+    if not words or words[0] not in _n2w_first_words(lang) and " ".join(words) not in _n2w_ordinals(lang):
+        return None  # most texts fail here, before the full table is built
     below, scales, ordinals = _n2w_tables(lang)
     if not below:
         return None
@@ -129,6 +156,8 @@ def _phrase_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
         out = _alpha2digit(" ".join(words), lang)
         m = _DIGITS_OUT.fullmatch(out.strip())
         if m is None:
+            if len(words) > 1 and out == " ".join(words):
+                return None  # nothing in it is a number word
             return _t2n_ordinal_fallback(words, lang)
         suffix = m.group(2)
         if suffix in ("o", "a") and lang not in ("es", "pt", "it"):
@@ -145,8 +174,7 @@ def _t2n_ordinal_fallback(words: List[str], lang: str) -> Optional[Tuple[int, bo
     an ordinal (``two hundred and sixtieth`` is 260th)."""
     if lang not in _N2W_SUPPORTED or not words:
         return None
-    _, _, ordinals = _n2w_tables(lang)
-    last = ordinals.get(words[-1])
+    last = _n2w_ordinals(lang).get(words[-1])
     n2w = _num2words()
     if last is None or n2w is None:
         return None
@@ -159,6 +187,7 @@ _WORD_SPLIT = re.compile(r"[\s\-‐]+")
 _ONLY_WORDS = re.compile(r"[^\W\d_]+(?:[\s\-‐]+[^\W\d_]+)*")
 
 
+@lru_cache(maxsize=8192)
 def words_value(text: str, lang: str = "") -> Optional[Tuple[int, bool]]:
     """The value of ``text`` when it is, as a whole, one number in words: ``(value, ordinal)``.
 
@@ -198,10 +227,12 @@ def _is_number_word(word: str, lang: str) -> bool:
     if lang in T2N_LANGS:
         if any(c.isdigit() for c in _alpha2digit(word, lang)):
             return True
-        return lang in _N2W_SUPPORTED and word in _n2w_tables(lang)[2]
+        return lang in _N2W_SUPPORTED and word in _n2w_ordinals(lang)
     if lang in N2W_LANGS:
-        below, scales, ordinals = _n2w_tables(lang)
         parts = [p for p in _WORD_SPLIT.split(word) if p]
+        if not parts or parts[0] not in _n2w_first_words(lang) and word not in _n2w_ordinals(lang):
+            return False
+        below, scales, ordinals = _n2w_tables(lang)
         return bool(parts) and all(p in below or p in scales or p in ordinals for p in parts) or word in ordinals
     return False
 

@@ -165,7 +165,7 @@ class RankType(ValueAnswerType):
                 taken.append(m.span())
         bands = SpanIndex(taken)
         # A day of the month is no rank ("June 8th, 2021"): ranks inside a written date are left out.
-        dates = SpanIndex([(s, e) for s, e, _ in find_dates(text, years=False)]) if any(c.isdigit() for c in text) else None
+        dates: Optional[SpanIndex] = None  # found at the first ordinal, most texts hold none
         if not text.isascii():
             text = ascii_digits(text)
             for m in _RANK_CJK_IN_TEXT.finditer(text):
@@ -175,8 +175,13 @@ class RankType(ValueAnswerType):
                     taken.append(m.span())
         for m in _RANK_MARKED.finditer(text):
             # Marked ranks never start inside one another (finditer), so only bands can hold one.
-            if m.start() in bands or (dates is not None and m.start() in dates):
+            if m.start() in bands:
                 continue
+            if m.group("ord") is not None:
+                if dates is None:
+                    dates = SpanIndex([(a, b) for a, b, _ in find_dates(text, years=False)])
+                if m.start() in dates:
+                    continue
             n = next(g for g in ("ord", "dot", "hash", "eq1", "eq2", "kw") if m.group(g) is not None)
             val = _whole(m.group(n))
             if val is None or val in qnums:
