@@ -72,9 +72,22 @@ def _n2w_tables(lang: str) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, in
             head = _norm(n2w(k, lang=lang)).split() if k > 1 else []
             # What the scale adds to the words of k ("dwa tysiące" -> "tysiące"); a one-word
             # compound ("etttusen", "bin") is the scale word itself.
-            rest = words[len(head):] if words[: len(head)] == head else words[-1:]
-            if len(rest) == 1:
-                scales.setdefault(rest[0], scale)
+            head_s = "".join(head)
+            if len(words) >= 2:
+                # "dwa tysiące", "одна тысяча": the scale word after the words of k, in the
+                # form k takes before it (Russian "одна", "две": feminine, where num2words
+                # writes "один", "два" alone).
+                scales.setdefault(words[-1], scale)
+                below.setdefault(" ".join(words[:-1]), k)
+            elif head_s and words[0].startswith(head_s) and len(words[0]) > len(head_s):
+                scales.setdefault(words[0][len(head_s):], scale)  # "seimila", "tvåtusen": one word
+            elif k == 1:
+                scales.setdefault(words[0], scale)  # "bin", "etttusen", "mille"
+    for n in range(1, 1000):
+        # Every group in the form it takes before "thousand" ("сто тридцать одна тысяча").
+        words = _norm(n2w(n * 1000, lang=lang)).split()
+        if len(words) >= 2 and words[-1] in scales:
+            below.setdefault(" ".join(words[:-1]), n)
     ordinals.update(_n2w_ordinals(lang))
     return below, scales, ordinals
 
@@ -88,9 +101,18 @@ def _n2w_first_words(lang: str) -> FrozenSet[str]:
     if n2w is None:
         return frozenset()
     out = set()
-    for n in list(range(100)) + list(range(100, 1000, 100)) + [1000, 10**6, 10**9]:
+    # (k thousand for k under ten: the form a unit takes before a scale, Russian "две тысячи")
+    for n in list(range(100)) + list(range(100, 1000, 100)) + [k * 1000 for k in range(1, 10)] + [10**6, 10**9]:
         out.update(_norm(n2w(n, lang=lang)).split())
     return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def _may_begin(word: str, lang: str) -> bool:
+    """May a number of ``lang`` begin with ``word``: one of its first words, or a one-word
+    compound that starts with one (the Turkish ``yüzbir``, the Swedish ``etthundra``)?"""
+    first = _n2w_first_words(lang)
+    return word in first or any(word.startswith(w) for w in first if len(w) >= 2)
 
 
 @lru_cache(maxsize=None)
@@ -115,7 +137,7 @@ def _norm(text: str) -> str:
 def _n2w_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
     """A phrase in a num2words language: groups under a thousand, each maybe times a scale
     word, the scales falling (``trzydzieści tysięcy dwieście trzynaście`` is 30213)."""
-    if not words or words[0] not in _n2w_first_words(lang) and " ".join(words) not in _n2w_ordinals(lang):
+    if not words or not _may_begin(words[0], lang) and " ".join(words) not in _n2w_ordinals(lang):
         return None  # most texts fail here, before the full table is built
     below, scales, ordinals = _n2w_tables(lang)
     if not below:
@@ -123,6 +145,22 @@ def _n2w_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
     phrase = " ".join(words)
     if phrase in ordinals:
         return ordinals[phrase], True
+    value = _compose(words, below, scales)
+    if value is not None:
+        return value, False
+    cut: List[str] = []
+    for w in words:
+        # One-word compounds: "binbir", "tretusen", "seimilacinquecentottantotto".
+        parts = [w] if w in below or w in scales else _segments(w, below, scales)
+        if not parts:
+            return None
+        cut.extend(parts)
+    value = _compose(cut, below, scales) if cut != words else None
+    return None if value is None else (value, False)
+
+
+def _compose(words: List[str], below: Dict[str, int], scales: Dict[str, int]) -> Optional[int]:
+    """Groups under a thousand, each maybe times a falling scale word, added up."""
     total, i, last_scale = 0, 0, None
     while i < len(words):
         # The longest phrase under a thousand from here (at most five words).
@@ -145,7 +183,24 @@ def _n2w_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
                 return None  # a group under a thousand is the last part
             total += group or 0
             i = j
-    return total, False
+    return total
+
+
+def _segments(word: str, below: Dict[str, int], scales: Dict[str, int]) -> List[str]:
+    """A one-word compound cut into the phrases of the tables, longest first from the left
+    (``seimilacinquecentottantotto``: ``sei``, ``mila``, ``cinquecentottantotto``); ``[]``
+    when it does not cut."""
+    out: List[str] = []
+    i = 0
+    while i < len(word) and len(out) < 12:
+        for j in range(min(len(word), i + 40), i, -1):
+            if word[i:j] in below or word[i:j] in scales:
+                out.append(word[i:j])
+                i = j
+                break
+        else:
+            return []
+    return out if i == len(word) else []
 
 
 def _phrase_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
@@ -158,7 +213,12 @@ def _phrase_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
         if m is None:
             if len(words) > 1 and out == " ".join(words):
                 return None  # nothing in it is a number word
-            return _t2n_ordinal_fallback(words, lang)
+            fallback = _t2n_ordinal_fallback(words, lang)
+            if fallback is None and lang in _N2W_SUPPORTED:
+                # text2num misses a few forms num2words writes (the elided Italian
+                # "centottantotto"): read them through num2words in reverse.
+                fallback = _n2w_value([p for w in words for p in _WORD_SPLIT.split(w) if p], lang)
+            return fallback
         suffix = m.group(2)
         if suffix in ("o", "a") and lang not in ("es", "pt", "it"):
             return None
@@ -199,7 +259,8 @@ def words_value(text: str, lang: str = "") -> Optional[Tuple[int, bool]]:
     >>> words_value("trzydzieści tysięcy dwieście trzynaście"), words_value("mil novecentos e noventa e quatro")
     ((30213, False), (1994, False))
     """
-    t = text.strip().rstrip(".").strip()
+    # "one thousand, one hundred": a comma between the words of one number (num2words writes it).
+    t = re.sub(r"(?<=[^\W\d_]),\s+(?=[^\W\d_])", " ", text.strip().rstrip(".").strip())
     if not t or len(t) > 120 or _ONLY_WORDS.fullmatch(t) is None:
         return None  # digits, punctuation or a long text: not a number in words
     lowered = t.lower()
@@ -230,7 +291,7 @@ def _is_number_word(word: str, lang: str) -> bool:
         return lang in _N2W_SUPPORTED and word in _n2w_ordinals(lang)
     if lang in N2W_LANGS:
         parts = [p for p in _WORD_SPLIT.split(word) if p]
-        if not parts or parts[0] not in _n2w_first_words(lang) and word not in _n2w_ordinals(lang):
+        if not parts or not _may_begin(parts[0], lang) and word not in _n2w_ordinals(lang):
             return False
         below, scales, ordinals = _n2w_tables(lang)
         return bool(parts) and all(p in below or p in scales or p in ordinals for p in parts) or word in ordinals

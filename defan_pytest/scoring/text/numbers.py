@@ -222,7 +222,8 @@ def _core_re(stray: bool) -> Pattern[str]:
     return re.compile(
         rf"^\s*(?:{_CUR_BEFORE}\s?)?([-+−]?)\s*(?:{_CUR_BEFORE}\s?)?({_body('g', stray)}|[.,]\d+)"
         rf"(?:\s*/\s*(\d+)|\s?({_VULGAR_CH}))?(?P<exp>{_EXPONENT})?"
-        rf"\s*(?:({_PERCENT_RE})|(?P<scale>(?i:{words})\.?|(?-i:{attached}))(?!{_W}))?\s*(?:{_CUR_AFTER})?\s*$",
+        rf"(?:\s*({_PERCENT_RE})|\s*(?P<scale>(?i:{words})\.?)(?!{_W})|(?P<abbr>(?-i:{attached}))(?!{_W}))?"
+        rf"\s*(?:{_CUR_AFTER})?\s*$",
         re.IGNORECASE,
     )
 
@@ -410,7 +411,8 @@ def parse_number(
         w = words_value(t, lang)
         return None if w is None else Decimal(w[0])
     sign, digits = m.group(1), m.group(2)
-    denom, vulgar, exp, scale = m.group(4), m.group(5), m.group("exp"), m.group("scale")
+    denom, vulgar, exp = m.group(4), m.group(5), m.group("exp")
+    scale = m.group("scale") or m.group("abbr")
     if stray:
         digits = digits.replace(", ", ",")
     value = read_digits(digits, lang, integer_gold)
