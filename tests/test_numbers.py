@@ -117,8 +117,12 @@ def test_property_num2words_reads_back_in_reverse(n: int, lang: str) -> None:
     from num2words import num2words
 
     words = num2words(n, lang=lang)
-    assert words_value(words, lang) == (n, False), words
-    assert words_value(words) == (n, False), words  # a bare answer of unknown language too
+    got = words_value(words, lang)
+    assert got is not None and not got[1], words
+    # The number read writes back the same (num2words' Turkish writes 261001 and 260001 both
+    # "ikiyüzaltmışbinbir": the reading is right for the words, whichever number was meant).
+    assert got[0] == n or num2words(got[0], lang=lang) == words, words
+    assert words_value(words) == got, words  # a bare answer of unknown language too
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Optional, Pattern, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Pattern, Tuple
 
 from defan_pytest.scoring.text.number_words import words_value
 
@@ -159,12 +159,30 @@ def scale_of(word: str) -> Optional[Decimal]:
 def _scale_res() -> Tuple[str, str]:
     words, attached = scale_words()
 
-    def alt(ws: List[str]) -> str:
-        # Longest first, so "millions" is not read as "million" + "s"; a space in a word
-        # ("mil millones") matches any one space.
-        return "|".join(re.escape(w).replace(r"\ ", r"\s") for w in sorted(ws, key=len, reverse=True))
+    return _trie_regex(list(words)), _trie_regex(list(attached))
 
-    return alt(list(words)), alt(list(attached))
+
+def _trie_regex(words: List[str]) -> str:
+    """One regex for a set of words, as a trie (``mil(?:l(?:ion(?:s|)|...)|...)``): several
+    hundred scale words cost one branch per letter instead of a try per word.  A longer word
+    is tried before its prefix ("millions" before "million"); a space matches any one space."""
+    trie: Dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for c in w:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def emit(node: Dict[str, Any]) -> str:
+        branches = [(r"\s" if c == " " else re.escape(c)) + emit(child) for c, child in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = "|".join(branches)
+        if "" in node:
+            return f"(?:{body}|)"  # the word may end here, after its longer forms
+        return body if len(branches) == 1 and len(node) == 1 else f"(?:{body})"
+
+    return emit(trie)
 
 
 _PERCENT_RE = (
