@@ -2,19 +2,23 @@
 
 Shared by the numeric and rank answer types (a rank is a number too) and by the math rule.
 
-Separators follow SCORING.md (clarification 4): in German, French, Spanish, Portuguese and
-Italian a dot or a space groups thousands and a comma marks decimals; in English the reverse;
-a space (or a thin space, or an apostrophe) only ever groups thousands; several equal
-separators each followed by three digits group thousands in any language; one separator
-followed by exactly three digits groups thousands when the gold is an integer; and a separator
-that cannot group thousands (``53,51``, ``42.5``) marks decimals in any language.  Everything
-that reads a number takes the response's language (``lang``, from
-:func:`defan_pytest.scoring.text.language.language`) and whether the gold is an integer (``integer_gold``).
+Separators follow SCORING.md (clarifications 4 and 16): the response's language writes its
+decimals with a comma or a point as CLDR records it (Babel, :func:`decimal_comma`); a space
+(or a thin space, or an apostrophe) only ever groups thousands; several equal separators each
+followed by three digits group thousands in any language; Indian grouping (``13,51,921``) is
+read in any language; one separator followed by exactly three digits groups thousands when the
+gold is an integer; and a separator that cannot group thousands (``53,51``, ``42.5``) marks
+decimals in any language.  Everything that reads a number takes the response's language
+(``lang``, from :func:`defan_pytest.scoring.text.language.language`) and whether the gold is
+an integer (``integer_gold``).
 
-Currency signs, codes and abbreviations around a number (``₹21.60``, ``Rs. 642.86``,
-``USD 5``, ``5 €``) are part of the number (clarification 6); number words up to the hundreds
-of thousands, cardinal and ordinal, are numbers (clarification 5,
-:mod:`defan_pytest.scoring.text.number_words`).
+Also numbers (clarifications 5, 6, 15, 16): the digits of every Unicode script
+(:func:`ascii_digits`), currency signs and codes around a number, scale words and
+abbreviations from CLDR's compact formats (``1.54 million``, ``12k``, ``25,4 Millionen``,
+``439 ribu``, ``8万``: :func:`scale_words`), scientific notation (``1.2e6``, ``1.2 × 10^6``),
+vulgar and mixed fractions (``½``, ``3 ½``), Chinese and Japanese numerals
+(:func:`cjk_value`), Roman numerals (:func:`roman_value`, for a response that is only one) and
+number words (:mod:`defan_pytest.scoring.text.number_words`).
 
 >>> parse_number("1.54 million"), canonical_number(parse_number("1,351,921"))
 (Decimal('1540000.00'), '1351921')
@@ -22,6 +26,8 @@ of thousands, cardinal and ordinal, are numbers (clarification 5,
 (Decimal('53.51'), Decimal('326121'))
 >>> parse_number("Rs. 642.86"), parse_number("twenty-five"), parse_number("vingt-six")
 (Decimal('642.86'), Decimal('25'), Decimal('26'))
+>>> parse_number("12k"), parse_number("1.37e6"), parse_number("3 ½"), parse_number("१२")
+(Decimal('12000'), Decimal('1.37E+6'), Decimal('3.5'), Decimal('12'))
 """
 from __future__ import annotations
 

@@ -3,7 +3,11 @@
 A gold's written decimals set the tolerance (``42.85`` accepts 42.84 to 42.86); in the math
 domain the claim of a worked solution is its last number.  Numbers are read in the response's
 language, a currency sign or code keeps a number bare, and number words are numbers
-(SCORING.md clarifications 4 to 6).
+(SCORING.md clarifications 4 to 6).  Clarification 15: a Roman numeral standing alone is a
+number; a percentage answers only a question asking for a percentage, share or probability
+(0.25 for 25% in a probability question) and is no candidate elsewhere outside math; the
+first number of a range shares the second's scale word; stray spaces in a number
+(``1, 351, 921``) are read for an integer gold.
 """
 from __future__ import annotations
 

@@ -2,7 +2,10 @@
 
 Ordinals and rank words of German, French, Spanish, Portuguese and Italian are read as in
 English (``26e``, ``26.``, ``26º``, ``Platz 26``, ``puesto 26``, ``326º posto``), and so are
-ordinal words (``fourth``, ``vingt-sixième``): SCORING.md clarifications 4 and 5.
+ordinal words (``fourth``, ``vingt-sixième``): SCORING.md clarifications 4 and 5.  Clarification
+15: a rank with a place word in more languages (``7-е место``, ``12. sırada``, ``第5位``,
+``第一名``) is a bare rank, and so is a Roman numeral alone (``XLI``); a percentile (``top 5%``)
+is no rank, and an ordinal inside a date (``June 8th, 2021``) is a day.
 """
 from __future__ import annotations
 
