@@ -317,6 +317,9 @@ def _english_gate() -> Optional[Pattern[str]]:
 
 
 _WORD_TOKEN = re.compile(r"[^\W\d_]+(?:[-‐][^\W\d_]+)*")
+# The most words one number in words takes ("seven hundred and seventy-seven thousand seven
+# hundred and seventy-seven" is 11).
+_MAX_RUN = 24
 
 
 def _run_value(words: List[str], langs: Tuple[str, ...]) -> Optional[Tuple[int, bool]]:
@@ -376,6 +379,8 @@ def number_words_in_text(text: str, lang: str = "") -> List[Tuple[int, int, int,
                 run.append((m.start(), m.end(), w))
             continue
         if any(_is_number_word(w, lg) for lg in langs):
+            if len(run) >= _MAX_RUN:
+                flush()  # no number is this long: a runaway repetition is read in pieces
             run.append((m.start(), m.end(), w))
         else:
             flush()
