@@ -1,320 +1,331 @@
-"""Numbers in words (SCORING.md clarification 5): cardinals and ordinals up to the hundreds
-of thousands, in English and in French, German, Spanish, Portuguese and Italian: a whole text
-that is one number (:func:`words_value`) and the numbers written in words in a response
-(:func:`number_words_in_text`).
+"""Numbers in words (SCORING.md clarifications 5 and 16), read by libraries, not tables.
+
+- English, French, German, Spanish, Portuguese, Italian, Dutch and Danish: ``text2num``
+  (``alpha2digit``), cardinals and ordinals, compounds in one word (``sechsundzwanzig``,
+  ``trecentosettantunomiladuecentoventi``) included.
+- Russian, Polish, Turkish, Indonesian and Swedish, which ``text2num`` does not cover:
+  ``num2words`` in reverse.  Every number under a thousand is written once with it (a table
+  built at first use, per language), the scale words (``тысяча``/``тысячи``/``тысяч``,
+  ``tysiąc``/``tysięcy``, ``ribu``) are the words ``num2words`` adds for thousands, millions
+  and billions, and a phrase is read as groups under a thousand, each times its scale word.
+
+:func:`words_value` reads a whole text that is one number; :func:`number_words_in_text` finds
+the numbers written in words in a response.  Hand-written here: only the words that join the
+parts of a number (``and``, ``et``, ``und``, ``y``, ``e``, ``en``, ``og``, ``i``, ``ve``), which
+neither library lists.
 """
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Pattern, Tuple
 
-from defan_pytest.scoring.text.search import word_alternation
+#: Languages ``text2num`` reads.
+T2N_LANGS: FrozenSet[str] = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "da"})
+#: Languages read through ``num2words`` in reverse.
+N2W_LANGS: Tuple[str, ...] = ("ru", "pl", "tr", "id", "sv")
+# The text2num languages num2words also writes (its ordinals fill text2num's few gaps).
+_N2W_SUPPORTED = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "da"})
+#: The languages a bare answer of unknown language is read in, in this order (English first).
+NUMBER_WORD_LANGS: Tuple[str, ...] = ("en", "fr", "de", "es", "pt", "it", "nl") + N2W_LANGS
+# Words that join the parts of one number ("one hundred and five", "vingt et un", "treinta y
+# seis", "vinte e seis", "sto i dwa"); neither library lists them.
+_JOINERS = frozenset({"and", "et", "und", "y", "e", "en", "og", "i", "ve"})
+# What alpha2digit writes for a number: digits and maybe an ordinal mark (26th, 26ème, 26.,
+# 26º, 1er).
+_DIGITS_OUT = re.compile(r"(\d+)(st|nd|rd|th|ème|eme|e|er|re|ère|ᵉ|º|ª|°|\.|o|a)?")
 
-# Each language: word (accent-folded, lower case) -> value; ordinals separately.  Compounds of
-# these (``twenty-five``, ``three hundred and eighty-sixth``, ``vingt-six``, ``treinta y seis``)
-# are read by :func:`_combine`; one-word compounds (``sechsundzwanzig``, ``ventisei``,
-# ``veintiseis``) by :func:`_split_compound`.
-def _table(words: str, start: int = 0, step: int = 1) -> Dict[str, int]:
+
+def _alpha2digit(text: str, lang: str) -> str:
+    from text_to_num import alpha2digit  # type: ignore[import-untyped]
+
+    try:
+        return str(alpha2digit(text, lang, 0))
+    except Exception:  # an unsupported language or an input the library refuses
+        return text
+
+
+@lru_cache(maxsize=1)
+def _num2words():  # type: ignore[no-untyped-def]
+    try:
+        from num2words import num2words  # type: ignore[import-untyped]
+    except ImportError:  # an install without it: those languages read no words
+        return None
+    return num2words
+
+
+@lru_cache(maxsize=None)
+def _n2w_tables(lang: str) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, int]]:
+    """``(below_thousand, scales, ordinals)`` of one language, from num2words: every phrase
+    of a number under a thousand, the scale words, and ordinals under a hundred."""
+    n2w = _num2words()
+    below: Dict[str, int] = {}
+    scales: Dict[str, int] = {}
+    ordinals: Dict[str, int] = {}
+    if n2w is None:
+        return below, scales, ordinals
+    for n in range(1000):
+        below.setdefault(_norm(n2w(n, lang=lang)), n)
+    for scale in (10**3, 10**6, 10**9):
+        for k in (1, 2, 3, 4, 5, 21, 22, 25):
+            words = _norm(n2w(k * scale, lang=lang)).split()
+            head = _norm(n2w(k, lang=lang)).split() if k > 1 else []
+            # What the scale adds to the words of k ("dwa tysiące" -> "tysiące"); a one-word
+            # compound ("etttusen", "bin") is the scale word itself.
+            head_s = "".join(head)
+            if len(words) >= 2:
+                # "dwa tysiące", "одна тысяча": the scale word after the words of k, in the
+                # form k takes before it (Russian "одна", "две": feminine, where num2words
+                # writes "один", "два" alone).
+                scales.setdefault(words[-1], scale)
+                below.setdefault(" ".join(words[:-1]), k)
+            elif head_s and words[0].startswith(head_s) and len(words[0]) > len(head_s):
+                scales.setdefault(words[0][len(head_s):], scale)  # "seimila", "tvåtusen": one word
+            elif k == 1:
+                scales.setdefault(words[0], scale)  # "bin", "etttusen", "mille"
+    for n in range(1, 1000):
+        # Every group in the form it takes before "thousand" ("сто тридцать одна тысяча").
+        words = _norm(n2w(n * 1000, lang=lang)).split()
+        if len(words) >= 2 and words[-1] in scales:
+            below.setdefault(" ".join(words[:-1]), n)
+    ordinals.update(_n2w_ordinals(lang))
+    return below, scales, ordinals
+
+
+@lru_cache(maxsize=None)
+def _n2w_first_words(lang: str) -> FrozenSet[str]:
+    """The words a number of ``lang`` can begin with (the words of num2words for 0 to 99, the
+    hundreds and the scales): the cheap test before the full table of
+    :func:`_n2w_tables` is built."""
+    n2w = _num2words()
+    if n2w is None:
+        return frozenset()
+    out = set()
+    # (k thousand for k under ten: the form a unit takes before a scale, Russian "две тысячи")
+    for n in list(range(100)) + list(range(100, 1000, 100)) + [k * 1000 for k in range(1, 10)] + [10**6, 10**9]:
+        out.update(_norm(n2w(n, lang=lang)).split())
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def _may_begin(word: str, lang: str) -> bool:
+    """May a number of ``lang`` begin with ``word``: one of its first words, or a one-word
+    compound that starts with one (the Turkish ``yüzbir``, the Swedish ``etthundra``)?"""
+    first = _n2w_first_words(lang)
+    return word in first or any(word.startswith(w) for w in first if len(w) >= 2)
+
+
+@lru_cache(maxsize=None)
+def _n2w_ordinals(lang: str) -> Dict[str, int]:
+    """Ordinals under a hundred as num2words writes them (``sixtieth``: 60)."""
+    n2w = _num2words()
     out: Dict[str, int] = {}
-    for i, group in enumerate(words.split()):
-        for w in group.split("/"):
-            out[w] = start + i * step
+    if n2w is None:
+        return out
+    for n in range(1, 101):
+        try:
+            out.setdefault(_norm(n2w(n, lang=lang, to="ordinal")), n)
+        except Exception:  # a language without ordinals
+            break
     return out
 
 
-_CARDINALS: Dict[str, Dict[str, int]] = {
-    "en": {
-        **_table("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                 "fourteen fifteen sixteen seventeen eighteen nineteen"),
-        **_table("twenty thirty forty/fourty fifty sixty seventy eighty ninety", 20, 10),
-        "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9,
-    },
-    "fr": {
-        **_table("zero un/une deux trois quatre cinq six sept huit neuf dix onze douze treize "
-                 "quatorze quinze seize"),
-        **_table("vingt/vingts trente quarante cinquante soixante", 20, 10),
-        "quatre-vingt": 80, "quatre-vingts": 80, "cent": 100, "cents": 100, "mille": 1000,
-        "million": 10**6, "millions": 10**6, "milliard": 10**9, "milliards": 10**9,
-    },
-    "de": {
-        **_table("null eins/ein/eine zwei drei vier funf sechs sieben acht neun zehn elf zwolf "
-                 "dreizehn vierzehn funfzehn sechzehn siebzehn achtzehn neunzehn"),
-        **_table("zwanzig dreissig vierzig funfzig sechzig siebzig achtzig neunzig", 20, 10),
-        "hundert": 100, "einhundert": 100, "tausend": 1000, "eintausend": 1000,
-        "million": 10**6, "millionen": 10**6, "milliarde": 10**9, "milliarden": 10**9,
-    },
-    "es": {
-        **_table("cero uno/una/un dos tres cuatro cinco seis siete ocho nueve diez once doce trece "
-                 "catorce quince dieciseis diecisiete dieciocho diecinueve veinte"),
-        **_table("treinta cuarenta cincuenta sesenta setenta ochenta noventa", 30, 10),
-        **_table("cien/ciento doscientos/doscientas trescientos/trescientas cuatrocientos/cuatrocientas "
-                 "quinientos/quinientas seiscientos/seiscientas setecientos/setecientas "
-                 "ochocientos/ochocientas novecientos/novecientas", 100, 100),
-        "mil": 1000, "millon": 10**6, "millones": 10**6,
-    },
-    "pt": {
-        **_table("zero um/uma dois/duas tres quatro cinco seis sete oito nove dez onze doze treze "
-                 "catorze/quatorze quinze dezesseis/dezasseis dezessete/dezassete dezoito "
-                 "dezenove/dezanove vinte"),
-        **_table("trinta quarenta cinquenta sessenta setenta oitenta noventa", 30, 10),
-        **_table("cem/cento duzentos/duzentas trezentos/trezentas quatrocentos/quatrocentas "
-                 "quinhentos/quinhentas seiscentos/seiscentas setecentos/setecentas "
-                 "oitocentos/oitocentas novecentos/novecentas", 100, 100),
-        "mil": 1000, "milhao": 10**6, "milhoes": 10**6, "bilhao": 10**9, "bilhoes": 10**9,
-    },
-    "it": {
-        **_table("zero uno/una/un due tre quattro cinque sei sette otto nove dieci undici dodici "
-                 "tredici quattordici quindici sedici diciassette diciotto diciannove"),
-        **_table("venti trenta quaranta cinquanta sessanta settanta ottanta novanta", 20, 10),
-        "cento": 100, "mille": 1000, "mila": 1000, "milione": 10**6, "milioni": 10**6,
-        "miliardo": 10**9, "miliardi": 10**9,
-    },
-}
-_ORDINALS: Dict[str, Dict[str, int]] = {
-    "en": {
-        **_table("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
-                 "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"),
-        **_table("twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth", 20, 10),
-        "hundredth": 100, "thousandth": 1000,
-    },
-    "fr": {"premier": 1, "premiere": 1, "second": 2, "seconde": 2, "unieme": 1},
-    "de": {"erste": 1, "erster": 1, "ersten": 1, "erstes": 1, "erstem": 1},
-    "es": {
-        **_table("primero/primer/primera segundo/segunda tercero/tercer/tercera cuarto/cuarta "
-                 "quinto/quinta sexto/sexta septimo/setimo/septima octavo/octava noveno/nono/novena "
-                 "decimo/decima undecimo duodecimo", 1),
-        **_table("vigesimo trigesimo cuadragesimo quincuagesimo sexagesimo septuagesimo "
-                 "octogesimo nonagesimo centesimo", 20, 10),
-    },
-    "pt": {
-        **_table("primeiro/primeira segundo/segunda terceiro/terceira quarto/quarta quinto/quinta "
-                 "sexto/sexta setimo/setima oitavo/oitava nono/nona decimo/decima", 1),
-        **_table("vigesimo trigesimo quadragesimo quinquagesimo sexagesimo septuagesimo/setuagesimo "
-                 "octogesimo nonagesimo centesimo", 20, 10),
-    },
-    "it": _table("primo/prima secondo/seconda terzo/terza quarto/quarta quinto/quinta sesto/sesta "
-                 "settimo/settima ottavo/ottava nono/nona decimo/decima", 1),
-}
-# Words that join the parts of one number ("one hundred and five", "vingt et un").
-_JOINERS = frozenset({"and", "et", "und", "y", "e"})
-#: The languages whose number words are read in running text of any language: English only.
-#: Another language's words are read in a response in that language or in a bare answer,
-#: because many of them are English words too ("once", "due", "elf", "sept", "cent", "Otto").
-NUMBER_WORD_LANGS: Tuple[str, ...] = ("en", "fr", "de", "es", "pt", "it")
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\-‐]+", " ", text.lower()).strip()
 
 
-def _fold_word(word: str) -> str:
-    w = word.lower().replace("ß", "ss")
-    if not w.isascii():
-        w = "".join(c for c in unicodedata.normalize("NFKD", w) if not unicodedata.combining(c))
-    return w
-
-
-def _ordinal_stem(word: str, lang: str) -> Optional[int]:
-    """An ordinal formed from a cardinal by a suffix (``vingt-sixième``, ``sechsundzwanzigste``,
-    ``ventiseiesimo``, ``twenty-sixth`` is handled by the table)."""
-    if lang == "fr" and word.endswith("ieme") and len(word) > 5:
-        stem = word[:-4]
-        for cand in (stem, stem + "e", {"cinqu": "cinq", "neuv": "neuf"}.get(stem, "")):
-            v = _cardinal_word(cand, "fr")
-            if v is not None:
-                return v
-    elif lang == "de":
-        stem = re.sub(r"(?:ste|te)[rsnm]?$", "", word)
-        if stem != word:
-            v = _cardinal_word({"drit": "drei", "sieb": "sieben", "ach": "acht"}.get(stem, stem), "de")
-            if v is not None and v > 1:
-                return v
-    elif lang == "it" and re.search(r"esim[oaie]$", word) and len(word) > 7:
-        stem = word[:-5]
-        for cand in (stem, stem + "i", stem + "e", stem + "a", stem + "o"):
-            v = _cardinal_word(cand, "it")
-            if v is not None:
-                return v
-    return None
-
-
-def _split_compound(word: str, lang: str) -> Optional[int]:
-    """One-word compounds: ``sechsundzwanzig`` (de), ``ventisei``/``centoventi`` (it),
-    ``veintiseis`` (es)."""
-    table = _CARDINALS[lang]
-    if lang == "de":
-        m = re.fullmatch(r"(?:(\w+?)?hundert)?(?:(\w+?)und)?(\w+)?", word)
-        if m and (m.group(1) or "hundert" in word or m.group(2)):
-            h, u, t = m.groups()
-            total = 0
-            if "hundert" in word:
-                total += 100 * (table.get(h, -1000) if h else 1)
-            if u:
-                uv = table.get(u)
-                tv = table.get(t or "")
-                if uv is None or tv is None or not 1 <= uv <= 9 or tv % 10 or tv < 20:
-                    return None
-                total += uv + tv
-            elif t:
-                tv = table.get(t)
-                if tv is None or tv >= 100:
-                    return None
-                total += tv
-            return total if total > 0 else None
+def _n2w_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
+    """A phrase in a num2words language: groups under a thousand, each maybe times a scale
+    word, the scales falling (``trzydzieści tysięcy dwieście trzynaście`` is 30213)."""
+    if not words or not _may_begin(words[0], lang) and " ".join(words) not in _n2w_ordinals(lang):
+        return None  # most texts fail here, before the full table is built
+    below, scales, ordinals = _n2w_tables(lang)
+    if not below:
         return None
-    if lang == "es" and word.startswith("veinti") and len(word) > 6:
-        v = table.get(word[6:])
-        return 20 + v if v is not None and 1 <= v <= 9 else None
-    if lang == "it":
-        m = re.fullmatch(r"(\w*?)cento(\w*)", word)
-        if m:
-            h = table.get(m.group(1), None) if m.group(1) else 1
-            rest = _cardinal_word(m.group(2), "it") if m.group(2) else 0
-            if h is None or rest is None or not 1 <= h <= 9 or rest >= 100:
-                return None
-            return h * 100 + rest
-        for tens in ("venti", "trenta", "quaranta", "cinquanta", "sessanta", "settanta", "ottanta", "novanta"):
-            stem = tens[:-1]  # "ventuno", "trentotto": the vowel elides before uno and otto
-            for head in (tens, stem):
-                if word.startswith(head) and len(word) > len(head):
-                    v = table.get(word[len(head):])
-                    if v is not None and 1 <= v <= 9:
-                        return table[tens] + v
-    return None
-
-
-@lru_cache(maxsize=4096)
-def _cardinal_word(word: str, lang: str) -> Optional[int]:
-    v = _CARDINALS[lang].get(word)
-    if v is None and len(word) > 5:
-        v = _split_compound(word, lang)
-    return v
-
-
-@lru_cache(maxsize=8192)
-def _word_atom(word: str, lang: str) -> Optional[Tuple[int, bool]]:
-    """One number word (folded) in one language: ``(value, is_ordinal)`` or ``None``."""
-    v = _ORDINALS[lang].get(word)
-    if v is not None:
-        return v, True
-    v = _cardinal_word(word, lang)
-    if v is not None:
-        return v, False
-    v = _ordinal_stem(word, lang)
-    if v is not None:
-        return v, True
-    return None
-
-
-def _may_follow(last: Optional[int], v: int) -> bool:
-    """May the part ``v`` follow ``last`` inside one number?  After a hundreds part, anything
-    under a hundred; after a ten, a unit (and in French, ``soixante-dix``/``quatre-vingt-douze``,
-    a teen); after ``dix``, a unit (``dix-sept``); never a unit after a unit (``one two``)."""
-    if last is None:
-        return True
-    if last >= 100 and last % 100 == 0:
-        return v < 100
-    if 20 <= last <= 90 and last % 10 == 0:
-        return 1 <= v <= 9 or (last in (60, 80) and 10 <= v <= 19)
-    if last == 10:
-        return 7 <= v <= 9
-    return False
-
-
-def _combine(atoms: List[Tuple[int, bool]]) -> Optional[Tuple[int, bool]]:
-    """Add up the atoms of one number (``three``, ``hundred``, ``eighty``, ``sixth``), with
-    ``hundred`` and ``thousand`` multiplying what comes before them.  Only the last atom may be
-    an ordinal, unless all are (``vigésimo sexto``)."""
-    ordinals = [o for _, o in atoms]
-    if any(ordinals[:-1]) and not all(ordinals):
-        return None
-    total = current = 0
-    last: Optional[int] = None
-    scale = 0  # the last of thousand, million, billion: each one smaller than the one before
-    for i, (v, _) in enumerate(atoms):
-        if i > 0 and v >= 1000:
-            if current >= 1000 or (scale and v >= scale):
-                return None
-            total += (current or 1) * v
-            current, last, scale = 0, None, v
-            continue
-        if i > 0 and v == 100 and last is not None and last < 100:
-            if current >= 100:
-                return None
-            current *= 100
-            last = 100
-            continue
-        if not _may_follow(last, v):
+    phrase = " ".join(words)
+    if phrase in ordinals:
+        return ordinals[phrase], True
+    value = _compose(words, below, scales)
+    if value is not None:
+        return value, False
+    cut: List[str] = []
+    for w in words:
+        # One-word compounds: "binbir", "tretusen", "seimilacinquecentottantotto".
+        parts = [w] if w in below or w in scales else _segments(w, below, scales)
+        if not parts:
             return None
-        current += v
-        last = v
-    return total + current, ordinals[-1]
+        cut.extend(parts)
+    value = _compose(cut, below, scales) if cut != words else None
+    return None if value is None else (value, False)
+
+
+def _compose(words: List[str], below: Dict[str, int], scales: Dict[str, int]) -> Optional[int]:
+    """Groups under a thousand, each maybe times a falling scale word, added up."""
+    total, i, last_scale = 0, 0, None
+    while i < len(words):
+        # The longest phrase under a thousand from here (at most five words).
+        group, j = None, i
+        for k in range(min(len(words), i + 5), i, -1):
+            v = below.get(" ".join(words[i:k]))
+            if v is not None:
+                group, j = v, k
+                break
+        scale = scales.get(words[j]) if j < len(words) else None
+        if group is None and scale is None:
+            return None
+        if scale is not None:
+            if last_scale is not None and scale >= last_scale:
+                return None
+            total += (group if group is not None else 1) * scale
+            last_scale, i = scale, j + 1
+        else:
+            if j < len(words):
+                return None  # a group under a thousand is the last part
+            total += group or 0
+            i = j
+    return total
+
+
+def _segments(word: str, below: Dict[str, int], scales: Dict[str, int]) -> List[str]:
+    """A one-word compound cut into the phrases of the tables, longest first from the left
+    (``seimilacinquecentottantotto``: ``sei``, ``mila``, ``cinquecentottantotto``); ``[]``
+    when it does not cut."""
+    out: List[str] = []
+    i = 0
+    while i < len(word) and len(out) < 12:
+        for j in range(min(len(word), i + 40), i, -1):
+            if word[i:j] in below or word[i:j] in scales:
+                out.append(word[i:j])
+                i = j
+                break
+        else:
+            return []
+    return out if i == len(word) else []
+
+
+def _phrase_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
+    """The value of a run of words (lower case) that is one number in ``lang``."""
+    if lang in T2N_LANGS:
+        if lang == "en" and len(words) > 1 and words[0] == "a":
+            words = words[1:]  # "a hundred"
+        out = _alpha2digit(" ".join(words), lang)
+        m = _DIGITS_OUT.fullmatch(out.strip())
+        if m is None:
+            if len(words) > 1 and out == " ".join(words):
+                return None  # nothing in it is a number word
+            fallback = _t2n_ordinal_fallback(words, lang)
+            if fallback is None and lang in _N2W_SUPPORTED:
+                # text2num misses a few forms num2words writes (the elided Italian
+                # "centottantotto"): read them through num2words in reverse.
+                fallback = _n2w_value([p for w in words for p in _WORD_SPLIT.split(w) if p], lang)
+            return fallback
+        suffix = m.group(2)
+        if suffix in ("o", "a") and lang not in ("es", "pt", "it"):
+            return None
+        return int(m.group(1)), suffix is not None
+    if lang in N2W_LANGS:
+        return _n2w_value(words, lang)
+    return None
+
+
+def _t2n_ordinal_fallback(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
+    """text2num misses a few ordinals (``sixtieth``, ``sedicesimo``): a last word that
+    num2words writes as an ordinal under a hundred is read as that cardinal, and the whole as
+    an ordinal (``two hundred and sixtieth`` is 260th)."""
+    if lang not in _N2W_SUPPORTED or not words:
+        return None
+    last = _n2w_ordinals(lang).get(words[-1])
+    n2w = _num2words()
+    if last is None or n2w is None:
+        return None
+    out = _alpha2digit(" ".join(words[:-1] + [n2w(last, lang=lang)]), lang)
+    m = _DIGITS_OUT.fullmatch(out.strip())
+    return (int(m.group(1)), True) if m is not None and m.group(2) is None else None
 
 
 _WORD_SPLIT = re.compile(r"[\s\-‐]+")
 _ONLY_WORDS = re.compile(r"[^\W\d_]+(?:[\s\-‐]+[^\W\d_]+)*")
 
 
+@lru_cache(maxsize=8192)
 def words_value(text: str, lang: str = "") -> Optional[Tuple[int, bool]]:
     """The value of ``text`` when it is, as a whole, one number in words: ``(value, ordinal)``.
 
-    English is always read; another language's words too (a bare answer has no language).
+    English is always read; a bare answer of unknown language in every language of
+    :data:`NUMBER_WORD_LANGS`.
 
     >>> words_value("three hundred and eighty-sixth"), words_value("vingt-six")
     ((386, True), (26, False))
+    >>> words_value("trzydzieści tysięcy dwieście trzynaście"), words_value("mil novecentos e noventa e quatro")
+    ((30213, False), (1994, False))
     """
-    t = text.strip().rstrip(".").strip()
+    # "one thousand, one hundred": a comma between the words of one number (num2words writes it).
+    t = re.sub(r"(?<=[^\W\d_]),\s+(?=[^\W\d_])", " ", text.strip().rstrip(".").strip())
     if not t or len(t) > 120 or _ONLY_WORDS.fullmatch(t) is None:
         return None  # digits, punctuation or a long text: not a number in words
-    words = [w for w in _WORD_SPLIT.split(_fold_word(t)) if w]
+    lowered = t.lower()
+    words = [w for w in re.split(r"\s+", lowered) if w]
     if len(words) > 20:
         return None
     for language in _word_langs(lang, bare=True):
-        if _word_atom(words[0], language) is None and words[0] != "a":
-            continue  # most texts fail on their first word: no need to read on
-        atoms = _atoms(words, language)
-        if atoms:
-            value = _combine(atoms)
-            if value is not None:
-                return value
+        ws = [p for w in words for p in _WORD_SPLIT.split(w) if p] if language in N2W_LANGS else words
+        value = _phrase_value(ws, language)
+        if value is not None:
+            return value
     return None
 
 
 def _word_langs(lang: str, bare: bool) -> Tuple[str, ...]:
+    known = lang in T2N_LANGS or lang in N2W_LANGS
     if bare:
-        return NUMBER_WORD_LANGS if lang in ("", "en") else (lang, "en")
-    return ("en",) if lang in ("", "en") or lang not in _CARDINALS else (lang, "en")
+        return NUMBER_WORD_LANGS if lang in ("", "en") or not known else (lang, "en")
+    return ("en",) if lang in ("", "en") or not known else (lang, "en")
 
 
-def _atoms(words: List[str], lang: str) -> Optional[List[Tuple[int, bool]]]:
-    out: List[Tuple[int, bool]] = []
-    if lang == "fr":  # "quatre-vingt(s)" is one word for 80, "quatre-vingt-dix" 90
-        joined = " ".join(words).replace("quatre vingts", "quatre-vingts").replace("quatre vingt", "quatre-vingt")
-        words = joined.split()
-    for i, w in enumerate(words):
-        if w in _JOINERS and 0 < i < len(words) - 1:
-            continue
-        if w == "a" and lang == "en" and i == 0 and len(words) > 1:
-            continue  # "a hundred"
-        atom = _word_atom(w, lang)
-        if atom is None:
-            return None
-        out.append(atom)
-    return out or None
+@lru_cache(maxsize=65536)
+def _is_number_word(word: str, lang: str) -> bool:
+    """Is this one word (lower case, maybe hyphenated) a number word of ``lang``?"""
+    if lang in T2N_LANGS:
+        if any(c.isdigit() for c in _alpha2digit(word, lang)):
+            return True
+        return lang in _N2W_SUPPORTED and word in _n2w_ordinals(lang)
+    if lang in N2W_LANGS:
+        parts = [p for p in _WORD_SPLIT.split(word) if p]
+        if not parts or not _may_begin(parts[0], lang) and word not in _n2w_ordinals(lang):
+            return False
+        below, scales, ordinals = _n2w_tables(lang)
+        return bool(parts) and all(p in below or p in scales or p in ordinals for p in parts) or word in ordinals
+    return False
+
+
+@lru_cache(maxsize=1)
+def _english_gate() -> Optional[Pattern[str]]:
+    """A regex of every English number word (from num2words: cardinals and ordinals under a
+    hundred, and the scale words), the cheap test that most responses, which hold none, stop
+    at.  ``None`` without num2words (then every response is read word by word)."""
+    n2w = _num2words()
+    if n2w is None:
+        return None
+    words = set()
+    for n in list(range(101)) + [1000, 10**6, 10**9]:
+        words.update(_norm(n2w(n, lang="en")).split())
+        if n:
+            words.update(_norm(n2w(n, lang="en", to="ordinal")).split())
+    words.update({"hundredth", "thousandth", "millionth"})
+    words -= {"and", "a"}
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + r")\b", re.I)
 
 
 _WORD_TOKEN = re.compile(r"[^\W\d_]+(?:[-‐][^\W\d_]+)*")
-
-
-# An English number word anywhere (compounds such as "twenty-six" start with one): the gate
-# before the word-by-word reading, which most responses (no number words) never reach.
-_ENGLISH_NUMBER_WORD = re.compile(
-    r"\b" + word_alternation(set(_CARDINALS["en"]) | set(_ORDINALS["en"])) + r"\b", re.I
-)
+# The most words one number in words takes ("seven hundred and seventy-seven thousand seven
+# hundred and seventy-seven" is 11).
+_MAX_RUN = 24
 
 
 def _run_value(words: List[str], langs: Tuple[str, ...]) -> Optional[Tuple[int, bool]]:
     for language in langs:
-        atoms = _atoms(words, language)
-        value = _combine(atoms) if atoms else None
+        ws = [p for w in words for p in _WORD_SPLIT.split(w) if p] if language in N2W_LANGS else words
+        value = _phrase_value(ws, language)
         if value is not None:
             return value
     return None
@@ -329,30 +340,32 @@ def number_words_in_text(text: str, lang: str = "") -> List[Tuple[int, int, int,
     [(8, 20, 26, True), (27, 32, 5, True), (37, 42, 6, True)]
     """
     langs = _word_langs(lang, bare=False)
-    if langs == ("en",) and _ENGLISH_NUMBER_WORD.search(text) is None:
-        return []
+    if langs == ("en",):
+        gate = _english_gate()
+        if gate is not None and gate.search(text) is None:
+            return []
     out: List[Tuple[int, int, int, bool]] = []
-    run: List[Tuple[int, int, str]] = []  # the current run of words: (start, end, folded word)
+    run: List[Tuple[int, int, str]] = []  # the current run of words: (start, end, lower-case word)
+
+    def emit(part: List[Tuple[int, int, str]]) -> bool:
+        v = _run_value([w for _, _, w in part], langs)
+        if v is not None:
+            out.append((part[0][0], part[-1][1], v[0], v[1]))
+        return v is not None
 
     def flush() -> None:
         while run and run[-1][2] in _JOINERS:
             run.pop()
-        if run:
-            value = _run_value([p for _, _, w in run for p in _WORD_SPLIT.split(w) if p], langs)
-            if value is not None:
-                out.append((run[0][0], run[-1][1], value[0], value[1]))
-            else:
-                # "between forty and fifty": two numbers joined by a word, read one by one.
-                part: List[Tuple[int, int, str]] = []
-                for item in run + [(0, 0, "and")]:
-                    if item[2] in _JOINERS:
-                        if part:
-                            v = _run_value([p for _, _, w in part for p in _WORD_SPLIT.split(w) if p], langs)
-                            if v is not None:
-                                out.append((part[0][0], part[-1][1], v[0], v[1]))
-                        part = []
-                    else:
-                        part.append(item)
+        if run and not emit(run):
+            # "between forty and fifty": two numbers joined by a word, read one by one.
+            part: List[Tuple[int, int, str]] = []
+            for item in run + [(0, 0, "and")]:
+                if item[2] in _JOINERS:
+                    if part:
+                        emit(part)
+                    part = []
+                else:
+                    part.append(item)
         run.clear()
 
     prev_end = 0
@@ -360,13 +373,14 @@ def number_words_in_text(text: str, lang: str = "") -> List[Tuple[int, int, int,
         if run and (text[prev_end: m.start()].strip() or "\n" in text[prev_end: m.start()]):
             flush()  # punctuation or a line break between two words ends a number
         prev_end = m.end()
-        w = _fold_word(m.group())
+        w = m.group().lower()
         if w in _JOINERS:
             if run:
                 run.append((m.start(), m.end(), w))
             continue
-        parts = [p for p in _WORD_SPLIT.split(w) if p]
-        if parts and all(any(_word_atom(p, lg) is not None for lg in langs) for p in parts):
+        if any(_is_number_word(w, lg) for lg in langs):
+            if len(run) >= _MAX_RUN:
+                flush()  # no number is this long: a runaway repetition is read in pieces
             run.append((m.start(), m.end(), w))
         else:
             flush()

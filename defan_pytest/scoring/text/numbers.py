@@ -2,19 +2,23 @@
 
 Shared by the numeric and rank answer types (a rank is a number too) and by the math rule.
 
-Separators follow SCORING.md (clarification 4): in German, French, Spanish, Portuguese and
-Italian a dot or a space groups thousands and a comma marks decimals; in English the reverse;
-a space (or a thin space, or an apostrophe) only ever groups thousands; several equal
-separators each followed by three digits group thousands in any language; one separator
-followed by exactly three digits groups thousands when the gold is an integer; and a separator
-that cannot group thousands (``53,51``, ``42.5``) marks decimals in any language.  Everything
-that reads a number takes the response's language (``lang``, from
-:func:`defan_pytest.scoring.text.language.language`) and whether the gold is an integer (``integer_gold``).
+Separators follow SCORING.md (clarifications 4 and 16): the response's language writes its
+decimals with a comma or a point as CLDR records it (Babel, :func:`decimal_comma`); a space
+(or a thin space, or an apostrophe) only ever groups thousands; several equal separators each
+followed by three digits group thousands in any language; Indian grouping (``13,51,921``) is
+read in any language; one separator followed by exactly three digits groups thousands when the
+gold is an integer; and a separator that cannot group thousands (``53,51``, ``42.5``) marks
+decimals in any language.  Everything that reads a number takes the response's language
+(``lang``, from :func:`defan_pytest.scoring.text.language.language`) and whether the gold is
+an integer (``integer_gold``).
 
-Currency signs, codes and abbreviations around a number (``₹21.60``, ``Rs. 642.86``,
-``USD 5``, ``5 €``) are part of the number (clarification 6); number words up to the hundreds
-of thousands, cardinal and ordinal, are numbers (clarification 5,
-:mod:`defan_pytest.scoring.text.number_words`).
+Also numbers (clarifications 5, 6, 15, 16): the digits of every Unicode script
+(:func:`ascii_digits`), currency signs and codes around a number, scale words and
+abbreviations from CLDR's compact formats (``1.54 million``, ``12k``, ``25,4 Millionen``,
+``439 ribu``, ``8万``: :func:`scale_words`), scientific notation (``1.2e6``, ``1.2 × 10^6``),
+vulgar and mixed fractions (``½``, ``3 ½``), Chinese and Japanese numerals
+(:func:`cjk_value`), Roman numerals (:func:`roman_value`, for a response that is only one) and
+number words (:mod:`defan_pytest.scoring.text.number_words`).
 
 >>> parse_number("1.54 million"), canonical_number(parse_number("1,351,921"))
 (Decimal('1540000.00'), '1351921')
@@ -22,43 +26,177 @@ of thousands, cardinal and ordinal, are numbers (clarification 5,
 (Decimal('53.51'), Decimal('326121'))
 >>> parse_number("Rs. 642.86"), parse_number("twenty-five"), parse_number("vingt-six")
 (Decimal('642.86'), Decimal('25'), Decimal('26'))
+>>> parse_number("12k"), parse_number("1.37e6"), parse_number("3 ½"), parse_number("१२")
+(Decimal('12000'), Decimal('1.37E+6'), Decimal('3.5'), Decimal('12'))
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Pattern, Tuple
 
 from defan_pytest.scoring.text.number_words import words_value
+from defan_pytest.scoring.text.numerals import (  # re-exported: callers read numbers from here
+    CJK_NUMBER,
+    CJK_NUM_CHARS,
+    CJK_UNIT_CHARS,
+    ascii_digits,
+    cjk_value,
+    roman_value,
+    to_roman,
+)
 
-#: Languages whose numbers group thousands with a dot or a space and mark decimals with a comma.
+__all__ = [
+    "CJK_NUMBER", "ascii_digits", "canonical_number", "cjk_value", "decimal_comma", "decimals_of",
+    "is_percent", "numbers_in_text", "parse_number", "question_numbers", "read_digits", "roman_value",
+    "scale_of", "scale_words", "to_roman",
+]
+
+
+@lru_cache(maxsize=256)
+def decimal_comma(lang: str) -> bool:
+    """Does ``lang`` write decimals with a comma (and so group with a dot or a space)?  From
+    the Unicode CLDR locale data (Babel): ``de``, ``fr``, ``ru``, ``pl``, ``tr``, ``id``, ... do;
+    ``en``, ``ja``, ``hi``, ... and an unknown language do not."""
+    if not lang:
+        return False
+    try:
+        from babel.numbers import get_decimal_symbol
+
+        return get_decimal_symbol(lang) == ","
+    except Exception:  # an unknown or malformed locale code: no convention known
+        return False
+
+
+#: The languages whose written numbers SCORING.md clarification 4 names (kept for callers):
+#: a comma marks their decimals.  Every other language follows :func:`decimal_comma`.
 DECIMAL_COMMA_LANGS = frozenset({"de", "fr", "es", "pt", "it"})
 
-_SCALES = {
-    "thousand": Decimal(1000), "thousands": Decimal(1000), "tausend": Decimal(1000),
-    "mille": Decimal(1000), "mila": Decimal(1000), "mil": Decimal(1000),
-    "million": Decimal(10) ** 6, "millions": Decimal(10) ** 6, "mn": Decimal(10) ** 6,
-    "millionen": Decimal(10) ** 6, "mio": Decimal(10) ** 6, "millón": Decimal(10) ** 6,
-    "millon": Decimal(10) ** 6, "millones": Decimal(10) ** 6, "milhão": Decimal(10) ** 6,
-    "milhao": Decimal(10) ** 6, "milhões": Decimal(10) ** 6, "milhoes": Decimal(10) ** 6,
-    "milione": Decimal(10) ** 6, "milioni": Decimal(10) ** 6,
-    "billion": Decimal(10) ** 9, "billions": Decimal(10) ** 9, "bn": Decimal(10) ** 9,
-    "milliard": Decimal(10) ** 9, "milliards": Decimal(10) ** 9, "milliarde": Decimal(10) ** 9,
-    "milliarden": Decimal(10) ** 9, "mrd": Decimal(10) ** 9, "miliardo": Decimal(10) ** 9,
-    "miliardi": Decimal(10) ** 9, "bilhão": Decimal(10) ** 9, "bilhao": Decimal(10) ** 9,
-    "bilhões": Decimal(10) ** 9, "bilhoes": Decimal(10) ** 9,
-    "trillion": Decimal(10) ** 12,
+# --- Scale words (CLDR compact number formats) ----------------------------------------------
+
+# The locales whose compact forms ("0 thousand", "0K", "0 Millionen", "0 ribu", "0万", "0 лакх")
+# are read as scale words.  English comes first, so its readings win where two locales write
+# the same word for different values (the French "billion" is 10^12, the English one 10^9).
+_SCALE_LOCALES = ("en", "en_IN", "de", "fr", "es", "pt", "it", "nl", "pl", "ru", "tr", "id", "sv", "ja", "zh", "hi")
+# Common abbreviations CLDR does not record (English press usage, plurals), and the
+# lower-case "k" ("12k").
+_SCALE_EXTRA = {
+    "thousands": 10**3, "millions": 10**6, "billions": 10**9, "bn": 10**9, "mn": 10**6,
+    "mio": 10**6, "mrd": 10**9, "tsd": 10**3, "lakhs": 10**5, "crores": 10**7,
 }
-# Scale words as a regex (longest first, so "millions" is not read as "million" + "s").  Left
-# out on purpose: the Spanish "billón" and Portuguese "bilião", a million millions (long scale),
-# which an English reader would take for 10^9.
-_SCALE_RE = "|".join(re.escape(w) for w in sorted(_SCALES, key=len, reverse=True))
-_PERCENT_RE = r"%|percent|per\s+cent|pour\s+cent|prozent|por\s+ciento|por\s+cento|per\s+cento"
-_VULGAR = {
-    "½": Decimal("0.5"), "⅓": Decimal(1) / Decimal(3), "⅔": Decimal(2) / Decimal(3),
-    "¼": Decimal("0.25"), "¾": Decimal("0.75"), "⅕": Decimal("0.2"), "⅛": Decimal("0.125"),
-}
+_ATTACHED_EXTRA = {"k": 10**3}
+_CJK_SCRIPT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff]")
+
+
+def _fold(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=1)
+def scale_words() -> Tuple[Dict[str, Decimal], Dict[str, Decimal]]:
+    """``(words, attached)``: scale words read case-insensitively after a number, with or
+    without a space (``million``, ``Millionen``, ``Mio.``, ``ribu``, ``тысяч``, ``万``), and
+    abbreviations read only when attached, case-sensitively (``12K``, ``1.2M``, ``3B``).
+
+    Built once, from Babel's CLDR compact decimal formats of :data:`_SCALE_LOCALES` (long
+    forms of every locale; short forms of English, and the other locales' of three letters
+    or more, ``Mio.``, ``тыс.``, so that ``5 M`` or ``3 T`` in prose is not a scale).
+    """
+    from babel import Locale
+
+    words: Dict[str, Decimal] = {}
+    attached: Dict[str, Decimal] = {}
+    for code in _SCALE_LOCALES:
+        formats = Locale.parse(code).compact_decimal_formats
+        for kind in ("long", "short"):
+            if kind == "short" and code == "en_IN":
+                continue  # "0L", "0Cr": litres and credits in English prose
+            for forms in formats.get(kind, {}).values():
+                for magnitude, pattern in forms.items():
+                    text = getattr(pattern, "pattern", str(pattern))
+                    zeros = text.count("0")
+                    word = text.replace("0", "").replace("'", "").replace("\u00a0", " ").replace("\u202f", " ").strip()
+                    if not zeros or not word or ";" in word:
+                        continue
+                    value = Decimal(int(magnitude)).scaleb(1 - zeros)
+                    if kind == "short" and code == "en":
+                        attached.setdefault(word, value)
+                        continue
+                    if kind == "short" and len(word.rstrip(".")) < 3 and not _CJK_SCRIPT.search(word):
+                        continue
+                    for w in {word.lower(), _fold(word.lower())}:
+                        words.setdefault(w, value)
+    for w, v in _SCALE_EXTRA.items():
+        words.setdefault(w, Decimal(v))
+    for w, v in _ATTACHED_EXTRA.items():
+        attached.setdefault(w, Decimal(v))
+    return words, attached
+
+
+def scale_of(word: str) -> Optional[Decimal]:
+    """The value of a scale word or attached abbreviation as a number wrote it (``Mio.``,
+    ``K``), ``None`` if it is none."""
+    words, attached = scale_words()
+    w = word.strip()
+    if w in attached:
+        return attached[w]
+    w = re.sub(r"\s+", " ", w.lower())
+    return words.get(w, words.get(w.rstrip("."), words.get(_fold(w))))
+
+
+@lru_cache(maxsize=1)
+def _scale_res() -> Tuple[str, str]:
+    words, attached = scale_words()
+
+    return _trie_regex(list(words)), _trie_regex(list(attached))
+
+
+def _trie_regex(words: List[str]) -> str:
+    """One regex for a set of words, as a trie (``mil(?:l(?:ion(?:s|)|...)|...)``): several
+    hundred scale words cost one branch per letter instead of a try per word.  A longer word
+    is tried before its prefix ("millions" before "million"); a space matches any one space."""
+    trie: Dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for c in w:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def emit(node: Dict[str, Any]) -> str:
+        branches = [(r"\s" if c == " " else re.escape(c)) + emit(child) for c, child in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = "|".join(branches)
+        if "" in node:
+            return f"(?:{body}|)"  # the word may end here, after its longer forms
+        return body if len(branches) == 1 and len(node) == 1 else f"(?:{body})"
+
+    return emit(trie)
+
+
+_PERCENT_RE = (
+    r"%|％|percent|per\s+cent|pour\s+cent|prozent|por\s+ciento|por\s+cento|per\s+cento|procent|"
+    r"процент(?:ов|а)?"
+)
+_PERCENT = re.compile(_PERCENT_RE, re.I)
+# Vulgar fractions (½, ¾, ⅐, ...): unicodedata gives each one's value.
+_VULGAR_CH = "[\u00bc-\u00be\u2150-\u215e]"
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+# Scientific notation: "1.37e6", "1.2E+06", "9.69 × 10^4", "1.2x10**6", "1.2·10⁶".
+_EXPONENT = (
+    r"[eE][+]?-?\d{1,3}(?![\w.])"
+    r"|\s?[×x*·]\s?10\s?(?:\^|\*\*)\s?[-+−]?\d{1,3}(?!\d)"
+    r"|\s?[×x*·]\s?10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}"
+)
+
+
+def _exponent_value(text: str) -> int:
+    t = text.translate(_SUPERSCRIPT).replace("−", "-")
+    m = re.search(r"(?:[eE]|\^|\*\*|10)\s*([-+]?\d{1,3})\s*$", t)
+    return int(m.group(1)) if m else 0
+
 
 # Currency (clarification 6): a sign, or a code or abbreviation, before or after the number.
 _CUR_SIGN = r"[$€£¥₹₩₽₺₦₱฿₫₪₴₵¢]"
@@ -69,29 +207,47 @@ _CUR_CODE = (
 _CUR_BEFORE = rf"(?:{_CUR_SIGN}|{_CUR_CODE}(?![A-Za-z]))"
 _CUR_AFTER = rf"(?:{_CUR_SIGN}|(?<![A-Za-z]){_CUR_CODE}(?![\w$]))"
 
-# The digits of one number: grouped (one kind of separator between groups of three, and
-# maybe a decimal part after another separator), a single separator, or plain digits.
+# The digits of one number: Indian (lakh) grouping ("13,51,921", CLDR's #,##,##0 of hi and
+# en_IN), grouped (one kind of separator between groups of three, and maybe a decimal part
+# after another separator), a single separator, or plain digits.  With ``stray``, a comma and
+# one space also group ("1, 351, 921": small models write it).
 _SPACE = "[ \u00a0\u202f\u2009]"
+# A word character that is not a CJK ideograph or kana: "約2万" and "15,029人" hold numbers.
+_W = r"[^\W\u2e80-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]"
 
 
-def _body(name: str) -> str:
+def _body(name: str, stray: bool = False) -> str:
+    sep = r"[,.'’]|, |" + _SPACE if stray else r"[,.'’]|" + _SPACE
     return (
-        rf"\d{{1,3}}(?P<{name}>[,.'’]|{_SPACE})\d{{3}}(?:(?P={name})\d{{3}})*(?:[.,]\d+)?(?!\d)"
+        r"\d{1,2}(?:,\d{2})+,\d{3}(?!\d)(?:\.\d+)?|"
+        rf"\d{{1,3}}(?P<{name}>{sep})\d{{3}}(?:(?P={name})\d{{3}})*(?:[.,]\d+)?(?!\d)"
         r"|\d+[.,]\d+|\d+"
     )
 
 
-_NUM_CORE = re.compile(
-    rf"^\s*(?:{_CUR_BEFORE}\s?)?([-+−]?)\s*(?:{_CUR_BEFORE}\s?)?({_body('g')}|[.,]\d+)"
-    rf"(?:\s*/\s*(\d+))?\s*(?:({_PERCENT_RE})|({_SCALE_RE})\.?)?\s*(?:{_CUR_AFTER})?\s*$",
-    re.IGNORECASE,
-)
+@lru_cache(maxsize=2)
+def _core_re(stray: bool) -> Pattern[str]:
+    words, attached = _scale_res()
+    return re.compile(
+        rf"^\s*(?:{_CUR_BEFORE}\s?)?([-+−]?)\s*(?:{_CUR_BEFORE}\s?)?({_body('g', stray)}|[.,]\d+)"
+        rf"(?:\s*/\s*(\d+)|\s?({_VULGAR_CH}))?(?P<exp>{_EXPONENT})?"
+        rf"(?:\s*({_PERCENT_RE})|\s*(?P<scale>(?i:{words})\.?)(?!{_W})|(?P<abbr>(?-i:{attached}))(?!{_W}))?"
+        rf"\s*(?:{_CUR_AFTER})?\s*$",
+        re.IGNORECASE,
+    )
+
+
 _SEP = re.compile(r"[.,'’ \u00a0\u202f\u2009]")
 
 
 def _grouped(groups: List[str]) -> bool:
     """Do these digit groups read as thousands (``1``, ``351``, ``921``)?"""
     return 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:])
+
+
+def _lakh(groups: List[str]) -> bool:
+    """Indian grouping (CLDR ``#,##,##0`` of ``hi``, ``en_IN``): ``13``, ``51``, ``921``."""
+    return len(groups) >= 3 and 1 <= len(groups[0]) <= 2 and all(len(g) == 2 for g in groups[1:-1]) and len(groups[-1]) == 3
 
 
 def read_digits(digits: str, lang: str = "", integer_gold: Optional[bool] = None) -> Optional[Decimal]:
@@ -101,7 +257,10 @@ def read_digits(digits: str, lang: str = "", integer_gold: Optional[bool] = None
     (Decimal('8159808'), Decimal('1.5'), Decimal('1500'))
     >>> read_digits("391.197"), read_digits("391.197", lang="de"), read_digits("391.197", integer_gold=True)
     (Decimal('391.197'), Decimal('391197'), Decimal('391197'))
+    >>> read_digits("13,51,921"), read_digits("١٬٣٥١٬٩٢١")
+    (Decimal('1351921'), Decimal('1351921'))
     """
+    digits = ascii_digits(digits)
     seps = _SEP.findall(digits)
     try:
         if not seps:
@@ -110,9 +269,11 @@ def read_digits(digits: str, lang: str = "", integer_gold: Optional[bool] = None
         if any(not g for g in groups[1:]) or (not groups[0] and len(groups) != 2):
             return None
         kinds = ["." if s == "." else "," if s == "," else " " for s in seps]  # "'" groups like a space
-        comma_decimal = lang in DECIMAL_COMMA_LANGS
+        comma_decimal = decimal_comma(lang)
         if all(k == kinds[0] for k in kinds):
             sep = kinds[0]
+            if sep == "," and _lakh(groups):
+                return Decimal("".join(groups))
             if sep == " " or len(kinds) >= 2:
                 # Spaces and apostrophes only group; two equal dots or commas cannot be decimals.
                 return Decimal("".join(groups)) if _grouped(groups) else None
@@ -128,24 +289,42 @@ def read_digits(digits: str, lang: str = "", integer_gold: Optional[bool] = None
             return Decimal((head or "0") + "." + tail)
         # Mixed: a consistent run of one separator, then another one before the decimals
         # ("1.351.921,5", "1,351,921.5", "1 351 921,5").
-        if len(set(kinds[:-1])) == 1 and kinds[-1] != kinds[0] and kinds[-1] in ".," and _grouped(groups[:-1]):
+        if len(set(kinds[:-1])) == 1 and kinds[-1] != kinds[0] and kinds[-1] in ".," and (
+            _grouped(groups[:-1]) or (kinds[0] == "," and _lakh(groups[:-1]))
+        ):
             return Decimal("".join(groups[:-1]) + "." + groups[-1])
         return None
     except InvalidOperation:
         return None
 
 
-def parse_number(text: str, lang: str = "", integer_gold: Optional[bool] = None) -> Optional[Decimal]:
+def is_percent(text: str) -> bool:
+    """Is this written number a percentage (``25%``, ``25 percent``, ``25 Prozent``)?"""
+    return _PERCENT.search(text) is not None
+
+
+def parse_number(
+    text: str, lang: str = "", integer_gold: Optional[bool] = None, stray: bool = False
+) -> Optional[Decimal]:
     """The value of one written number (``1,351,921``, ``-3``, ``1.54 million``, ``3/4``,
-    ``₹21.60``, ``twenty-five``), its separators read as :func:`read_digits` reads them."""
-    t = text.strip()
-    if t in _VULGAR:
-        return _VULGAR[t]
-    m = _NUM_CORE.match(t)
+    ``₹21.60``, ``twenty-five``, ``12k``, ``1.2e6``, ``1.2 × 10^6``, ``3 ½``, ``١٢``,
+    ``三百二十一``), its separators read as :func:`read_digits` reads them.  A percentage reads
+    as written (``25%`` is 25; the numeric type decides what a percentage is worth).  With
+    ``stray``, a comma and one space group thousands (``1, 351, 921``)."""
+    t = ascii_digits(text.strip())
+    if len(t) == 1 and re.fullmatch(_VULGAR_CH, t):
+        return Decimal(str(unicodedata.numeric(t)))
+    m = _core_re(stray).match(t)
     if not m:
+        if _CJK_SCRIPT.search(t) and CJK_NUMBER.fullmatch(t):
+            return cjk_value(t)
         w = words_value(t, lang)
         return None if w is None else Decimal(w[0])
-    sign, digits, _sep, denom, _percent, scale = m.groups()
+    sign, digits = m.group(1), m.group(2)
+    denom, vulgar, exp = m.group(4), m.group(5), m.group("exp")
+    scale = m.group("scale") or m.group("abbr")
+    if stray:
+        digits = digits.replace(", ", ",")
     value = read_digits(digits, lang, integer_gold)
     if value is None:
         return None
@@ -155,10 +334,17 @@ def parse_number(text: str, lang: str = "", integer_gold: Optional[bool] = None)
             if Decimal(denom) == 0:
                 return None
             value = value / Decimal(denom)
+        if vulgar is not None:
+            value = value + Decimal(str(unicodedata.numeric(vulgar)))
+        if exp:
+            value = value.scaleb(_exponent_value(exp))
     except InvalidOperation:
         return None
     if scale:
-        value = value * _SCALES[scale.lower()]
+        factor = scale_of(scale)
+        if factor is None:
+            return None
+        value = value * factor
     if sign in ("-", "−"):
         value = -value
     return value
@@ -189,39 +375,68 @@ def canonical_number(value: Decimal) -> str:
         return "0" if text in ("", "-0") else text
 
 
-_NUMBER_IN_TEXT = re.compile(
-    rf"(?<![\w.,/])(?<![A-Za-z]-)(?P<sign>(?<!\d)[-−](?=[\d$€£¥₹]))?(?:{_CUR_BEFORE}\s?)?"
-    rf"(?P<num>{_body('s')})"
-    r"(?:\s*/\s*(?P<den>\d+)(?![\d/]))?"
-    rf"(?P<scale>\s*(?i:{_PERCENT_RE}|(?:{_SCALE_RE})\.?)(?!\w))?"  # German capitalizes "Millionen"
-    r"(?![\w]|[.,]\d)"
-)
+@lru_cache(maxsize=2)
+def _text_re(stray: bool) -> Pattern[str]:
+    words, attached = _scale_res()
+    return re.compile(
+        rf"(?<!{_W})(?<![.,/])(?<![A-Za-z]-)(?P<sign>(?<!\d)[-−](?=[\d$€£¥₹]))?(?:{_CUR_BEFORE}\s?)?"
+        rf"(?P<num>{_body('s', stray)})"
+        r"(?:\s*/\s*(?P<den>\d+)(?![\d/]))?"
+        rf"(?P<vf>\s?{_VULGAR_CH})?"
+        rf"(?P<exp>{_EXPONENT})?"
+        # Scale words capitalized or not (German "Millionen"); abbreviations attached and as
+        # CLDR writes them ("12K", "1.2M").
+        rf"(?P<scale>\s*(?i:{_PERCENT_RE}|(?:{words})\.?)(?!{_W})|(?-i:{attached})(?!{_W}))?"
+        rf"(?!{_W}|[.,]\d)"
+        rf"|(?<!{_W})(?P<vonly>{_VULGAR_CH})"
+    )
 
 
 def numbers_in_text(
-    text: str, fractions: bool, lang: str = "en", integer_gold: Optional[bool] = None
+    text: str, fractions: bool, lang: str = "en", integer_gold: Optional[bool] = None, stray: bool = False
 ) -> List[Tuple[int, int, str, bool]]:
     """Numbers written in ``text``: ``(start, end, text_of_number, is_fraction)``.
 
     Only numbers that read in ``lang`` are kept (``5,6`` in English is not one number); read
-    each one's text back with :func:`parse_number` and the same ``lang`` and ``integer_gold``.
-    In running text an unknown language reads as English.
+    each one's text back with :func:`parse_number` and the same ``lang``, ``integer_gold`` and
+    ``stray``.  In running text an unknown language reads as English.  Digits of any script
+    count (offsets are those of ``text``); Chinese and Japanese numerals count where they hold a
+    unit or a digit (``2万8千``, ``三百``; not a lone ``一``, which is also a word).
     """
     lang = lang or "en"
-    out = []
-    for m in _NUMBER_IN_TEXT.finditer(text):
+    text = ascii_digits(text)
+    out: List[Tuple[int, int, str, bool]] = []
+    cjk: List[Tuple[int, int]] = []
+    if not text.isascii() and _CJK_SCRIPT.search(text):
+        for m in CJK_NUMBER.finditer(text):
+            t = m.group()
+            if len(t) >= 2 and (any(c.isdigit() for c in t) or any(c in CJK_UNIT_CHARS for c in t)):
+                if not any(c.isdigit() for c in t) or any(c in CJK_NUM_CHARS for c in t):
+                    if cjk_value(t) is not None:
+                        cjk.append(m.span())
+                        out.append((m.start(), m.end(), t, False))
+    for m in _text_re(stray).finditer(text):
+        s, e = m.span()
+        if cjk and any(a <= s < b for a, b in cjk):
+            continue
+        if m.group("vonly") is not None:
+            out.append((s, e, m.group(), fractions))
+            continue
         num = m.group("num")
+        if stray:
+            num = num.replace(", ", ",")
         if not num.isdigit() and read_digits(num, lang, integer_gold) is None:
             continue
-        s, e = m.span()
-        frac = m.group("den") is not None
-        if frac and not fractions:
+        frac = m.group("den") is not None or m.group("vf") is not None
+        if m.group("den") is not None and not fractions:
             # "3/4" outside math is two numbers, not a fraction (and never a date here).
             num = (m.group("sign") or "") + m.group("num")
             out.append((s, m.end("num"), num, False))
             out.append((m.start("den"), m.end("den"), m.group("den"), False))
             continue
         out.append((s, e, m.group(), frac))
+    if cjk:
+        out.sort()
     return out
 
 

@@ -3,12 +3,17 @@
 A gold's written decimals set the tolerance (``42.85`` accepts 42.84 to 42.86); in the math
 domain the claim of a worked solution is its last number.  Numbers are read in the response's
 language, a currency sign or code keeps a number bare, and number words are numbers
-(SCORING.md clarifications 4 to 6).
+(SCORING.md clarifications 4 to 6).  Clarification 15: a Roman numeral standing alone is a
+number; a percentage answers only a question asking for a percentage, share or probability
+(0.25 for 25% in a probability question) and is no candidate elsewhere outside math; the
+first number of a range shares the second's scale word; stray spaces in a number
+(``1, 351, 921``) are read for an integer gold.
 """
 from __future__ import annotations
 
 import re
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.dates import find_dates
@@ -16,15 +21,72 @@ from defan_pytest.scoring.text.number_words import number_words_in_text
 from defan_pytest.scoring.text.numbers import (
     canonical_number,
     decimals_of,
+    is_percent,
     numbers_in_text,
     parse_number,
     question_numbers,
+    roman_value,
+    scale_of,
 )
 from defan_pytest.scoring.text.search import SpanIndex
 from defan_pytest.scoring.types.value import Candidate, ValueAnswerType, contains_number, response_lang
 from defan_pytest.scoring.types.base import Context, Entity, Extraction, Gold
 
+# A question that asks for a percentage, a share or a probability (SCORING.md clarification
+# 15): only there does a percentage answer; a probability's gold runs from 0 to 1, so there
+# 25% is 0.25.
+_ASKS_PERCENT = re.compile(
+    r"percent|per\s*cent|%|\bshare\b|proportion|probabilit|\bchances?\b|likelihood|\bodds\b|\bfraction\b",
+    re.I,
+)
+_ASKS_PROBABILITY = re.compile(r"probabilit|\bchances?\b|likelihood|\bodds\b", re.I)
+# Two numbers of a range sharing the second one's scale word ("between 1.3 and 1.4 million").
+_RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to|and|or|bis|und|à|et|a|y|e|и|до|i)\s*", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _percent_cues(question: str) -> Tuple[bool, bool]:
+    """(asks for a percentage, share or probability; asks for a probability)."""
+    return bool(_ASKS_PERCENT.search(question)), bool(_ASKS_PROBABILITY.search(question))
+
+
+def _percent_value(value: Decimal, ctx: Context) -> Optional[Decimal]:
+    """What a percentage is worth in this row: ``None`` where the question asks for no
+    percentage (outside math: it is not a candidate), a fraction of one for a probability,
+    else the number as written."""
+    asks, probability = _percent_cues(ctx.question)
+    if probability:
+        return value / 100
+    if asks or ctx.is_math:
+        return value
+    return None
+
+
+_CJK_YEAR = re.compile(r"(\d{1,4})\s*[年년]")
+
 _ANSWER_LABELS = frozenset({"answer", "final", "result", "total", "value", "solution", "reponse", "antwort", "respuesta", "resposta", "risposta"})
+
+
+def _range_scaled(
+    text: str,
+    first: Tuple[int, int, str, bool],
+    second: Tuple[int, int, str, bool],
+    value: Decimal,
+    lang: str,
+    integer_gold: Optional[bool],
+) -> Decimal:
+    """The first number of a range that shares the second's scale word (``between 1.3 and
+    1.4 million`` is 1,300,000 to 1,400,000), else ``value`` as it is."""
+    if not _RANGE_JOIN.fullmatch(text, first[1], second[0]):
+        return value
+    m = re.search(r"[^\W\d_][\w.]*$|[万萬億亿兆]$", second[2])
+    if m is None or re.search(r"[^\W\d_]", first[2]):
+        return value
+    factor = scale_of(m.group())
+    head = parse_number(second[2][: m.start()], lang, integer_gold)
+    if factor is None or head is None or not value < head:
+        return value
+    return value * factor
 
 
 class NumericType(ValueAnswerType):
@@ -47,8 +109,18 @@ class NumericType(ValueAnswerType):
 
     def bare(self, text: str, ctx: Context) -> Optional[str]:
         # ctx.lang is set wherever the separators need it; number words read in any language.
-        v = parse_number(text, ctx.lang or "", ctx.integer_gold)
-        return canonical_number(v) if v is not None else None
+        v = parse_number(text, ctx.lang or "", ctx.integer_gold, stray=ctx.integer_gold is True)
+        if v is None and ctx.asks_year:
+            m = _CJK_YEAR.fullmatch(text.strip())  # "1986年": how Chinese and Japanese write a year
+            v = parse_number(m.group(1)) if m else None
+        if v is None:
+            r = roman_value(text)  # "MCMXCII" standing alone (clarification 15)
+            return None if r is None else str(r)
+        if is_percent(text):
+            v = _percent_value(v, ctx)
+            if v is None:
+                return None  # a percentage does not answer a count (clarification 15)
+        return canonical_number(v)
 
     def contained(self, claim: str, ctx: Context) -> bool:
         return contains_number(claim, ctx)
@@ -61,9 +133,19 @@ class NumericType(ValueAnswerType):
         date_spans = SpanIndex([] if ctx.asks_year else [(s, e) for s, e, v in find_dates(text, years=False)])
         out = []
         years_in_dates = []
-        for s, e, num, _ in numbers_in_text(text, ctx.is_math, lang, ctx.integer_gold):
-            v = parse_number(num, lang, ctx.integer_gold)
-            if v is None or v in qnums:
+        stray = ctx.integer_gold is True
+        found = numbers_in_text(text, ctx.is_math, lang, ctx.integer_gold, stray)
+        for i, (s, e, num, _) in enumerate(found):
+            v = parse_number(num, lang, ctx.integer_gold, stray)
+            if v is None:
+                continue
+            if is_percent(num):
+                v = _percent_value(v, ctx)
+                if v is None:
+                    continue  # "5.5% of the population" is no count (clarification 15)
+            elif i + 1 < len(found):
+                v = _range_scaled(text, found[i], found[i + 1], v, lang, ctx.integer_gold)
+            if v in qnums:
                 continue
             if s in date_spans:
                 if re.fullmatch(r"\d{4}", num):
@@ -89,6 +171,8 @@ class NumericType(ValueAnswerType):
             lang = ctx.lang or "en"
             for s, e, t, _ in reversed(numbers_in_text(text, True, lang, ctx.integer_gold)):
                 v = parse_number(t, lang, ctx.integer_gold)
+                if v is not None and is_percent(t):
+                    v = _percent_value(v, ctx)
                 if v is not None:
                     return Extraction(canonical_number(v), False, how="math-last")
             return Extraction(None, False, how="none")

@@ -2,7 +2,10 @@
 
 Ordinals and rank words of German, French, Spanish, Portuguese and Italian are read as in
 English (``26e``, ``26.``, ``26º``, ``Platz 26``, ``puesto 26``, ``326º posto``), and so are
-ordinal words (``fourth``, ``vingt-sixième``): SCORING.md clarifications 4 and 5.
+ordinal words (``fourth``, ``vingt-sixième``): SCORING.md clarifications 4 and 5.  Clarification
+15: a rank with a place word in more languages (``7-е место``, ``12. sırada``, ``第5位``,
+``第一名``) is a bare rank, and so is a Roman numeral alone (``XLI``); a percentile (``top 5%``)
+is no rank, and an ordinal inside a date (``June 8th, 2021``) is a day.
 """
 from __future__ import annotations
 
@@ -11,31 +14,55 @@ from decimal import Decimal
 from typing import Any, FrozenSet, List, Optional, Tuple, Union
 
 from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
-from defan_pytest.scoring.text.numbers import canonical_number, numbers_in_text, parse_number, question_numbers
+from defan_pytest.scoring.text.dates import find_dates
+from defan_pytest.scoring.text.numbers import (
+    ascii_digits,
+    canonical_number,
+    cjk_value,
+    is_percent,
+    numbers_in_text,
+    parse_number,
+    question_numbers,
+    roman_value,
+)
 from defan_pytest.scoring.text.search import SpanIndex
 from defan_pytest.scoring.types.value import Candidate, ValueAnswerType, contains_number, response_lang
 from defan_pytest.scoring.types.base import Context, Gold
 
 RankValue = Union[int, Tuple[int, int]]
 
-# Words that say "rank" or "place", in English and the five languages.
+# Words that say "rank" or "place" (SCORING.md clarifications 4, 15, 16).  Hand-written: no
+# library (CLDR included) records the noun for a place in a ranking.  English and the five
+# languages of clarification 4, then Dutch, Swedish, Polish, Russian, Turkish and Indonesian,
+# the languages whose numbers CLDR's separators already read.
+_OTHER_RANK_NOUNS = (
+    r"plaats|positie|plats|placering|miejsce|miejscu|pozycja|pozycji|место|месте|места|позиция|позиции|"
+    r"sırada|sıra|sırası|sıralamada|peringkat|posisi|urutan"
+)
 _RANK_WORDS = (
     r"rank(?:ed|ing)?|position(?:ed)?|placed|place|spot|platz|rang|stelle|platzierung|"
-    r"puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione|classement|clasificaci[oó]n|classifica"
+    r"puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione|classement|clasificaci[oó]n|classifica|"
+    + _OTHER_RANK_NOUNS
 )
 # The nouns alone: a bare rank may carry one ("Platz 26", "26th place", "326º posto").
 _RANK_NOUNS = (
-    r"rank|position|place|spot|platz|rang|stelle|puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione"
+    r"rank|position|place|spot|platz|rang|stelle|puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione|"
+    + _OTHER_RANK_NOUNS
 )
 # Ordinal suffixes: English, French (e, er, re, ème), the masculine/feminine ordinal indicators
 # (º, ª, and the degree sign models type for them); the German dot is handled apart.
-_ORD_SUFFIX = r"(?:st|nd|rd|th|e|er|re|ère|ème|eme|è|\.?[º°ª])"  # Spanish writes "2.º" too
+# Russian writes its ordinals with a hyphen and an ending ("7-е", "7-й", "7-м").
+_ORD_SUFFIX = r"(?:st|nd|rd|th|e|er|re|ère|ème|eme|è|\.?[º°ª]|-(?:е|й|я|го|му|м|ом|ое|ый|ой|ая))"  # Spanish "2.º"
 _NUMERO = r"(?:#|no\.?|nr\.?|n\.?\s?[º°]\.?|número|numero)"
 _RANK_ONE = re.compile(
     rf"^\s*(?:{_NUMERO}\s*|(?:joint|tied|t-)\s*|(?:{_RANK_NOUNS})\s*(?:{_NUMERO}\s*)?)?=?\s*(\d+)"
     rf"(?:{_ORD_SUFFIX}(?!\w)|\.(?=\s*(?:(?:{_RANK_NOUNS})\b|$)))?\s*=?\s*(?:(?:{_RANK_NOUNS})\b)?\s*$",
     re.I,
 )
+# Chinese, Japanese and Korean place forms: "第5位", "第一名", "266位", "5위".
+_CJK_DIGITS = "0-9〇零一二三四五六七八九十百千两兩"
+_RANK_CJK = re.compile(rf"^\s*(?:第\s*([{_CJK_DIGITS}]+)\s*[位名]?|([{_CJK_DIGITS}]+)\s*[位名위])\s*$")
+_RANK_CJK_IN_TEXT = re.compile(rf"第\s*(?P<a>[{_CJK_DIGITS}]+)\s*[位名]?|(?P<b>[0-9]+)\s*[位名위](?![\w%])")
 _RANK_BAND = re.compile(r"^\s*=?(\d+)\s*(?:-|–|—|to)\s*(\d+)\s*$", re.I)
 _RANK_WORD_ONLY = re.compile(rf"^\s*(?:(?:{_RANK_NOUNS})\s+)?(?P<w>.+?)(?:\s+(?:{_RANK_NOUNS}))?\s*$", re.I)
 
@@ -52,9 +79,17 @@ def _whole(digits: str) -> Optional[int]:
 def parse_rank(text: str) -> Optional[RankValue]:
     """A rank (``334``, ``334th``, ``#334``, ``=47``, ``47=``, ``26e``, ``Platz 26``,
     ``326º posto``, ``fourth``) or a band (``601-650``)."""
+    text = ascii_digits(text)
     m = _RANK_ONE.match(text)
     if m:
         return _whole(m.group(1))
+    m = _RANK_CJK.match(text)
+    if m:
+        v = cjk_value(m.group(1) or m.group(2))
+        return int(v) if v is not None and v >= 1 and v == v.to_integral_value() and v < 10**6 else None
+    r = roman_value(text)  # "XLI" standing alone (clarification 15)
+    if r is not None:
+        return r
     m = _RANK_BAND.match(text)
     if m:
         lo, hi = _whole(m.group(1)), _whole(m.group(2))
@@ -132,10 +167,24 @@ class RankType(ValueAnswerType):
                 strong.append((m.start(), canonical_rank((lo, hi))))
                 taken.append(m.span())
         bands = SpanIndex(taken)
+        # A day of the month is no rank ("June 8th, 2021"): ranks inside a written date are left out.
+        dates: Optional[SpanIndex] = None  # found at the first ordinal, most texts hold none
+        if not text.isascii():
+            text = ascii_digits(text)
+            for m in _RANK_CJK_IN_TEXT.finditer(text):
+                v = cjk_value(m.group("a") or m.group("b"))
+                if v is not None and v >= 1 and v == v.to_integral_value() and v < 10**6 and v not in qnums:
+                    strong.append((m.start(), str(int(v))))
+                    taken.append(m.span())
         for m in _RANK_MARKED.finditer(text):
             # Marked ranks never start inside one another (finditer), so only bands can hold one.
             if m.start() in bands:
                 continue
+            if m.group("ord") is not None:
+                if dates is None:
+                    dates = SpanIndex([(a, b) for a, b, _ in find_dates(text, years=False)])
+                if m.start() in dates:
+                    continue
             n = next(g for g in ("ord", "dot", "hash", "eq1", "eq2", "kw") if m.group(g) is not None)
             val = _whole(m.group(n))
             if val is None or val in qnums:
@@ -155,8 +204,8 @@ class RankType(ValueAnswerType):
         spans = SpanIndex(taken)
         lang = ctx.lang or "en"
         for s, e, num, _ in numbers_in_text(text, False, lang, True):
-            if s in spans:
-                continue
+            if s in spans or is_percent(num):
+                continue  # "top 5%" is a percentile, not a rank (clarification 15)
             v = parse_number(num, lang, True)
             if v is None or v in qnums or v != v.to_integral_value() or v < 1:
                 continue
