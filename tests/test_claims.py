@@ -65,7 +65,7 @@ def test_clean_removes_only_one_final_full_stop() -> None:
         ("numeric", CENSUS, "1,351,921", True, "1351921"),
         ("numeric", CENSUS, "1.54 million", True, "1540000"),
         ("numeric", CENSUS, "$1,200", True, "1200"),
-        ("numeric", CENSUS, "68.25%", True, "68.25"),
+        ("numeric", CENSUS, "68.25%", False, None),  # a percentage answers no count question (clarification 15)
         ("numeric", CENSUS, "-3", True, "-3"),
         ("numeric", MATH, "3 days", False, "3"),
         # rank

@@ -16,7 +16,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring.text.dates import find_dates
+from defan_pytest.scoring.text.dates import find_dates, parse_date_text, question_years
 from defan_pytest.scoring.text.number_words import number_words_in_text
 from defan_pytest.scoring.text.numbers import (
     canonical_number,
@@ -113,6 +113,12 @@ class NumericType(ValueAnswerType):
         if v is None and ctx.asks_year:
             m = _CJK_YEAR.fullmatch(text.strip())  # "1986年": how Chinese and Japanese write a year
             v = parse_number(m.group(1)) if m else None
+        if v is None and ctx.asks_year:
+            # A year written as a year ("'98") answers a year question (SCORING.md
+            # clarification 17's two-digit years).
+            d = parse_date_text(text, allow_year=True, ref_years=question_years(ctx.question))
+            if d is not None and d[0] is not None and d[1] is None:
+                return str(d[0])
         if v is None:
             r = roman_value(text)  # "MCMXCII" standing alone (clarification 15)
             return None if r is None else str(r)
@@ -155,6 +161,13 @@ class NumericType(ValueAnswerType):
         if out or years_in_dates:
             # A year inside a date ("December 1992") only when nothing else is left.
             return out or years_in_dates
+        if ctx.asks_year:
+            # A date where a year is asked ("1969年9月25日"): its year.
+            refs = question_years(ctx.question)
+            return [
+                (s, str(v[0])) for s, e, v in find_dates(text, ref_years=refs)
+                if v[0] is not None and Decimal(v[0]) not in qnums
+            ]
         # Number words ("twenty-five") only where no number is written in digits: "one" and
         # its like are too common in prose to outrank a figure.
         return [
