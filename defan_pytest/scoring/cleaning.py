@@ -71,7 +71,6 @@ _WRAPPERS = [("```", "```"), ("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"),
 _CODE_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```$", re.S)
 # A fence line anywhere ("Here it is:\n```json\n{...}\n```"): code marks, removed (clarification 1).
 _FENCE_LINE = re.compile(r"^[ \t]*```[\w+.-]*[ \t]*(?:\n|$)", re.M)
-_BOXED_WHOLE = re.compile(r"^\$*\\boxed\{(.*)\}\$*$", re.S)
 # "Answer:" in English and in the five languages of clarification 4, bold or not.
 ANSWER_WORD = r"(?:answer|réponse|reponse|antwort|respuesta|resposta|risposta)"
 _LEAD_IN = re.compile(
@@ -119,9 +118,8 @@ def _unwrap_once(t: str) -> str:
     m = _CODE_FENCE.match(t)
     if m:
         return m.group(1)
-    m = _BOXED_WHOLE.match(t)
-    if m:
-        return latex_plain(m.group(1))
+    # A whole-response "\boxed{X}" is not unwrapped: it is an explicit mark (step 3), not one
+    # of the wrappers cleaning removes, so the response is not a bare value.
     for a, b in _QUOTES + _WRAPPERS:
         if len(t) > len(a) + len(b) and t.startswith(a) and t.endswith(b):
             inner = t[len(a): len(t) - len(b)]
