@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import List, Optional, Sequence, Tuple
+from decimal import Decimal
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring import types
 from defan_pytest.scoring.cleaning import ANSWER_WORD, NOT_AVAILABLE, clean, mask_citations, strip_label
@@ -302,23 +303,32 @@ def _result_marks(kind: AnswerType, text: str, ctx: Context) -> List[Tuple[int, 
     for at, start, claim in found:
         if out and out[-1][0] == at:
             continue
-        if out:
-            v = parse_number(claim)
-            lhs = text[_clause_start_eq(text, start): start]
-            if v is not None and v in qnums and any(_has_number(lhs, c) for _, c in out):
-                break  # an unlabelled check of an earlier result
+        if out and _is_check(text[_clause_start_eq(text, start): start], claim, out[-1][1], out, qnums):
+            break  # an unlabelled check of the result
         out.append((at, claim))
     return out
+
+
+_PLAIN_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]\d)")
+
+
+def _is_check(lhs: str, claim: str, last: str, results: Sequence[Tuple[int, str]], qnums: FrozenSet[Decimal]) -> bool:
+    """Does an equation ``lhs = claim`` check the last result ``last``?  It gives back a number
+    of the question, from the last result and nothing but earlier results and the question's
+    numbers (``1.25 × 1.25 = 1.5625`` after ``√1.5625 = 1.25``)."""
+    v = parse_number(claim)
+    if v is None or v not in qnums:
+        return False
+    nums = [Decimal(n) for n in _PLAIN_NUMBER.findall(lhs)]
+    lastv = parse_number(last)
+    known = {parse_number(c) for _, c in results} | set(qnums)
+    return lastv is not None and lastv in nums and all(n in known for n in nums)
 
 
 def _clause_start_eq(text: str, at: int) -> int:
     lo = max(0, at - 200)
     cut = max(text.rfind(c, lo, at) for c in (",", ";", "\n", ". "))
     return cut + 1 if cut >= 0 else lo
-
-
-def _has_number(text: str, canonical: str) -> bool:
-    return re.search(rf"(?<![\d.]){re.escape(canonical)}(?![\d]|\.\d)", text) is not None
 
 
 # The end of a marked answer: a sentence stop that does not close an initial ("J. J. Thomson")

@@ -22,8 +22,11 @@ __all__ = ["bare_value", "mark_value", "repeated_unit", "repeats_question"]
 # letter of a multiple-choice option ("D) John C. Reilly") is a list marker (clarification 13).
 _BLOCK_START = re.compile(rf"^(?:[-*•+]\s|\d+[.)]\s{NOT_A_LIST}|\(?[A-Ea-e]\)\s|#{{1,6}}\s|\||[{{\[])", re.I)
 # A comment in brackets after the value ("Long Beach, CA (near Los Angeles)"): two words or
-# more, one of them lower-case.  "Parasite (기생충)" and "Virtual (online)" are not comments.
-_COMMENT = re.compile(r"\((?=[^()]*\s)(?=[^()]*\b[a-z])[^()\n]{3,200}\)\s*$")
+# more, one of them a lower-case word that is not a particle of a title.  "Parasite (기생충)",
+# "Virtual (online)" and "Birdman or (The Unexpected Virtue of Ignorance)" are not comments.
+_COMMENT = re.compile(
+    r"\((?=[^()]*\s)(?=[^()]*\b(?!(?:of|the|a|an|and|or|in|on|at|to|for|de|la|le|y|e|et|und)\b)[a-z])[^()\n]{3,200}\)\s*$"
+)
 _WORDS = re.compile(r"\S+")
 
 
@@ -61,7 +64,7 @@ def bare_value(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
         return None
     if ("[" in t or "(" in t or "【" in t or "http" in t) and CITATION.search(t):
         return None  # "386 [2]": a value and its citation are more than one bare value
-    if "(" in t and _COMMENT.search(t):
+    if "(" in t and _COMMENT.search(t) and (ctx.gazetteer is None or t not in ctx.gazetteer):
         return None  # a value and a comment on it are more than one bare value
     if (":" in t or "：" in t) and labelled(kind, t, ctx):
         return None
