@@ -83,7 +83,7 @@ def _extract(
     if ctx.finish_reason == "length":
         # Cut by the token limit: misaligned, and the last word or number, which may be cut,
         # is not a candidate (clarification 14).
-        text = _LAST_TOKEN.sub("", text)
+        text = _without_last_token(text)
         whole = False
     turn = new_turn(text, ctx)
     if turn is not None:
@@ -136,8 +136,11 @@ def _blank_span(text: str, s: int, e: int) -> str:
     return text[:s] + " " * (e - s) + text[e:]
 
 
-# The last word or number of a response cut by the token limit (and what trails it).
-_LAST_TOKEN = re.compile(r"\S+\s*$")
+def _without_last_token(text: str) -> str:
+    """``text`` without its last word or number (a prefix: offsets into it still hold)."""
+    parts = text.rsplit(None, 1)
+    return text[: len(text.rstrip()) - len(parts[-1])] if parts else ""
+
 # Words that hedge or list options, written at the front of a capitalized run ("Either Linus
 # Pauling or Otto Diels"): not part of a name.
 _HEDGE = re.compile(r"\b(?:Either|Neither|Maybe|Perhaps|Probably|Possibly|Likely)\b")
@@ -188,21 +191,28 @@ def new_turn(text: str, ctx: Context) -> Optional[int]:
 # A phrase that retracts what stands before it.  The strong ones retract X even when what
 # follows is no value; "Actually" only when a value follows it.
 _RETRACT = re.compile(
-    r"(?:\s*[-–—,;:]\s*|\s+)(?P<p>(?:no|nope)[,.!]?\s+(?:wait|sorry)\b[,.!]?(?:\s+(?:i\s+mean[t]?|it\s+(?:was|is))\b[,:]?)?"
+    r"(?:[ \t]{0,3}[-–—,;:][ \t]{0,3}|[ \t]{1,3}|\n)(?P<p>(?:no|nope)[,.!]?\s+(?:wait|sorry)\b[,.!]?(?:\s+(?:i\s+mean[t]?|it\s+(?:was|is))\b[,:]?)?"
     r"|wait[,.!]?\s+no\b[,.!]?|sorry[,.!]?\s+i\s+mean[t]?\b[,:]?|i\s+mean[t]?[,:]|scratch\s+that\b[,.!]?|correction\s*[:,])"
-    r"|(?<=[.!?])\s+(?P<a>actually[,:]?(?:\s+(?:it\s+(?:was|is)|i\s+think))?)",
+    r"|(?<=[.!?])[ \t\n]{1,3}(?P<a>actually[,:]?(?:\s+(?:it\s+(?:was|is)|i\s+think))?)",
     re.I,
 )
-_CORRECTION_END = re.compile(r"[^\n]*?" + r"(?=\s*(?:(?<!\b[A-Z])(?<!\bMrs)(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)[.;!?](?:\s|$)|\n|$))")
+_CORRECTION_END = re.compile(r"[^\n]{0,200}?" + r"(?=[ \t]{0,3}(?:(?<!\b[A-Z])(?<!\bMrs)(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)[.;!?](?:\s|$)|\n|$))")
 _NOT_BUT = re.compile(r"\bnot\s+(?!only\b|just\b|merely\b|simply\b)(?P<x>[^,.;:\n]{1,60}?),?\s+but\s+(?:rather\s+|instead\s+)?(?=\S)", re.I)
-_CLAUSE_START = re.compile(r"(?:[.!?](?=\s)|\n)[^.!?\n]*$")
 
 
 def _clause_start(text: str, at: int) -> int:
-    """Where the sentence holding position ``at`` begins (after a stop or a line break)."""
+    """Where the sentence ending at position ``at`` begins (after a stop and a space, or a line
+    break; at most 300 characters back)."""
     lo = max(0, at - 300)
-    m = _CLAUSE_START.search(text, lo, at)
-    return m.start() + 1 if m is not None else lo if lo else 0
+    i = at - 1
+    while i >= lo and text[i] in " \t.!?":
+        i -= 1  # the stop that ends this sentence ("X. Actually, Y") is not its start
+    while i >= lo:
+        c = text[i]
+        if c == "\n" or (c in ".!?" and i + 1 < len(text) and text[i + 1].isspace()):
+            return i + 1
+        i -= 1
+    return lo
 
 
 def _corrections(kind: AnswerType, text: str, ctx: Context) -> Tuple[str, List[Tuple[int, str]]]:
@@ -247,14 +257,14 @@ def _corrections(kind: AnswerType, text: str, ctx: Context) -> Tuple[str, List[T
 # A check of the result ("Check: 4 × 9 = 36", "Verification: ..."): it and what follows are
 # not the result.
 _CHECK = re.compile(
-    r"(?:^|(?<=[.!?\n])|(?<=\n)[ \t]*)[ \t]*(?:\*\*|__)?(?:check(?:ing)?|verif(?:y|ication|ying)|let'?s\s+(?:check|verify)"
+    r"(?:^|(?<=[.!?]))[ \t]*(?:\*\*|__)?(?:check(?:ing)?|verif(?:y|ication|ying)|let'?s\s+(?:check|verify)"
     r"|to\s+(?:check|verify)|sanity\s+check|proof)\b",
     re.I | re.M,
 )
 # A number named to justify the result ("since the other root, -9, is negative", "because 42
 # is a multiple of 7"), or a rejected root ("x = -9 (rejected)"): not results.
 _JUSTIFICATION = re.compile(r"\b(?:since|because|given\s+that|as\s+the\s+other)\b[^.;\n]{0,300}", re.I)
-_REJECTED = re.compile(r"[^,.;\n(]{0,80}\(?\b(?:reject(?:ed|s)?|discard(?:ed|s)?|extraneous|invalid|not\s+valid)\b[^,.;\n]{0,80}", re.I)
+_REJECTED = re.compile(r"\b(?:reject(?:ed|s)?|discard(?:ed|s)?|extraneous|invalid|not\s+valid)\b", re.I)
 # A number, optionally with a few unit words ("100000 m^3", "2340 man-hours", "5.5 runs per over").
 _RESULT_VALUE = (
     r"(?P<x>[-−]?[$€£¥₹]?\d[\d,.'/]*(?:\s*%|(?:\s+[^\W\d_][\w/^'-]*){0,4})?)"
@@ -279,7 +289,15 @@ def _math_text(text: str) -> str:
     if "since" in text or "because" in text or "given" in text or "as the" in text:
         text = _JUSTIFICATION.sub(_blank, text)
     if "reject" in text or "discard" in text or "valid" in text or "extraneous" in text:
-        text = _REJECTED.sub(_blank, text)
+        for n, m in enumerate(list(_REJECTED.finditer(text))):
+            if n >= MAX_MARKS_READ:
+                break
+            # the clause around the word ("x = -9 (rejected)", "-9 is rejected"): 80 characters
+            # each way at most
+            s = max([text.rfind(c, max(0, m.start() - 80), m.start()) for c in ",.;\n("] + [max(0, m.start() - 81)]) + 1
+            ends = [e for e in (text.find(c, m.end(), m.end() + 80) for c in ",.;\n") if e >= 0]
+            e = min(ends) if ends else min(len(text), m.end() + 80)
+            text = _blank_span(text, s, e)
     return text
 
 

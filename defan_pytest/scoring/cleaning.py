@@ -136,8 +136,8 @@ def _unwrap_once(t: str) -> str:
 # 11): ``A:``, ``Antwort:``, ``Réponse :``, ``**Location:**``.  The colon is followed by a
 # space: ``410:e`` (a Swedish ordinal) and ``10:30`` are written forms, not labels.
 _LABEL = re.compile(
-    r"^(?:\*\*|__)?[ \t]*(?P<label>[^\W\d_][\w'’.-]{0,30}(?:[ \t]+[\w'’.-]{1,30}){0,2}?)[ \t]*(?:\*\*|__)?"
-    r"[ \t]*[:：](?:\*\*|__)?(?:[ \t]+|(?=\n))"
+    r"^(?:\*\*|__)?[ \t]?(?P<label>[^\W\d_][\w'’.-]{0,30}(?:[ \t][\w'’.-]{1,30}){0,2}?)[ \t]?(?:\*\*|__)?"
+    r"[ \t]?[:：](?:\*\*|__)?(?:[ \t]|(?=\n))"
 )
 _LABEL_PARTICLES = frozenset("of de du des la le von van der den di da del y e and the".split())
 
@@ -218,7 +218,7 @@ CITATION = re.compile(
 _CUTOFF_DATE = rf"(?:(?:early|mid|late)[\s-]+)?(?:(?:{MONTH_NAME})\.?\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
 KNOWLEDGE_CUTOFF = re.compile(
     r"(?:\b(?:as\s+of|according\s+to|based\s+on|since|after|until)\s+)?"
-    r"(?:\bmy\s+(?:last|latest|most\s+recent|final)?\s*(?:knowledge|training)?\s*(?:data\s+)?"
+    r"(?:\bmy\s+(?:(?:last|latest|most\s+recent|final)\s+)?(?:(?:knowledge|training)\s+)?(?:data\s+)?"
     r"(?:update|cut-?off|training(?:\s+data)?|knowledge|information)"
     r"|\b(?:knowledge|training(?:\s+data)?)\s+cut-?off)(?:\s+date)?"
     r"(?:\s*[:(]\s*|\s+(?:is|was|in|of|on|from|up\s+to|until|through|(?:only\s+)?(?:goes|extends)\s+(?:up\s+)?to)\s+)"
