@@ -151,7 +151,8 @@ _HEDGE = re.compile(r"\b(?:Either|Neither|Maybe|Perhaps|Probably|Possibly|Likely
 
 # A line that opens a new turn: a role or prompt label ("Question:", "Q:", "User:", "### Instruction").
 _TURN_LINE = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?(?:question|q|user|human|instruction|input|prompt|query)"
+    r"^[ \t]*#{1,6}[ \t]*(?:\*\*|__)?(?:question|user|human|instruction|input|prompt|query)\b"
+    r"|^[ \t]*(?:\*\*|__)?(?:question|q|user|human|instruction|input|prompt|query)"
     r"(?:[ \t]*\d{1,3})?(?:\*\*|__)?[ \t]*(?:[:：]|$)"
     r"|^[ \t]*<\|(?:user|im_start|start_header_id)\|>",
     re.I | re.M,
@@ -294,7 +295,8 @@ def _math_text(text: str) -> str:
                 break
             # the clause around the word ("x = -9 (rejected)", "-9 is rejected"): 80 characters
             # each way at most
-            s = max([text.rfind(c, max(0, m.start() - 80), m.start()) for c in ",.;\n("] + [max(0, m.start() - 81)]) + 1
+            lo = max(0, m.start() - 80)
+            s = max([text.rfind(c, lo, m.start()) + 1 for c in ",.;\n"] + [text.rfind(w, lo, m.start()) + len(w) for w in (" or ", " and ")] + [lo])
             ends = [e for e in (text.find(c, m.end(), m.end() + 80) for c in ",.;\n") if e >= 0]
             e = min(ends) if ends else min(len(text), m.end() + 80)
             text = _blank_span(text, s, e)
@@ -374,6 +376,8 @@ _MARK_PATTERNS = [
 ]
 
 
+_LETTER_ITEM = re.compile(r"[A-Ea-e][.)]\s")
+
 #: At most this many marks of one kind are read, from the last one back (see _marked_claim).
 MAX_MARKS_READ = 100
 
@@ -414,8 +418,12 @@ def _marked_claim(
                 marks.append((m.start("x"), claim))
                 break
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    raw_lines = [ln for ln in raw.splitlines() if ln.strip()]
-    last_is_item = bool(raw_lines) and _BLOCK_START.match(raw_lines[-1].strip()) is not None
+    raw_lines = [ln.strip() for ln in raw.splitlines() if ln.strip()]
+    last_is_item = bool(raw_lines) and (
+        _BLOCK_START.match(raw_lines[-1]) is not None
+        # "B. England" after "A. West Germany": a lettered list ("A. Einstein" alone is a name)
+        or len(raw_lines) >= 2 and all(_LETTER_ITEM.match(ln) for ln in raw_lines[-2:])
+    )
     if len(lines) >= 2 and not last_is_item:  # a list's last item is no mark (clarification 13)
         at = text.rfind(lines[-1])
         if inside_structure is None or not inside_structure(at):  # a table's or list's last row is no mark
