@@ -478,3 +478,26 @@ def test_a_check_after_the_result_never_changes_the_claim(a, b, c) -> None:
 @given(st.integers(1, 999), st.integers(1, 999))
 def test_the_result_of_an_expression_after_the_answer_is_is_its_last_value(a, b) -> None:
     assert run(MATH, "numeric", f"the answer is {a} + {b} = {a + b}", math=True).claim == str(a + b)
+
+
+def test_either_x_or_y_claims_x_whatever_ner_finds() -> None:
+    # spaCy may find only the second name ("Either Linus Pauling" is no PERSON to it).
+    q = "Who won the Nobel Prize in Chemistry in 1950? [first name + last name only]"
+    ctx = make_context(q, "name", gazetteer=Gazetteer(["Otto Diels"]))
+    response = "Either Linus Pauling or Otto Diels"
+    assert extract(response, ctx, entities=[(24, 34, "PERSON")]).claim == "Linus Pauling"
+    assert extract(response, ctx).claim == "Linus Pauling"
+    assert extract("It was either Brazil or Italy, I'm not sure.", make_context(WORLD_CUP, "name")).claim == "Brazil"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The winner was Brazil. Actually, France won it.",
+        "It was not Brazil but France that won.",
+        "Brazil, no wait, it was France who won.",
+    ],
+)
+def test_a_correction_in_a_phrase_names_its_first_candidate(response: str) -> None:
+    e = run(WORLD_CUP, "name", response, names=TEAMS)
+    assert (e.claim, e.aligned) == ("France", False)

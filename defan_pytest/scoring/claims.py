@@ -25,7 +25,7 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 from defan_pytest.scoring import types
 from defan_pytest.scoring.cleaning import ANSWER_WORD, NOT_AVAILABLE, clean, mask_citations, strip_label
 from defan_pytest.scoring.reading import _BLOCK_START, bare_value, mark_value, repeated_unit, repeats_question
-from defan_pytest.scoring.structured import structured_claims
+from defan_pytest.scoring.structured import cell_value, structured_claims
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.numbers import parse_number, question_numbers
 from defan_pytest.scoring.text.search import SpanIndex
@@ -125,6 +125,14 @@ def _extract(
     mark = _marked_claim(kind, text, ctx, raw, corrections)
     if mark is not None:
         return Extraction(mark, False, how="marked")
+    if not ctx.is_math:
+        m = _EITHER.match(raw)
+        if m is not None:
+            # "Either X or Y" opening the response: its first candidate is X, whatever a NER
+            # pipeline makes of "Either X" (clarification 13).
+            claim = cell_value(kind, m.group("x"), ctx)
+            if claim is not None:
+                return Extraction(claim, False, how="first-option")
     return kind.candidates(text, ctx, entities, ner_available)
 
 
@@ -141,6 +149,8 @@ def _without_last_token(text: str) -> str:
     parts = text.rsplit(None, 1)
     return text[: len(text.rstrip()) - len(parts[-1])] if parts else ""
 
+# "Either X or Y" (or "It was either X or Y") at the start of a response.
+_EITHER = re.compile(r"\s*(?:(?:it|this|that)\s+(?:was|is|would\s+be)\s+)?either\s+(?P<x>[^\n]{1,80}?)\s*,?\s+or\s+\S", re.I)
 # Words that hedge or list options, written at the front of a capitalized run ("Either Linus
 # Pauling or Otto Diels"): not part of a name.
 _HEDGE = re.compile(r"\b(?:Either|Neither|Maybe|Perhaps|Probably|Possibly|Likely)\b")
@@ -232,7 +242,7 @@ def _corrections(kind: AnswerType, text: str, ctx: Context) -> Tuple[str, List[T
             continue  # nothing before it to retract ("Actually, ..." opening the response)
         y_at = m.end()
         y = _CORRECTION_END.match(text, y_at)
-        claim = mark_value(kind, y.group(), ctx) if y is not None and y.group().strip() else None
+        claim = cell_value(kind, y.group(), ctx) if y is not None and y.group().strip() else None
         if claim is not None:
             marks.append((y_at, claim))
         if claim is not None or m.group("p"):
@@ -242,7 +252,7 @@ def _corrections(kind: AnswerType, text: str, ctx: Context) -> Tuple[str, List[T
             if n >= MAX_MARKS_READ:
                 break
             y = _CORRECTION_END.match(text, m.end())
-            claim = mark_value(kind, y.group(), ctx) if y is not None and y.group().strip() else None
+            claim = cell_value(kind, y.group(), ctx) if y is not None and y.group().strip() else None
             if claim is not None:
                 marks.append((m.end(), claim))
                 blanks.append((m.start("x"), m.end("x")))
