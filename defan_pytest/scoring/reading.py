@@ -15,12 +15,12 @@ from defan_pytest.scoring.keys import labelled
 from defan_pytest.scoring.text.tokens import folded_tokens, question_tokens
 from defan_pytest.scoring.types import NONE_CLAIM, ONLINE_CLAIM, AnswerType, Context
 
-__all__ = ["bare_value", "mark_value", "repeated_unit", "repeats_question"]
+__all__ = ["BLOCK_START", "bare_value", "mark_value", "repeated_unit", "repeats_question"]
 
 # Headings, list items, table rows and JSON are structure, never one bare value (clarification 1).
 # ("19. November 1946" is a German date and "26. Platz" a German rank, not list items.)  The
 # letter of a multiple-choice option ("D) John C. Reilly") is a list marker (clarification 13).
-_BLOCK_START = re.compile(rf"^(?:[-*•+]\s|\d+[.)]\s{NOT_A_LIST}|\(?[A-Ea-e]\)\s|#{{1,6}}\s|\||[{{\[])", re.I)
+BLOCK_START = re.compile(rf"^(?:[-*•+]\s|\d+[.)]\s{NOT_A_LIST}|\(?[A-Ea-e]\)\s|#{{1,6}}\s|\||[{{\[])", re.I)
 # A comment in brackets after the value ("Long Beach, CA (near Los Angeles)"): two words or
 # more, one of them a lower-case word that is not a particle of a title.  "Parasite (기생충)",
 # "Virtual (online)" and "Birdman or (The Unexpected Virtue of Ignorance)" are not comments.
@@ -60,7 +60,7 @@ def _restates_question(kind: AnswerType, t: str, ctx: Context) -> bool:
 def bare_value(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
     """The canonical value when ``text`` (already cleaned) is one bare value of the type."""
     t = text.strip()
-    if not t or "\n" in t or _BLOCK_START.match(t):
+    if not t or "\n" in t or BLOCK_START.match(t):
         return None
     if ("[" in t or "(" in t or "【" in t or "http" in t) and CITATION.search(t):
         return None  # "386 [2]": a value and its citation are more than one bare value
