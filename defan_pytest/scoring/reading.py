@@ -34,6 +34,9 @@ def repeated_unit(text: str) -> Optional[str]:
     """The value a repetition loop repeats (``Paris Paris Paris`` -> ``Paris``; three times
     or more, one to six words each, lines or spaces between them), else ``None``
     (clarification 12).  Twice is not a loop: ``Bora Bora``, ``New York, New York``."""
+    head = text.split(None, 1)
+    if len(head) < 2 or text.count(head[0]) < 3:
+        return None  # the common case: the first word does not come back three times
     words = text.split()
     n = len(words)
     if n < 3 or n > 600:
