@@ -316,6 +316,11 @@ def test_a_new_turn_and_everything_after_it_is_ignored(response: str) -> None:
     assert (e.claim, e.aligned) == (None, False)
 
 
+def test_the_rows_own_question_restated_is_no_new_turn() -> None:
+    e = run(WORLD_CUP, "name", "**Answer**\nWhich team emerged victorious in the 1998 FIFA World Cup?\nFrance", names=TEAMS)
+    assert (e.claim, e.aligned) == ("France", False)
+
+
 def test_the_answer_before_a_new_turn_is_kept_but_misaligned() -> None:
     e = run(KOBE, "rank", "386\n\nQuestion: What was the position of Osaka University in 2022?\nAnswer: 80")
     assert (e.claim, e.aligned) == ("386", False)

@@ -58,7 +58,8 @@ _QUESTION_LINE = re.compile(r"^[ \t]*(?:who|what|which|when|where|how|in\s+which
 def new_turn(text: str, ctx: Context) -> Optional[int]:
     """Where a new turn of the model's own begins in ``text`` (a line after the first one that
     begins ``Question:``, ``Q:``, ``User:``, ``### Instruction``, or outside math a line that
-    is only a question like the row's, with more after it), or ``None``.  The first line is the
+    is only a question like the row's but about another year or name, with more after it), or
+    ``None``.  The first line is the
     response's own start: a response that echoes the prompt (``Q: ...\nA: 386``) is read on."""
     first = len(text) - len(text.lstrip())
     nl = text.find("\n", first)
@@ -71,8 +72,14 @@ def new_turn(text: str, ctx: Context) -> Optional[int]:
         for qm in _QUESTION_LINE.finditer(text, nl + 1, cut if cut is not None else len(text)):
             if not text[qm.end():].strip():
                 break  # nothing after it: a question, not a new turn
-            toks = [f for _, _, f in folded_tokens(qm.group())]
-            if toks and sum(1 for t in toks if t in q) * 2 >= len(toks):
+            line = qm.group()
+            found = folded_tokens(line)
+            toks = [f for _, _, f in found]
+            # Like the row's question (half its words or more), but about something else: a
+            # number or a name the row's question does not hold ("... in the 2002 FIFA World
+            # Cup?" after a 1998 question).  The row's own question restated is no new turn.
+            other = any(f not in q and (line[s].isdigit() or line[s].isupper()) for s, _, f in found[1:])
+            if toks and other and sum(1 for t in toks if t in q) * 2 >= len(toks):
                 cut = qm.start()
                 break
     return cut
