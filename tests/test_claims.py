@@ -44,7 +44,7 @@ def run(question: str, type_: str, response: str, *, empty: bool = False, names=
         ("Answer: 386", "386"),
         ("**Answer:** 386.", "386"),
         ("Final answer: 240", "240"),
-        ("\\boxed{240}", "240"),
+        ("\\boxed{240}", "\\boxed{240}"),
         ("42.85", "42.85"),
         ("", ""),
     ],
@@ -261,9 +261,10 @@ def test_latex_in_a_mark_reads_as_plain_text(latex: str, plain: str) -> None:
     assert latex_plain(latex) == plain
 
 
-def test_a_boxed_latex_answer_is_a_bare_value() -> None:
+def test_a_boxed_latex_answer_is_a_mark_not_a_bare_value() -> None:
+    # \boxed{X} is an explicit mark (step 3), not a wrapper cleaning removes.
     e = run(GAYNOR_BORN, "date", "\\boxed{6 \\text{ October } 1906}")
-    assert (e.claim, e.aligned) == ("1906-10-06", True)
+    assert (e.claim, e.aligned) == ("1906-10-06", False)
 
 
 def test_marks_are_read_from_the_last_and_at_most_a_bounded_number(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -288,3 +289,220 @@ def test_marks_are_read_from_the_last_and_at_most_a_bounded_number(monkeypatch: 
     words = " ".join(f"**Word{i} x**" for i in range(60000))
     Scorer(nlp=None).score("How many people lived in Kobe in 2010?", "1,351,921", "numeric", words)
     assert 0 < len(read) <= claims.MAX_MARKS_READ * len(claims._MARK_PATTERNS)
+
+
+# -- clarification 12: where the answer ends ----------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PROPS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+WORLD_CUP = "Which team emerged victorious in the 1998 FIFA World Cup?(Give me the name only)"
+TEAMS = ["France", "Brazil", "Italy", "West Germany", "Argentina", "Uruguay"]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The winner of the 1998 FIFA World Cup was\nUser: Who won the 2002 FIFA World Cup?\nAssistant: Brazil",
+        "Sure! Here is the answer.\n\n### Instruction:\nWho won the 2002 FIFA World Cup?\n\n### Response:\nBrazil",
+        "The 1998 champion was\nQ: Who won the 2002 FIFA World Cup?\nA: Brazil",
+        "The 1998 FIFA World Cup\n\nQuestion: Who won the 2002 FIFA World Cup?\nAnswer: Brazil",
+        "The 1998 FIFA World Cup winner\nWhich team emerged victorious in the 2002 FIFA World Cup?\nBrazil",
+    ],
+)
+def test_a_new_turn_and_everything_after_it_is_ignored(response: str) -> None:
+    e = run(WORLD_CUP, "name", response, names=TEAMS)
+    assert (e.claim, e.aligned) == (None, False)
+
+
+def test_the_rows_own_question_restated_is_no_new_turn() -> None:
+    e = run(WORLD_CUP, "name", "**Answer**\nWhich team emerged victorious in the 1998 FIFA World Cup?\nFrance", names=TEAMS)
+    assert (e.claim, e.aligned) == ("France", False)
+
+
+def test_the_answer_before_a_new_turn_is_kept_but_misaligned() -> None:
+    e = run(KOBE, "rank", "386\n\nQuestion: What was the position of Osaka University in 2022?\nAnswer: 80")
+    assert (e.claim, e.aligned) == ("386", False)
+    # An echo of the prompt on the first line is the response's own start, not a new turn.
+    e = run(KOBE, "rank", "Q: What was the position of Kobe University in 2022?\nA: 386")
+    assert e.claim == "386"
+
+
+_TURN_LABELS = st.sampled_from(["Question:", "Q:", "User:", "### Instruction:", "### Instruction", "Human:", "**Question:**"])
+
+
+@PROPS
+@given(st.sampled_from(TEAMS), st.sampled_from(TEAMS), _TURN_LABELS, st.sampled_from(["Answer:", "A:", "Assistant:", ""]))
+def test_appending_a_new_turn_never_changes_the_claim(value, other, label, answer_label) -> None:
+    base = run(WORLD_CUP, "name", f"It was {value}.", names=TEAMS)
+    e = run(WORLD_CUP, "name", f"It was {value}.\n\n{label} Who won the 2002 FIFA World Cup?\n{answer_label} {other}", names=TEAMS)
+    assert e.claim == base.claim == value
+    assert e.aligned is False
+
+
+@PROPS
+@given(st.sampled_from(["Paris", "Argentina", "West Germany", "386", "472nd"]), st.integers(3, 12), st.sampled_from([" ", "\n", " \n"]))
+def test_a_repetition_loop_is_misaligned_and_claims_its_value(value, times, sep) -> None:
+    type_, question, want = ("rank", KOBE, value.rstrip("nd")) if value[0].isdigit() else ("name", WORLD_CUP, value)
+    e = run(question, type_, sep.join([value] * times), names=TEAMS)
+    assert (e.claim, e.aligned) == (want, False)
+
+
+def test_twice_is_not_a_loop() -> None:
+    assert run(WORLD_CUP, "name", "Bora Bora").aligned is True
+
+
+# -- clarification 13: options, hedges, corrections ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "type_,question,response,claim",
+    [
+        ("name", WORLD_CUP, "Hungary - no, wait, West Germany.", "West Germany"),
+        ("name", WORLD_CUP, "Brazil — no, wait, France", "France"),
+        ("name", WORLD_CUP, "Brazil, sorry, I mean France", "France"),
+        ("name", WORLD_CUP, "It was not Brazil but France.", "France"),
+        ("numeric", CENSUS, "78011 - no, sorry, I mean 78101", "78101"),
+        ("numeric", CENSUS, "468,056. Actually, 486,056.", "486056"),
+        ("rank", KOBE, "268 - sorry, I mean 286", "286"),
+        ("numeric", MATH, "The answer is 120. Actually, 125.", "125"),
+    ],
+)
+def test_a_retracted_value_is_not_a_candidate_and_the_correction_is_a_mark(type_, question, response, claim) -> None:
+    e = run(question, type_, response, names=TEAMS + ["Hungary"], math=question is MATH)
+    assert (e.claim, e.aligned) == (claim, False)
+
+
+def test_a_retracted_value_stays_out_even_without_a_correction_value() -> None:
+    e = run(KOBE, "rank", "It was 268 - no, wait, I am not sure.")
+    assert e.claim is None
+
+
+@PROPS
+@given(
+    st.integers(1, 1500),
+    st.integers(1, 1500),
+    st.sampled_from([" - no, wait, ", " — no, wait, ", ", sorry, I mean ", " - sorry, I mean ", ". Actually, ", ", no wait, ", " - I mean, "]),
+)
+def test_a_retraction_never_yields_the_retracted_value(x, y, phrase) -> None:
+    e = run(KOBE, "rank", f"{x}{phrase}{y}")
+    assert e.claim == str(y)
+    assert e.aligned is False
+
+
+@pytest.mark.parametrize(
+    "response,claim",
+    [
+        ("A) West Germany\nB) England\nC) Portugal\nD) Soviet Union", "West Germany"),
+        ("1. West Germany\n2. England\n3. Portugal", "West Germany"),
+        ("Either Brazil or Italy", "Brazil"),
+        ("D) France", "France"),
+        ("(B) Italy", "Italy"),
+    ],
+)
+def test_options_and_list_markers(response: str, claim: str) -> None:
+    e = run(WORLD_CUP, "name", response, names=TEAMS + ["England", "Portugal", "Soviet Union"])
+    assert (e.claim, e.aligned) == (claim, False)
+
+
+@PROPS
+@given(st.sampled_from("ABCDE"), st.sampled_from([")", "."]), st.permutations(TEAMS))
+def test_a_list_of_options_claims_its_first(letter, mark, teams) -> None:
+    lines = [f"{chr(ord(letter) + i) if letter <= 'B' else chr(ord('A') + i)}{mark} {t}" for i, t in enumerate(teams[:3])]
+    e = run(WORLD_CUP, "name", "\n".join(lines), names=TEAMS)
+    assert (e.claim, e.aligned) == (teams[0], False)
+
+
+# -- clarification 14: cut off --------------------------------------------------------------
+
+
+def length(question: str, type_: str, response: str, names=(), math=False):
+    ctx = make_context(question, type_, gazetteer=Gazetteer(names), is_math=math, finish_reason="length")
+    return extract(response, ctx)
+
+
+def test_a_cut_answer_is_misaligned_and_its_last_word_is_no_candidate() -> None:
+    e = length(WORLD_CUP, "name", "The 1998 FIFA World Cup final ended with the title going to Fra", names=TEAMS)
+    assert (e.claim, e.aligned) == (None, False)
+    e = length(WORLD_CUP, "name", "France won it, beating Bra", names=TEAMS)
+    assert (e.claim, e.aligned) == ("France", False)
+    e = length(KOBE, "rank", "386")
+    assert (e.claim, e.aligned) == (None, False)
+    e = length(MATH, "numeric", "2/3 T − 1/3 T = 90, which gives T = 27", math=True)
+    assert e.claim == "90"
+
+
+@PROPS
+@given(st.integers(1, 1500), st.integers(1, 1500))
+def test_a_cut_answer_never_claims_its_last_number(first, last) -> None:
+    e = length(KOBE, "rank", f"Kobe University was ranked {first}th, or maybe {last}")
+    assert e.aligned is False
+    assert e.claim == str(first)
+    assert extract(f"Kobe University was ranked {first}th, or maybe {last}", make_context(KOBE, "rank")).claim == str(first)
+
+
+# -- clarification 20: math results ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "response,claim",
+    [
+        ("the answer is 12 + 1 = 13", "13"),
+        ("The volume is 2800 m * 10 m * 5 m = 100000 m^3", "100000"),
+        ("2000 / 3000 = 0.7", "0.7"),
+        ("The remainder is 5.", "5"),
+        ("Let x be the number. 9x = 36, so x = 4.\nCheck: 4 × 9 = 36", "4"),
+        ("x = 80.\nCheck: 80 ÷ 0.8 = 100, 0.8 × 80 = 64, 100 − 64 = 36 ✓", "80"),
+        ("The required run rate is 5.5 runs per over, since 32 runs came in the first 10 overs.", "5.5"),
+        ("x = 4, since the other root, -9, is negative.", "4"),
+        ("x = 4 or x = -9 (rejected).", "4"),
+        ("The answer is 6, because 42 is a multiple of 7.", "6"),
+        ("√1.5625 = 1.25, and 1.25 × 1.25 = 1.5625", "1.25"),
+        ("6 workers × 8 days = 48 worker-days. After 3 days, 48 − 18 = 30 remain. With 10 workers, 30 / 10 = 3", "3"),
+        ("22 (the average of 8, 12, 16, 20, 24, 28, 32 and 36)", "36"),  # no result stated: last number
+        ("So the girls are 20.\nCheck: 25 + 20 = 45.\n\n**25**", "25"),  # a mark after the check still counts
+    ],
+)
+def test_a_statement_of_the_result_is_a_mark(response: str, claim: str) -> None:
+    q = "a number is asked for , with 1.5625 and 36 and 45 given . what is it ?(Give me the numeric answer only)"
+    assert run(q, "numeric", response, math=True).claim == claim
+
+
+@PROPS
+@given(st.integers(1, 999), st.integers(1, 999), st.integers(1, 99))
+def test_a_check_after_the_result_never_changes_the_claim(a, b, c) -> None:
+    result = a + b
+    body = f"We add {a} and {b}: {a} + {b} = {result}."
+    before = run(MATH, "numeric", body, math=True).claim
+    after = run(MATH, "numeric", f"{body}\nCheck: {result} - {b} = {a}, and {c} × 1 = {c}", math=True).claim
+    assert before == after == str(result)
+
+
+@PROPS
+@given(st.integers(1, 999), st.integers(1, 999))
+def test_the_result_of_an_expression_after_the_answer_is_is_its_last_value(a, b) -> None:
+    assert run(MATH, "numeric", f"the answer is {a} + {b} = {a + b}", math=True).claim == str(a + b)
+
+
+def test_either_x_or_y_claims_x_whatever_ner_finds() -> None:
+    # spaCy may find only the second name ("Either Linus Pauling" is no PERSON to it).
+    q = "Who won the Nobel Prize in Chemistry in 1950? [first name + last name only]"
+    ctx = make_context(q, "name", gazetteer=Gazetteer(["Otto Diels"]))
+    response = "Either Linus Pauling or Otto Diels"
+    assert extract(response, ctx, entities=[(24, 34, "PERSON")]).claim == "Linus Pauling"
+    assert extract(response, ctx).claim == "Linus Pauling"
+    assert extract("It was either Brazil or Italy, I'm not sure.", make_context(WORLD_CUP, "name")).claim == "Brazil"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The winner was Brazil. Actually, France won it.",
+        "It was not Brazil but France that won.",
+        "Brazil, no wait, it was France who won.",
+    ],
+)
+def test_a_correction_in_a_phrase_names_its_first_candidate(response: str) -> None:
+    e = run(WORLD_CUP, "name", response, names=TEAMS)
+    assert (e.claim, e.aligned) == ("France", False)

@@ -164,7 +164,9 @@ def test_a_key_value_list_claims_the_value_of_the_answering_key(response: str) -
 
 
 def test_a_labelled_line_is_misaligned_and_its_value_is_the_claim() -> None:
-    assert verdict(NOBEL, "Wilhelm Röntgen", "name", "Winner: Wilhelm Röntgen", "nobel") == ("Wilhelm Röntgen", False, True)
+    # A label of one to three words is a lead-in (clarification 11): "Winner: X" is bare X.
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", "Winner: Wilhelm Röntgen", "nobel") == ("Wilhelm Röntgen", True, True)
+    # The subject the question names is no lead-in: a structured answer, misaligned.
     assert verdict(KOBE, "386", "rank", "Kobe University: 386") == ("386", False, True)
     # a title with a colon is no label: one name, aligned
     q = "Which movie earned Janet Gaynor the Oscar in 1928? give the movie name only."

@@ -8,7 +8,11 @@ of a ``Key: value`` list, key of a JSON object: :mod:`defan_pytest.scoring.struc
 claim; otherwise the type finds its first candidate in reading order
 (:meth:`defan_pytest.scoring.types.AnswerType.candidates`).  Citation marks (``[2]``,
 ``(Source: Wikipedia)``) are never candidates.  The clarifications of SCORING.md that shape
-this module: 1 (format), 2 (structured answers), 3 (citations), 4 (the response's language).
+this module: 1 (format), 2 (structured answers), 3 (citations), 4 (the response's language),
+11 (lead-ins in any language), 12 (a new turn ends the answer; a repetition loop claims its
+value: :mod:`defan_pytest.scoring.turns`), 13 (options, hedges and corrections: a correction is
+a mark), 14 (a cut answer's last word is no candidate) and 20 (math results before a check:
+:mod:`defan_pytest.scoring.math_results`).
 
 Everything here is rules.  When a name or place is left open by them, the extraction says so
 (``needs_ner``) and the caller (:mod:`defan_pytest.scoring.scorer`, which batches NER with
@@ -22,11 +26,13 @@ import re
 from typing import List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring import types
-from defan_pytest.scoring.cleaning import ANSWER_WORD, clean, mask_citations
-from defan_pytest.scoring.reading import bare_value, mark_value, repeats_question
-from defan_pytest.scoring.structured import structured_claims
+from defan_pytest.scoring.cleaning import ANSWER_WORD, NOT_AVAILABLE, clean, mask_citations, strip_label
+from defan_pytest.scoring.math_results import math_text, result_marks
+from defan_pytest.scoring.reading import BLOCK_START, bare_value, mark_value, repeated_unit, repeats_question
+from defan_pytest.scoring.structured import cell_value, structured_claims
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.search import SpanIndex
+from defan_pytest.scoring.turns import EITHER, HEDGE, blank, corrections, new_turn, without_last_token
 from defan_pytest.scoring.types import AnswerType, Context, Entity, Extraction
 
 __all__ = ["MAX_MARKS_READ", "extract"]
@@ -57,28 +63,95 @@ def extract(
     (``clean(response)``), or ``None`` when none ran.  With ``ner_available`` and no
     ``entities``, a name or place the rules cannot settle comes back with ``needs_ner``.
     """
-    kind = types.get(ctx.type)
-    text = clean(response)
-    if not text:
-        return Extraction(None, False, how="empty")
-    ctx = _with_language(text, ctx)
-    value = bare_value(kind, text, ctx)
+    ext = _extract(response, ctx, entities, ner_available)
+    if ext.claim is not None and not ext.claim.isprintable():
+        # A name broken across lines ("Sir Winston\n\nChurchill") is one name.
+        ext = dataclasses.replace(ext, claim=" ".join(ext.claim.split()))
+    return ext
+
+
+def _answer_part(text: str, ctx: Context) -> Tuple[str, bool]:
+    """The part of the cleaned ``text`` that holds the answer, and whether it is the whole
+    response (only a whole response can be aligned).  Each cut keeps a prefix of the text, so
+    the spans NER found in ``clean(response)`` still hold."""
+    whole = True
+    if ctx.finish_reason == "length":
+        # Cut by the token limit: misaligned, and the last word or number, which may be cut,
+        # is not a candidate (clarification 14).
+        text = without_last_token(text)
+        whole = False
+    turn = new_turn(text, ctx)
+    if turn is not None:
+        # A new turn the model wrote itself: misaligned, nothing from it on counts (cl. 12).
+        text = text[:turn].rstrip()
+        whole = False
+    return text, whole
+
+
+def _one_value(kind: AnswerType, text: str, ctx: Context, whole: bool) -> Optional[Extraction]:
+    """The response read as one value: bare (aligned when it is the whole response), after a
+    lead-in in any language (clarification 11), or repeated in a loop (misaligned, cl. 12)."""
+    value = bare_value(kind, text if whole else clean(text), ctx)
     if value is not None:
-        return Extraction(value, True, how="bare")
+        return Extraction(value, whole, how="bare" if whole else "bare-cut")
+    rest = strip_label(text, ctx.question)
+    if rest is not None:
+        # "Population: 296,615", "Antwort: 386"
+        value = bare_value(kind, clean(rest), ctx)
+        if value is not None:
+            return Extraction(value, whole, how="lead-in")
+    unit = repeated_unit(text)
+    if unit is not None:
+        # "Paris Paris Paris": its value is the claim
+        value = bare_value(kind, clean(unit), ctx)
+        if value is not None:
+            return Extraction(value, False, how="repeated")
+    return None
+
+
+def _extract(
+    response: Optional[str],
+    ctx: Context,
+    entities: Optional[Sequence[Entity]],
+    ner_available: bool,
+) -> Extraction:
+    kind = types.get(ctx.type)
+    text, whole = _answer_part(clean(response), ctx)
+    if not text.strip():
+        return Extraction(None, False, how="empty")
+    if NOT_AVAILABLE.fullmatch(text.strip(" .")):
+        return Extraction(None, False, how="refusal")  # "N/A" is a refusal (clarification 21)
+    ctx = _with_language(text, ctx)
+    one = _one_value(kind, text, ctx, whole)
+    if one is not None:
+        return one
+    # Every mask below keeps the text's length: the spans NER found still hold.
+    raw = text
     text = mask_citations(text)
+    if ctx.is_math:
+        text = math_text(text)
+    elif kind.uses_gazetteer and HEDGE.search(text):
+        text = HEDGE.sub(blank, text)  # "Either Linus Pauling or ...": the hedge is no name
+    text, fixes = corrections(kind, text, ctx)
     override = getattr(kind, "override", None)
     if override is not None:
         claim = override(text, ctx)
         if claim is not None:
             return Extraction(claim, False, how="override")
-    mark = _marked_claim(kind, text, ctx)
+    mark = _marked_claim(kind, text, ctx, raw, fixes)
     if mark is not None:
         return Extraction(mark, False, how="marked")
+    if not ctx.is_math:
+        m = EITHER.match(raw)
+        if m is not None:
+            # "Either X or Y" opening the response: its first candidate is X, whatever a NER
+            # pipeline makes of "Either X" (clarification 13).
+            claim = cell_value(kind, m.group("x"), ctx)
+            if claim is not None:
+                return Extraction(claim, False, how="first-option")
     return kind.candidates(text, ctx, entities, ner_available)
 
 
-# The end of a marked answer: a sentence stop that does not close an initial ("J. J. Thomson")
-# or an abbreviation ("Mrs. Miniver"), a line break, or the end.
 _MARK_END = r"\s*(?:(?<!\b[A-Z])(?<!\bMrs)(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)[.;!?](?=\s|$)|\n|$)"
 _ANSWER_IS = (
     r"\b(?:(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\s+(?:is|was|would\s+be|should\s+be|=)"
@@ -102,13 +175,22 @@ _MARK_PATTERNS = [
 ]
 
 
+_LETTER_ITEM = re.compile(r"[A-Ea-e][.)]\s")
+
 #: At most this many marks of one kind are read, from the last one back (see _marked_claim).
 MAX_MARKS_READ = 100
 
 
-def _marked_claim(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
+def _marked_claim(
+    kind: AnswerType, text: str, ctx: Context, raw: str, fixes: Sequence[Tuple[int, str]] = ()
+) -> Optional[str]:
+    """The last explicit mark of ``text`` (masked) or ``None``; ``raw`` is the same text before
+    masking (the same lines), to tell a list's last item from a last line that is a value."""
     structures = structured_claims(kind, text, ctx)
     marks: List[Tuple[int, str]] = [(s, claim) for s, _, claim in structures]
+    marks.extend(fixes)
+    if ctx.is_math and ("=" in text or "≈" in text or "the " in text.lower()):
+        marks.extend(result_marks(kind, text, ctx))
     # A bold cell or key inside a table or list is not a mark of its own: the structure already
     # chose the cell that answers ("**36**" in the asked year's row, not another).  (A binary
     # search per mark: a long response may hold many of both.)
@@ -135,7 +217,13 @@ def _marked_claim(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
                 marks.append((m.start("x"), claim))
                 break
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) >= 2:
+    raw_lines = [ln.strip() for ln in raw.splitlines() if ln.strip()]
+    last_is_item = bool(raw_lines) and (
+        BLOCK_START.match(raw_lines[-1]) is not None
+        # "B. England" after "A. West Germany": a lettered list ("A. Einstein" alone is a name)
+        or len(raw_lines) >= 2 and all(_LETTER_ITEM.match(ln) for ln in raw_lines[-2:])
+    )
+    if len(lines) >= 2 and not last_is_item:  # a list's last item is no mark (clarification 13)
         at = text.rfind(lines[-1])
         if inside_structure is None or not inside_structure(at):  # a table's or list's last row is no mark
             last = clean(lines[-1])

@@ -1,28 +1,76 @@
 """Step 1 of SCORING.md, cleaning a response, and the marks that are never candidates.
 
-:func:`clean` drops a reasoning block, surrounding white space, quotes, markdown emphasis or code
-marks (clarification 1), one final full stop and a lead-in such as ``Answer:``;
+:func:`clean` drops a reasoning block, HTML tags, emoji and decorative symbols (clarification
+11), surrounding white space, quotes, markdown emphasis or code marks (clarification 1), one
+final full stop and a lead-in such as ``Answer:``; :func:`strip_label` removes a lead-in of one
+to three words in any language (``Antwort:``, ``**Location:**``, clarification 11);
 :func:`latex_plain` reads a short LaTeX answer as plain text; :func:`mask_citations` blanks out
-citation marks (clarification 3) and the numbers of a numbered list.
+citation marks (clarification 3), knowledge-cutoff statements, ``N/A`` and the markers of a
+numbered or lettered list.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Optional
 
 from defan_pytest.scoring.text.dates import MONTH_NAME
 
-__all__ = ["ANSWER_WORD", "CITATION", "NOT_A_LIST", "clean", "latex_plain", "mask_citations"]
+__all__ = ["ANSWER_WORD", "CITATION", "KNOWLEDGE_CUTOFF", "NOT_AVAILABLE", "NOT_A_LIST", "clean", "latex_plain", "mask_citations", "strip_label", "strip_symbols"]
 
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
+# HTML tags are formatting marks (clarification 11): a line break or paragraph tag becomes a
+# line break, any other tag nothing.  Only the tags of text formatting, with attributes written
+# as attributes (``name="..."``): ``a<b and c>d`` in a worked solution is no tag.
+_HTML_TAG = re.compile(
+    r"</?(b|i|u|s|em|strong|br|p|div|span|li|ul|ol|sup|sub|h[1-6]|tr|td|th|table|thead|tbody|a"
+    r"|font|code|pre|small|big|mark|hr|strike|del|ins|center|blockquote|answer)"
+    r"(?:\s+[\w-]{1,20}=(?:\"[^\"<>\n]{0,100}\"|'[^'<>\n]{0,100}'|[\w#.%-]{1,50})){0,10}\s*/?>",
+    re.I,
+)
+_HTML_BREAKS = frozenset("br p div li tr h1 h2 h3 h4 h5 h6".split())
+_HTML_ENTITIES = {"&nbsp;": " ", "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'"}
+_HTML_ENTITY = re.compile("|".join(map(re.escape, _HTML_ENTITIES)))
+# Where emoji and decorative symbols live: the pictographic planes, dingbats, miscellaneous
+# symbols and arrows, and the joiners and selectors that build emoji sequences.  Which of these
+# characters are symbols is read from the Unicode data (category So, "Symbol, other"); a math
+# sign (Sm: "√", "→", "≥") and a letter-like unit are kept, and so is "°" (an ordinal, "26°").
+_SYMBOL_RANGE = re.compile(
+    "[\u2190-\u2bff\u3297\u3299\U0001f000-\U0001faff\ufe0e\ufe0f\u200d\u20e3"
+    "\U000e0020-\U000e007f]+"
+)
+_ALWAYS_DROPPED = frozenset("\ufe0e\ufe0f\u200d\u20e3")
+
+
+def _symbols_out(m: "re.Match[str]") -> str:
+    kept = [
+        c for c in m.group()
+        if c not in _ALWAYS_DROPPED and not ("\U000e0020" <= c <= "\U000e007f")
+        and unicodedata.category(c) not in ("So", "Sk")
+    ]
+    return "".join(kept) if kept else " "
+
+
+def strip_symbols(text: str) -> str:
+    """``text`` without HTML tags, emoji and decorative symbols (clarification 11): the
+    formatting marks of an answer, like markdown emphasis (``<b>Brazil</b><br>`` -> ``Brazil``,
+    ``Argentina 🇦🇷⚽`` -> ``Argentina``)."""
+    if "<" in text:
+        text = _HTML_TAG.sub(lambda m: "\n" if m.group(1).lower() in _HTML_BREAKS else "", text)
+    if "&" in text:
+        text = _HTML_ENTITY.sub(lambda m: _HTML_ENTITIES[m.group()], text)
+    if not text.isascii():
+        text = _SYMBOL_RANGE.sub(_symbols_out, text)
+    return text
+
+
 _QUOTES = [('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("«", "»"), ("„", "“")]
 _WRAPPERS = [("```", "```"), ("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("`", "`"), ("$", "$")]
 _CODE_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```$", re.S)
 # A fence line anywhere ("Here it is:\n```json\n{...}\n```"): code marks, removed (clarification 1).
 _FENCE_LINE = re.compile(r"^[ \t]*```[\w+.-]*[ \t]*(?:\n|$)", re.M)
-_BOXED_WHOLE = re.compile(r"^\$*\\boxed\{(.*)\}\$*$", re.S)
 # "Answer:" in English and in the five languages of clarification 4, bold or not.
 ANSWER_WORD = r"(?:answer|réponse|reponse|antwort|respuesta|resposta|risposta)"
 _LEAD_IN = re.compile(
@@ -70,9 +118,8 @@ def _unwrap_once(t: str) -> str:
     m = _CODE_FENCE.match(t)
     if m:
         return m.group(1)
-    m = _BOXED_WHOLE.match(t)
-    if m:
-        return latex_plain(m.group(1))
+    # A whole-response "\boxed{X}" is not unwrapped: it is an explicit mark (step 3), not one
+    # of the wrappers cleaning removes, so the response is not a bare value.
     for a, b in _QUOTES + _WRAPPERS:
         if len(t) > len(a) + len(b) and t.startswith(a) and t.endswith(b):
             inner = t[len(a): len(t) - len(b)]
@@ -85,9 +132,40 @@ def _unwrap_once(t: str) -> str:
     return t
 
 
+# A lead-in of one to three words and a colon at the very start, in any language (clarification
+# 11): ``A:``, ``Antwort:``, ``Réponse :``, ``**Location:**``.  The colon is followed by a
+# space: ``410:e`` (a Swedish ordinal) and ``10:30`` are written forms, not labels.
+_LABEL = re.compile(
+    r"^(?:\*\*|__)?[ \t]?(?P<label>[^\W\d_][\w'’.-]{0,30}(?:[ \t][\w'’.-]{1,30}){0,2}?)[ \t]?(?:\*\*|__)?"
+    r"[ \t]?[:：](?:\*\*|__)?(?:[ \t]|(?=\n))"
+)
+_LABEL_PARTICLES = frozenset("of de du des la le von van der den di da del y e and the".split())
+
+
+def strip_label(text: str, question: str = "") -> Optional[str]:
+    """What follows a lead-in label at the very start of ``text`` (``Population: 296,615`` ->
+    ``296,615``), or ``None`` when there is none.  A label that is a name the question names
+    (``University of Jyvaskyla: 320``, ``Universität Hamburg: 205th``) is the subject of a
+    structured answer, not a lead-in: two or more words, all capitalized but for particles, or
+    words the question writes capitalized."""
+    m = _LABEL.match(text)
+    if m is None or m.end() >= len(text):
+        return None
+    words = m.group("label").split()
+    content = [w for w in words if w.lower() not in _LABEL_PARTICLES]
+    if len(words) >= 2 and content and all(w[:1].isupper() for w in content) and not any(
+        re.fullmatch(ANSWER_WORD, w, re.I) for w in content
+    ):
+        return None  # "Kobe University: 386", "Universität Hamburg: 205th"
+    if question and all(w[:1].isupper() and re.search(rf"(?<!^)\b{re.escape(w)}\b", question) for w in content):
+        return None  # "Hamburg: 205th" where the question names Hamburg
+    return text[m.end():].strip()
+
+
 def clean(text: Optional[str]) -> str:
-    """Step 1: drop a reasoning block, surrounding white space, quotes, markdown emphasis or
-    code marks (code fences anywhere), one final full stop, and a lead-in of the form
+    """Step 1: drop a reasoning block (one never closed holds no answer: clarification 11),
+    HTML tags, emoji and decorative symbols, surrounding white space, quotes, markdown emphasis
+    or code marks (code fences anywhere), one final full stop, and a lead-in of the form
     ``Answer:``."""
     if not text:
         return ""
@@ -100,6 +178,7 @@ def clean(text: Optional[str]) -> str:
     opened = _THINK_OPEN.search(t)
     if opened:  # reasoning that never closed: no answer was given after it
         t = t[: opened.start()]
+    t = strip_symbols(t)
     if "```" in t:
         t = _FENCE_LINE.sub("", t)
     stop_removed = False
@@ -133,15 +212,47 @@ CITATION = re.compile(
 )
 
 
+# A knowledge-cutoff statement ("As of my last update in October 2023", "my knowledge cutoff
+# is September 2021", "(knowledge cutoff: 2023)") dates the model, not the answer: like a
+# citation, none of it is a candidate of any type.
+_CUTOFF_DATE = rf"(?:(?:early|mid|late)[\s-]+)?(?:(?:{MONTH_NAME})\.?\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
+KNOWLEDGE_CUTOFF = re.compile(
+    r"(?:\b(?:as\s+of|according\s+to|based\s+on|since|after|until)\s+)?"
+    r"(?:\bmy\s+(?:(?:last|latest|most\s+recent|final)\s+)?(?:(?:knowledge|training)\s+)?(?:data\s+)?"
+    r"(?:update|cut-?off|training(?:\s+data)?|knowledge|information)"
+    r"|\b(?:knowledge|training(?:\s+data)?)\s+cut-?off)(?:\s+date)?"
+    r"(?:\s*[:(]\s*|\s+(?:is|was|in|of|on|from|up\s+to|until|through|(?:only\s+)?(?:goes|extends)\s+(?:up\s+)?to)\s+)"
+    rf"{_CUTOFF_DATE}\)?",
+    re.I,
+)
+# "N/A" is a refusal (clarification 21), not a statement that there was none.
+NOT_AVAILABLE = re.compile(r"(?<![\w/])n/a(?![\w/])", re.I)
+# The letter of a multiple-choice option ("A) West Germany", "(B) England"; "B. England" only
+# in a list of two or more such lines, since "A. Einstein" is an initial): a list marker, not
+# part of the claim (clarification 13).
+_LETTER_MARKER = re.compile(r"^[ \t]*(?:\([A-Ea-e]\)|[A-Ea-e]\))(?=[ \t]+\S)", re.M)
+_LETTER_DOT = re.compile(r"^[ \t]*[A-E]\.(?=[ \t]+\S)", re.M)
+
+
 def _blank(m: "re.Match[str]") -> str:
     return " " * len(m.group())
 
 
 def mask_citations(text: str) -> str:
-    """``text`` with its citation marks, and the numbers of a numbered list, blanked out
-    (replaced by spaces of the same length): neither is a candidate."""
+    """``text`` with its citation marks, knowledge-cutoff statements, ``N/A``, and the numbers
+    and letters of a numbered or lettered list blanked out (replaced by spaces of the same
+    length): none of them is a candidate."""
     if "[" in text or "(" in text or "【" in text or ":" in text:
         text = CITATION.sub(_blank, text)
+    lower = text.lower()
+    if "my " in lower or "cut" in lower:
+        text = KNOWLEDGE_CUTOFF.sub(_blank, text)
+    if "/" in text:
+        text = NOT_AVAILABLE.sub(_blank, text)
     if "." in text or ")" in text:
         text = _LIST_NUMBER.sub(_blank, text)
+    if ")" in text:
+        text = _LETTER_MARKER.sub(_blank, text)
+    if "." in text and len(_LETTER_DOT.findall(text)) >= 2:
+        text = _LETTER_DOT.sub(_blank, text)
     return text

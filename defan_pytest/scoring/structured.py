@@ -19,7 +19,7 @@ from defan_pytest.scoring.text.search import SpanIndex
 from defan_pytest.scoring.text.tokens import folded_tokens, question_tokens
 from defan_pytest.scoring.types import NONE_CLAIM, ONLINE_CLAIM, AnswerType, Context
 
-__all__ = ["Structured", "structured_claims"]
+__all__ = ["Structured", "cell_value", "structured_claims"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -60,7 +60,7 @@ def structured_claims(kind: AnswerType, text: str, ctx: Context) -> List[Structu
     return out
 
 
-def _cell_value(kind: AnswerType, cell: str, ctx: Context) -> Optional[str]:
+def cell_value(kind: AnswerType, cell: str, ctx: Context) -> Optional[str]:
     """The claim a table cell, list item or JSON value holds (its value, as a mark's)."""
     claim = mark_value(kind, cell, ctx)
     if claim is not None or not kind.uses_gazetteer:
@@ -85,7 +85,7 @@ def _kv_claim(kind: AnswerType, items: Sequence[Tuple[str, str]], ctx: Context) 
         if tier is not None:
             tiers.append((tier, i))
     for _, i in sorted(tiers):
-        claim = _cell_value(kind, items[i][1], ctx)
+        claim = cell_value(kind, items[i][1], ctx)
         if claim is not None:
             return claim
     return None
@@ -166,7 +166,7 @@ def _table_claim(kind: AnswerType, header: List[str], rows: List[List[str]], ctx
         if tier is not None and j not in keys:
             tiered.append((tier, j))
     for _, j in sorted(tiered):
-        claim = _cell_value(kind, row[j], ctx)
+        claim = cell_value(kind, row[j], ctx)
         if claim is not None:
             return claim
     if len(header) == 2:
@@ -177,7 +177,7 @@ def _table_claim(kind: AnswerType, header: List[str], rows: List[List[str]], ctx
         return None
     for j, cell in enumerate(row):
         if j not in keys:
-            claim = _cell_value(kind, cell, ctx)
+            claim = cell_value(kind, cell, ctx)
             if claim is not None:
                 return claim
     return None
