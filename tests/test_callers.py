@@ -247,7 +247,7 @@ def test_a_callable_returns_a_str_or_its_text_with_a_finish_reason(out, expected
 
 
 @pytest.mark.parametrize("out,message", [
-    ({"answer": "Paris"}, "a mapping without 'text'"),
+    ({"answer": "Paris"}, "returned dict, not str"),
     ({"text": "Paris", "finish_reason": "cut off\n"}, "returned finish_reason 'cut off\\n'"),
     ({"text": "Paris", "finish_reason": 3}, "returned finish_reason 3"),
     ({"text": b"Paris"}, "returned bytes, not str"),

@@ -143,8 +143,7 @@ def answer_reply(out: Any, name: str) -> Reply:
         return Reply(answer_text(out, name))
     if isinstance(out, Mapping):
         if "text" not in out:
-            raise BadAnswer(f"model {name!r} returned a mapping without 'text': return the answer text, "
-                            "or {'text': ..., 'finish_reason': ...}")
+            return Reply(answer_text(out, name))  # "returned dict, not str", as any other type
         get = out.get
     elif hasattr(out, "text") and hasattr(out, "finish_reason"):
         # Both attributes, not ``text`` alone: an HTTP client's response object has a ``text``
