@@ -194,31 +194,6 @@ def test_both_paths_read_the_finish_reason_and_the_cache_replays_it(tmp_path: Pa
         p: ("cache", *v) for p, v in got.items()}
 
 
-def test_an_answer_cached_before_the_finish_reason_was_kept_replays_as_unknown(tmp_path: Path) -> None:
-    # A database of the earlier version: an answers table without the finish_reason column.
-    import sqlite3
-
-    from defan_pytest.cache.database import DB_NAME
-
-    identity = {"kind": "callable", "name": "old", "version": "1", "source": "x"}
-    probe_store = ResponseCache(tmp_path / "probe", identity)
-    key = probe_store.key("q")
-    probe_store.close()
-    db = sqlite3.connect(tmp_path / DB_NAME)
-    db.executescript("""CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt TEXT NOT NULL,
-        answer TEXT NOT NULL, created REAL NOT NULL, note TEXT, prompt_tokens INTEGER, completion_tokens INTEGER,
-        latency REAL);""")
-    db.execute("INSERT INTO answers VALUES (?, ?, 'q', 'Paris', 0, NULL, 3, 1, 0.5)", (key, probe_store.model))
-    db.commit()
-    db.close()
-    store = ResponseCache(tmp_path, identity)
-    entry = store.lookup_entry("q")
-    assert entry is not None and (entry.answer, entry.prompt_tokens, entry.finish_reason) == ("Paris", 3, None)
-    store.put("r", "Rome", finish_reason="length")  # the upgraded file keeps new ones
-    assert store.lookup_entry("r").finish_reason == "length"
-    store.close()
-
-
 class Finished:
     """A user's own return type: an object with text and finish_reason."""
 
