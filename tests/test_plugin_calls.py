@@ -779,3 +779,15 @@ def test_the_finish_reason_travels_end_to_end_and_back_from_the_cache(toy: pytes
             data = json.loads(re.search(r'id="defan-data">(.*?)</script>', page, re.S).group(1))
             col = data["cols"].index("finish_reason")
             assert {r[0]: r[col] for r in data["rows"]}["toy-q0001-p01"] == "length"
+
+
+def test_a_prompts_description_names_its_finish_reason() -> None:
+    from defan_pytest.plugin.wording import describe, finish_tag
+
+    rec = {"id": "toy-q0001-p01", "question": "How many?", "answer": "4", "response": "Planet 4 has",
+           "claim": None, "aligned": False, "correct": False, "error": None, "finish_reason": "length"}
+    assert "  finish:   length (cut by the token limit)" in describe(rec).splitlines()
+    assert finish_tag(rec) == " [finish: length, cut by the token limit]"
+    assert finish_tag(dict(rec, finish_reason="content_filter")) == " [finish: content_filter]"
+    assert finish_tag(dict(rec, finish_reason="stop")) == finish_tag(dict(rec, finish_reason=None)) == ""
+    assert "finish:" not in describe(dict(rec, finish_reason=None))
