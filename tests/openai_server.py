@@ -7,7 +7,10 @@ It speaks just enough of the OpenAI HTTP protocol for ``litellm`` (``model="open
   ``/openai/deployments/{deployment}/chat/completions?api-version=...``): answers the *last user message*
   from an ``answers`` mapping (prompt text -> answer text), else from ``answer_fn(prompt, body)``,
   else with ``default_answer``. ``"stream": true`` is rejected with a 400 error JSON.  Every
-  completion has a ``usage`` block (prompt and completion tokens: whitespace-separated words).
+  completion has a ``usage`` block (prompt and completion tokens: whitespace-separated words)
+  and the finish reason ``"stop"``, unless the answer is a mapping
+  ``{"content": "...", "finish_reason": "length"}`` (``None``: the field sent as null, a
+  provider that gives none), in ``answers`` or returned by ``answer_fn``.
 * ``GET /v1/models`` (also ``/models``): lists ``models``.
 * Every chat request is counted per prompt (faulted ones too), optionally logged with its
   headers and body, delayed by ``latency`` seconds (``asyncio.sleep``), and may be turned into
@@ -204,6 +207,14 @@ def _last_user_prompt(messages: Any) -> str:
     return ""
 
 
+def _answer_and_finish(answer: Any) -> tuple[Any, Any]:
+    """An answer as ``(content, finish_reason)``: a mapping gives both (``finish_reason``
+    absent: ``"stop"``), anything else is the content, finished with ``"stop"``."""
+    if isinstance(answer, Mapping):
+        return answer.get("content"), answer.get("finish_reason", "stop")
+    return answer, "stop"
+
+
 def _ntokens(text: str) -> int:
     return len(text.split())
 
@@ -311,16 +322,17 @@ class _Core:
                           None)
         model = str(body.get("model", "") or request.match_info.get("deployment", ""))
         content: str | None
+        finish: str | None = "stop"
         if rule is not None:
             resp = await self._fault(request, rule, model)
             if resp is not None:
                 return resp
             content = None if rule.fault == "null" else ""
         else:
-            content = await self._answer(prompt, body)
-        return self._completion(body, model, content)
+            content, finish = _answer_and_finish(await self._answer(prompt, body))
+        return self._completion(body, model, content, finish)
 
-    async def _answer(self, prompt: str, body: dict) -> str | None:
+    async def _answer(self, prompt: str, body: dict) -> Any:
         if prompt in self.answers:
             return self.answers[prompt]
         if self.answer_fn is not None:
@@ -330,14 +342,15 @@ class _Core:
             return out
         return self.default_answer
 
-    def _completion(self, body: dict, model: str, content: str | None) -> web.Response:
+    def _completion(self, body: dict, model: str, content: str | None, finish: str | None = "stop") -> web.Response:
         prompt_tokens = sum(_ntokens(_text_of(m.get("content")))
                             for m in body["messages"] if isinstance(m, dict))
         completion_tokens = _ntokens(content or "")
-        data = self._envelope(model, content, prompt_tokens, completion_tokens)
+        data = self._envelope(model, content, prompt_tokens, completion_tokens, finish)
         return web.Response(body=json.dumps(data).encode(), headers=_JSON_HEADERS)
 
-    def _envelope(self, model: str, content: Any, prompt_tokens: int, completion_tokens: int) -> dict:
+    def _envelope(self, model: str, content: Any, prompt_tokens: int, completion_tokens: int,
+                  finish: Any = "stop") -> dict:
         return {
             "id": f"chatcmpl-{next(self._ids):012d}",
             "object": "chat.completion",
@@ -348,7 +361,7 @@ class _Core:
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": finish,
             }],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
@@ -480,7 +493,7 @@ class OpenAIServer:
     """In-process OpenAI-compatible server on ``127.0.0.1`` in a background thread.
 
     Args:
-        answers: prompt text (last user message) -> answer text.
+        answers: prompt text (last user message) -> answer text, or ``{"content": ..., "finish_reason": ...}``.
         default_answer: content for prompts not in ``answers`` (when no ``answer_fn``).
         answer_fn: ``answer_fn(prompt, body) -> str | None`` (may be async) for prompts not
             in ``answers``; runs on the server's event loop thread.

@@ -31,12 +31,12 @@ from defan_pytest.registry import RegistryError
 
 # A toy backend, as a plugin would write it: model names ``echo/<anything>`` answer every prompt
 # reversed.  ``echo/busy`` fails each prompt once with a transient error; ``echo/refuse`` fails
-# with one no retry can fix.
+# with one no retry can fix; ``echo/cut`` says each answer was cut by the token limit.
 ECHO_MODULE = '''
 """A toy model backend: ``echo/<anything>`` answers every prompt reversed."""
 from defan_pytest.calls.backends.base import BaseBackend
 from defan_pytest.calls.models import LitellmModel
-from defan_pytest.calls.protocol import Caller
+from defan_pytest.calls.protocol import Caller, Reply
 
 
 class Busy(Exception):
@@ -86,6 +86,8 @@ class EchoCaller(Caller):
         if self.name == "echo/busy" and prompt not in self.asked:
             self.asked.add(prompt)
             raise Busy("the echo is busy")
+        if self.name == "echo/cut":  # a reply with its tokens and finish reason
+            return Reply(prompt[::-1], 3, 2, "length")
         return prompt[::-1]
 '''
 # The project's one registry entry.
@@ -201,6 +203,18 @@ def test_a_toy_backend_runs_a_pytest_session(pytester: pytest.Pytester, extra: l
         (row["question"][::-1], row["question"].strip(".")[0], row["group"] == "g3", 2) for row in ROWS
     ]
     assert report["usage"]["call_path"] == "echo"
+
+
+def test_a_backends_reply_brings_its_finish_reason_to_the_report(pytester: pytest.Pytester) -> None:
+    _echo_project(pytester)
+    result = pytester.runpytest_subprocess(
+        "--defan-model=echo/cut", "--defan-dataset=toy.jsonl", "--defan-cache=off", "--defan-spacy-model=none",
+        "--defan-report=r.json", "-p", "no:cacheprovider", "-v",
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.lines[-20:]
+    rows = json.loads(pytester.path.joinpath("r.json").read_text())["rows"]
+    assert {(r["finish_reason"], r["response"]) for r in rows} == {("length", row["question"][::-1]) for row in ROWS}
+    result.stdout.fnmatch_lines(["*[[]finish: length, cut by the token limit[]]*"])
 
 
 def test_a_fatal_failure_of_a_toy_backend_stops_the_run(pytester: pytest.Pytester) -> None:

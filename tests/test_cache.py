@@ -194,8 +194,9 @@ def test_a_database_of_an_earlier_version_gains_the_new_columns(tmp_path: Path) 
     assert check_folder(tmp_path) is None
     c = ResponseCache(tmp_path, BASE)
     assert c.lookup("q") == ("kept", None)  # answers of an earlier version are reused
-    c.put("n", "new", note="a note")
-    assert c.lookup("n") == ("new", "a note")
+    assert c.lookup_entry("q").finish_reason is None  # ... their finish reason unknown
+    c.put("n", "new", note="a note", finish_reason="length")
+    assert c.lookup("n") == ("new", "a note") and c.lookup_entry("n").finish_reason == "length"
 
 
 def test_a_peer_says_whether_it_asked_the_model_or_read_the_cache(tmp_path: Path) -> None:
@@ -286,3 +287,27 @@ def test_scratch_folders_of_dead_runs_are_removed(tmp_path: Path) -> None:
     conn.close()
     assert remove_dead_scratch(runs) == [runs / "gone"]
     assert sorted(p.name for p in runs.iterdir()) == ["alive"]
+
+
+def test_the_finish_reason_is_stored_with_the_answer_and_a_peer_reads_it(tmp_path: Path) -> None:
+    one = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw0", background=True)
+    two = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw1")
+    assert one.claim("cut")
+
+    async def save() -> None:  # the pool's path: committed by the writer thread
+        await one.save("cut", "The prize went to", None, 1, 5, 4, 0.1, "length")
+
+    asyncio.run(save())
+    assert asyncio.run(two.wait("cut")).finish_reason == "length"
+    assert one.claim("plain")
+    one.put("plain", "Paris")
+    one.flush()
+    assert asyncio.run(two.wait("plain")).finish_reason is None
+    one.close()
+    # another session of the same cache reads it as it was stored
+    later = ResponseCache(tmp_path, BASE, run="later")
+    entry = later.lookup_entry("cut")
+    assert entry is not None and (entry.answer, entry.completion_tokens, entry.finish_reason) == (
+        "The prize went to", 4, "length")
+    later.close()
+    two.close()

@@ -164,3 +164,70 @@ def test_the_lean_caller_refuses_a_model_it_cannot_send() -> None:
     with pytest.raises(ValueError, match="cannot take the OpenAI-protocol path"):
         OpenAICaller(LitellmModel("m", "anthropic/claude-3-5-haiku"), timeout=5)
     assert isinstance(make_caller(LitellmModel("m", "anthropic/claude-3-5-haiku"), 5), LitellmCaller)
+
+
+# -- the finish reason ------------------------------------------------------------------------
+
+FINISHES = {"cut": {"content": "The prize went to", "finish_reason": "length"}, "whole": "Rome",
+            "silent": {"content": "Oslo", "finish_reason": None},
+            "hostile": {"content": "Bern", "finish_reason": "\x1b[31m" + "x" * 500}}
+
+
+@pytest.mark.parametrize("path", ["openai", "litellm"])
+def test_both_paths_read_the_finish_reason_and_the_cache_replays_it(tmp_path: Path, path: str) -> None:
+    with OpenAIServer(answers=FINISHES) as srv:
+        model = LitellmModel("t", "openai/test-model", {"api_base": srv.base_url, "api_key": KEY, "temperature": 0})
+        caller = make_caller(model, timeout=5, path=path)
+        store = ResponseCache(tmp_path, caller.identity, background=True)
+        first = run(caller, list(FINISHES), store=store)
+        store.close()
+        again = run(make_caller(model, timeout=5, path=path), list(FINISHES),
+                    store=ResponseCache(tmp_path, caller.identity))
+        assert srv.total == len(FINISHES)  # the second run asked nothing
+    got = {p: (r.text, r.finish_reason) for p, r in first.items()}
+    # A null and a hostile word (an escape code, 500 characters) read as unknown on the lean path,
+    # never as text to print; litellm maps both to "stop" itself (its own choice, kept as it says).
+    unknown = None if path == "openai" else "stop"
+    assert got == {"cut": ("The prize went to", "length"), "whole": ("Rome", "stop"), "silent": ("Oslo", unknown),
+                   "hostile": ("Bern", unknown)}
+    assert {p: (r.via, r.text, r.finish_reason) for p, r in again.items()} == {
+        p: ("cache", *v) for p, v in got.items()}
+
+
+class Finished:
+    """A user's own return type: an object with text and finish_reason."""
+
+    def __init__(self, text, finish_reason):
+        self.text, self.finish_reason = text, finish_reason
+
+
+class HttpResponse:
+    """An HTTP client's response: a ``text`` (the raw body) but no finish reason."""
+
+    text = '{"choices": []}'
+
+
+@pytest.mark.parametrize("out,expected", [
+    ("Paris", ("Paris", None)),
+    ({"text": "The prize went to", "finish_reason": "length"}, ("The prize went to", "length")),
+    ({"text": "Paris"}, ("Paris", None)),
+    ({"text": "Paris", "finish_reason": None, "prompt_tokens": 3, "completion_tokens": 1}, ("Paris", None)),
+    (Finished("Oslo", "stop"), ("Oslo", "stop")),
+    (Finished("Oslo", None), ("Oslo", None)),
+])
+def test_a_callable_returns_a_str_or_its_text_with_a_finish_reason(out, expected) -> None:
+    model = CallableModel("m", lambda prompt: out, False)
+    reply = run(CallableCaller(model), ["q"])["q"]
+    assert (reply.text, reply.finish_reason, reply.error) == (*expected, None)
+
+
+@pytest.mark.parametrize("out,message", [
+    ({"answer": "Paris"}, "returned dict, not str"),
+    ({"text": "Paris", "finish_reason": "cut off\n"}, "returned finish_reason 'cut off\\n'"),
+    ({"text": "Paris", "finish_reason": 3}, "returned finish_reason 3"),
+    ({"text": b"Paris"}, "returned bytes, not str"),
+    (HttpResponse(), "returned HttpResponse, not str"),
+])
+def test_a_callable_returning_something_else_is_that_prompts_error(out, message) -> None:
+    reply = run(CallableCaller(CallableModel("m", lambda prompt: out, False)), ["q"])["q"]
+    assert reply.text is None and message in reply.error

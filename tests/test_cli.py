@@ -57,6 +57,7 @@ class FakeInput:
     response: str | None
     error: str | None = None
     domain: str | None = None
+    finish_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,18 @@ BAD_LINES = [
     pytest.param(line(group=True), "group must be a string or an integer label, found boolean", id="group-bool"),
     pytest.param(line(group=1.5), "group must be a string or an integer label, found number", id="group-float"),
     pytest.param(line(group=""), "empty group label", id="group-empty"),
+    pytest.param(line(finish_reason=3), "finish_reason must be the provider's word (stop, length, ...) or null, "
+                 "found number", id="finish-number"),
+    pytest.param(line(finish_reason="cut\x1b[2J"), "finish_reason must be the provider's word (stop, length, ...) "
+                 "or null, found 'cut\\x1b[2J'", id="finish-escape"),
+    pytest.param(line(finish_reason=""), "finish_reason must be the provider's word", id="finish-empty"),
+    pytest.param(line(id=7), "id must be a string, found number", id="id-number"),
+    pytest.param(line(id="nobel-q0001-p00"), "id 'nobel-q0001-p00' is not a prompt id of domain 'custom' "
+                 "(custom-q<group>-p<paraphrase>, as the plugin's report names a row)", id="id-other-domain"),
+    pytest.param(line(id="custom-line3"), "id 'custom-line3' is not a prompt id of domain 'custom'", id="id-line"),
+    pytest.param(line(id="custom-q0001-p00", group="custom-q0002"),
+                 "group 'custom-q0002' is not the group of id 'custom-q0001-p00' ('custom-q0001'): give that group "
+                 "or none", id="id-other-group"),
 ]
 
 
@@ -317,6 +330,37 @@ def test_rows_groups_and_scorer_inputs(tmp_path: Path, capsys: pytest.CaptureFix
     assert captured.out.startswith("domain")
     assert "overall (pooled)" in captured.out
     assert f"wrote {out}" in captured.err
+
+
+def test_the_plugins_id_group_and_finish_reason_are_kept(tmp_path: Path, fake_scoring: type[FakeScorer]) -> None:
+    # A line with the plugin's id keeps it, and the id's group (so the two reports pair row by
+    # row); the finish reason goes to the scorer and into the row (null: unknown, no key).
+    path = write(
+        tmp_path,
+        line(domain="qs_ranking", id="qs_ranking-q0042-p03", finish_reason="length", response="Kobe is ranked 38"),
+        line(domain="qs_ranking", id="qs_ranking-q0042-p04", group="qs_ranking-q0042", finish_reason="stop"),
+        line(domain="qs_ranking", id="qs_ranking-q0043-p00", finish_reason=None),
+        line(group="kobe"),
+    )
+    out = tmp_path / "report.json"
+    assert main(["score", str(path), "--json", str(out)]) == 0
+    (scorer,) = fake_scoring.made
+    assert [it.finish_reason for it in scorer.items] == ["length", "stop", None, None]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert validate_report(report) == []
+    rows = report["rows"]
+    assert [(r["id"], r["group"], r.get("finish_reason")) for r in rows] == [
+        ("qs_ranking-q0042-p03", "qs_ranking-q0042", "length"), ("qs_ranking-q0042-p04", "qs_ranking-q0042", "stop"),
+        ("qs_ranking-q0043-p00", "qs_ranking-q0043", None), ("custom-line4", "custom-group-kobe", None)]
+    assert "finish_reason" not in rows[2] and set(rows[0]) == ROW_KEYS | {"finish_reason"}
+    assert report["domains"]["qs_ranking"]["groups"] == 2
+
+
+def test_an_id_given_twice_is_a_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        scoring_forbidden: None) -> None:
+    path = write(tmp_path, line(id="custom-q0001-p00"), line(id="custom-q0001-p01"), line(id="custom-q0001-p00"))
+    assert main(["score", str(path)]) == 2
+    assert f"{path}:3: id 'custom-q0001-p00' is given twice (first on line 1)" in capsys.readouterr().err
 
 
 def test_numeric_gold_type_case_and_empty_domain(tmp_path: Path, fake_scoring: type[FakeScorer]) -> None:

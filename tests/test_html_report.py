@@ -271,6 +271,16 @@ def test_without_a_baseline_file_the_reports_own_regression_is_shown() -> None:
     assert "flipped" not in got["regression"] and got["regression"]["flipped_counts"]["worse"] >= len(worse)
 
 
+def test_each_row_carries_its_finish_reason_to_the_page() -> None:
+    report = make_report()
+    report["rows"][1]["finish_reason"] = "length"
+    data = embedded(render(report))
+    col = data["cols"].index("finish_reason")
+    assert [r[col] for r in data["rows"][:3]] == [None, "length", None]
+    # the page says it beside the response, where it is not the ordinary "stop"
+    assert 'fin !== "stop"' in html._asset("report.js") and "cut by the token limit" in html._asset("report.js")
+
+
 def test_long_texts_are_cut_in_the_page_only() -> None:
     report = make_report()
     report["rows"][1]["response"] = "x" * (html.MAX_TEXT + 500)

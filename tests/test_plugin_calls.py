@@ -4,6 +4,7 @@ a bad key, errors counted apart, and secrets kept out of everything the run writ
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import sqlite3
@@ -717,3 +718,75 @@ def test_an_api_base_with_user_info_is_one_usage_error_before_any_call(toy: pyte
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert err.count(f"api_base 'http://***@127.0.0.1:{srv.port}/v1' holds user info") == 1
     assert "tok3nUser" not in err + result.stdout.str() and "pw5" not in err + result.stdout.str()
+
+
+# --------------------------------------------------------------------------------------------
+# issue 21: the finish reason travels -- the server's word to the scorer, the items, the
+# report rows, the page and the -v line, and back from the cache
+# --------------------------------------------------------------------------------------------
+
+CUT_QUESTION = TOY[4]["question"]  # planet 4: gold 4
+SILENT_QUESTION = TOY[5]["question"]
+FINISHING = {**MIXED, CUT_QUESTION: {"content": "Planet 4 has", "finish_reason": "length"},
+             SILENT_QUESTION: {"content": "5", "finish_reason": None}}
+
+RECORDS_CONFTEST = """
+import json
+import re
+
+seen = {}
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        props = dict(report.user_properties)
+        if "defan" in props:
+            seen[props["defan"]["id"]] = props["defan"]
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        with open("items.json", "w") as f:
+            json.dump(seen, f)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("path", ["auto", "litellm"])
+def test_the_finish_reason_travels_end_to_end_and_back_from_the_cache(toy: pytest.Pytester, workers: list,
+                                                                      path: str) -> None:
+    toy.makeconftest(RECORDS_CONFTEST)
+    with OpenAIServer(answers=FINISHING) as srv:
+        for run in ("asked", "cached"):
+            result = toy.runpytest_subprocess(*toy_model_args(
+                srv, f"--defan-call-path={path}", "--defan-report=r.json", "--defan-html=r.html", "-v", *workers))
+            assert result.ret == 0, result.stdout.lines[-20:]
+            assert srv.total == 15  # the second run asked nothing
+            if run == "cached":
+                result.stdout.fnmatch_lines(["*15 prompts: 0 answered by the model, 15 from the cache*"])
+            # the -v line of the cut answer says so; the ordinary "stop" is not repeated on every line
+            result.stdout.fnmatch_lines(["*A: 'Planet 4 has' [[]finish: length, cut by the token limit[]]*"])
+            assert not [ln for ln in result.stdout.lines if "[finish: stop" in ln]
+            # null on the wire: unknown on the lean path; litellm says "stop" for it itself
+            silent = None if path == "auto" else "stop"
+            expected = {r["question"]: "stop" for r in TOY} | {CUT_QUESTION: "length", SILENT_QUESTION: silent}
+            rows = json.loads((toy.path / "r.json").read_text(encoding="utf-8"))["rows"]
+            assert {r["question"]: r.get("finish_reason") for r in rows} == expected, run
+            assert ("finish_reason" in rows[5]) == (silent is not None)  # an unknown one: no key
+            items = json.loads((toy.path / "items.json").read_text(encoding="utf-8"))
+            assert {r["question"]: r["finish_reason"] for r in items.values()} == expected, run
+            page = (toy.path / "r.html").read_text(encoding="utf-8")
+            data = json.loads(re.search(r'id="defan-data">(.*?)</script>', page, re.S).group(1))
+            col = data["cols"].index("finish_reason")
+            assert {r[0]: r[col] for r in data["rows"]}["toy-q0001-p01"] == "length"
+
+
+def test_a_prompts_description_names_its_finish_reason() -> None:
+    from defan_pytest.plugin.wording import describe, finish_tag
+
+    rec = {"id": "toy-q0001-p01", "question": "How many?", "answer": "4", "response": "Planet 4 has",
+           "claim": None, "aligned": False, "correct": False, "error": None, "finish_reason": "length"}
+    assert "  finish:   length (cut by the token limit)" in describe(rec).splitlines()
+    assert finish_tag(rec) == " [finish: length, cut by the token limit]"
+    assert finish_tag(dict(rec, finish_reason="content_filter")) == " [finish: content_filter]"
+    assert finish_tag(dict(rec, finish_reason="stop")) == finish_tag(dict(rec, finish_reason=None)) == ""
+    assert "finish:" not in describe(dict(rec, finish_reason=None))

@@ -144,3 +144,34 @@ def test_row_problems_are_capped() -> None:
     rows = [_row("a-q0001-p00", "a", "a-q0001")] * 50
     found = row_problems(rows, limit=5)
     assert len(found) == 6 and found[-1] == "... (more problems not shown)"
+
+
+# -- the finish reason (issue 21) ----------------------------------------------------------------
+
+
+def test_the_finish_reason_travels_and_is_a_report_row_key_only_when_known() -> None:
+    cut = _record(finish_reason="length", attempts=1)
+    assert cut["finish_reason"] == "length" and cut.to_json()["finish_reason"] == "length"
+    assert list(cut.report_row())[-2:] == ["attempts", "finish_reason"]
+    assert ScoredRecord.from_json(json.loads(json.dumps(cut.to_json()))) == cut
+    assert ScoredRecord.from_json(cut.report_row()).finish_reason == "length"
+    unknown = _record()
+    assert unknown["finish_reason"] is None and "finish_reason" not in unknown.report_row()
+    # A row saved before the field existed reads as unknown; one a hand has spoiled, too.
+    old = {k: v for k, v in unknown.report_row().items()}
+    assert ScoredRecord.from_json(old).finish_reason is None
+    assert ScoredRecord.from_json(dict(old, finish_reason="\x1b[2J" * 3)).finish_reason is None
+
+
+def test_a_report_row_with_a_finish_reason_is_valid_and_a_bad_one_is_named() -> None:
+    from defan_pytest.report.schema import validate_report
+
+    report = Report(meta=_meta(), rows=(_record(finish_reason="length"), _record(id="nobel-q0001-p01")),
+                    domains={}, overall={"mean": {}, "pooled": {}})
+    data = report.to_json()
+    problems = validate_report(data)
+    # the figures are not those of a real run: only what the rows say is looked at here
+    assert not [p for p in problems if p.startswith("rows")]
+    assert data["schema_version"] == 1  # an optional field: the version stays
+    data["rows"][0]["finish_reason"] = "cut off\n"
+    assert [p for p in validate_report(data) if p.startswith("rows/0/finish_reason")]

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS answers (
     note TEXT,                   -- what was changed on the way in (invalid code points)
     prompt_tokens INTEGER,       -- what the provider counted for the request that answered
     completion_tokens INTEGER,
-    latency REAL                 -- seconds that request took
+    latency REAL,                -- seconds that request took
+    finish_reason TEXT           -- why the model stopped (stop, length, ...); NULL: unknown
 );
 CREATE TABLE IF NOT EXISTS progress (
     run TEXT NOT NULL,
@@ -68,7 +69,7 @@ CREATE TABLE IF NOT EXISTS members (
 _ADDED_COLUMNS = (("answers", "note", "TEXT"), ("claims", "attempts", "INTEGER"),
                   ("answers", "prompt_tokens", "INTEGER"), ("answers", "completion_tokens", "INTEGER"),
                   ("answers", "latency", "REAL"), ("spending", "requests", "INTEGER"),
-                  ("spending", "largest", "INTEGER"))
+                  ("spending", "largest", "INTEGER"), ("answers", "finish_reason", "TEXT"))
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -54,17 +54,21 @@ class Waited(NamedTuple):
     prompt_tokens: Optional[int] = None  # the answer's usage, as stored with it
     completion_tokens: Optional[int] = None
     latency: Optional[float] = None
+    finish_reason: Optional[str] = None  # why the model stopped, as stored with the answer
 
 
 class Entry(NamedTuple):
     """A stored answer with what it cost: tokens and latency (``None`` for answers stored by a
-    version that did not keep them, and for a callable's answers, whose tokens nobody counted)."""
+    version that did not keep them, and for a callable's answers, whose tokens nobody counted),
+    and its finish reason (``None``: unknown, as for every answer stored before it was kept:
+    an old entry replays as unknown, no migration)."""
 
     answer: str
     note: Optional[str] = None
     prompt_tokens: Optional[int] = None
     completion_tokens: Optional[int] = None
     latency: Optional[float] = None
+    finish_reason: Optional[str] = None
 
 
 class ResponseCache:
@@ -166,7 +170,7 @@ class ResponseCache:
         if self.mode == "refresh":
             return None
         row = self._conn().execute(
-            "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers WHERE key = ?",
+            "SELECT answer, note, prompt_tokens, completion_tokens, latency, finish_reason FROM answers WHERE key = ?",
             (self.key(prompt),),
         ).fetchone()
         return Entry(*row) if row else None
@@ -184,11 +188,12 @@ class ResponseCache:
 
     def put(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
             prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
-            latency: Optional[float] = None) -> None:
+            latency: Optional[float] = None, finish_reason: Optional[str] = None) -> None:
         """Store an answer (committed here, or queued for the writer thread in background mode:
         :meth:`flush` waits for it) and mark this run's claim done."""
         self._writer.raise_error()
-        item = Pending(prompt, answer, note, attempts, usage=(prompt_tokens, completion_tokens, latency))
+        item = Pending(prompt, answer, note, attempts, usage=(prompt_tokens, completion_tokens, latency),
+                       finish_reason=finish_reason)
         if self.background:
             self._writer.put(item)
             return
@@ -196,7 +201,7 @@ class ResponseCache:
 
     async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
                    prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
-                   latency: Optional[float] = None) -> None:
+                   latency: Optional[float] = None, finish_reason: Optional[str] = None) -> None:
         """Store an answer and return once it is committed (raises what the commit raised).
 
         The pool awaits this before it counts the answer as done, so answers never wait in a
@@ -206,11 +211,11 @@ class ResponseCache:
         """
         usage = (prompt_tokens, completion_tokens, latency)
         if not self.background:
-            self._write([Pending(prompt, answer, note, attempts, usage=usage)])
+            self._write([Pending(prompt, answer, note, attempts, usage=usage, finish_reason=finish_reason)])
             return
         loop = asyncio.get_running_loop()
         done: "asyncio.Future[None]" = loop.create_future()
-        self._writer.put(Pending(prompt, answer, note, attempts, loop, done, usage))
+        self._writer.put(Pending(prompt, answer, note, attempts, loop, done, usage, finish_reason))
         await done
 
     def flush(self) -> None:
@@ -221,11 +226,12 @@ class ResponseCache:
     def _write(self, items: List[Pending]) -> None:
         conn = self._conn()
         now = time.time()
-        rows = [(self.key(i.prompt), self.model, i.prompt, i.answer, now, i.note, *i.usage) for i in items]
+        rows = [(self.key(i.prompt), self.model, i.prompt, i.answer, now, i.note, *i.usage, i.finish_reason)
+                for i in items]
         with transaction(conn):
             conn.executemany(
                 "INSERT OR REPLACE INTO answers (key, model, prompt, answer, created, note, prompt_tokens, "
-                "completion_tokens, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "completion_tokens, latency, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             if self.shared or self.own_session:
@@ -299,12 +305,13 @@ class ResponseCache:
         status, error, attempts = claim
         if status in ("done", "cached"):
             ans = self._conn().execute(
-                "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers WHERE key = ?", (key,)
+                "SELECT answer, note, prompt_tokens, completion_tokens, latency, finish_reason FROM answers "
+                "WHERE key = ?", (key,)
             ).fetchone()
             by = "cache" if status == "cached" else "model"
             if ans is None:
                 return status, Waited(None, None, None, by, attempts)
-            return status, Waited(ans[0], None, ans[1], by, attempts, ans[2], ans[3], ans[4])
+            return status, Waited(ans[0], None, ans[1], by, attempts, ans[2], ans[3], ans[4], ans[5])
         return status, Waited(None, error, None, "model", attempts)
 
     async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
@@ -340,12 +347,12 @@ class ResponseCache:
         # Nobody holds it: its answer, unless older than this run in refresh mode.
         since = self.opened if self.mode == "refresh" and holder is None else 0.0
         row = self._conn().execute(
-            "SELECT answer, note, prompt_tokens, completion_tokens, latency FROM answers "
+            "SELECT answer, note, prompt_tokens, completion_tokens, latency, finish_reason FROM answers "
             "WHERE key = ? AND created >= ?",
             (key, since),
         ).fetchone()
         if row is not None:
-            return Waited(row[0], None, row[1], "cache", 0, row[2], row[3], row[4])
+            return Waited(row[0], None, row[1], "cache", 0, row[2], row[3], row[4], row[5])
         return None if holder is not None else Waited(None, None)
 
     def report_progress(self, stats: Mapping[str, Any], fatal: Optional[str] = None) -> None:

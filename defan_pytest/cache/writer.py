@@ -19,12 +19,13 @@ BATCH = 512
 class Pending:
     """An answer on its way to the writer thread, and whom to wake once it is committed."""
 
-    __slots__ = ("prompt", "answer", "note", "attempts", "loop", "done", "usage")
+    __slots__ = ("prompt", "answer", "note", "attempts", "loop", "done", "usage", "finish_reason")
 
     def __init__(
         self, prompt: str, answer: str, note: Optional[str], attempts: int,
         loop: Optional[asyncio.AbstractEventLoop] = None, done: "Optional[asyncio.Future[None]]" = None,
         usage: Tuple[Optional[int], Optional[int], Optional[float]] = (None, None, None),
+        finish_reason: Optional[str] = None,
     ) -> None:
         self.prompt = prompt
         self.answer = answer
@@ -33,6 +34,7 @@ class Pending:
         self.loop = loop
         self.done = done
         self.usage = usage  # prompt tokens, completion tokens, latency
+        self.finish_reason = finish_reason  # why the model stopped (None: unknown)
 
     def settle(self, error: Optional[BaseException]) -> None:
         """Wake the call waiting in :meth:`defan_pytest.cache.store.ResponseCache.save` (from the

@@ -219,7 +219,8 @@ class Asker:
         if w.text is not None:
             return Response(scrub(w.text, self.secrets), attempts=w.attempts, via="peer",
                             answered_by=w.answered_by, note=w.note, prompt_tokens=w.prompt_tokens,
-                            completion_tokens=w.completion_tokens, latency=w.latency)
+                            completion_tokens=w.completion_tokens, latency=w.latency,
+                            finish_reason=w.finish_reason)
         if w.error is None:
             return None  # stopped
         return Response(None, error=w.error, attempts=w.attempts, via="peer")
@@ -234,7 +235,8 @@ class Asker:
         self.stats.cache_hits += 1
         return Response(scrub(hit.answer, self.secrets), cached=True, attempts=0, via="cache",
                         answered_by="cache", note=hit.note, prompt_tokens=hit.prompt_tokens,
-                        completion_tokens=hit.completion_tokens, latency=hit.latency)
+                        completion_tokens=hit.completion_tokens, latency=hit.latency,
+                        finish_reason=hit.finish_reason)
 
     def _unsent(self, prompt: Prompt, verdict: str) -> Optional[Response]:
         """A prompt the budget did not let through: refused (an errored response, never a
@@ -309,10 +311,10 @@ class Asker:
             # Committed before it counts as done: a killed run loses at most what is in
             # flight, never answers waiting for the writer.
             await self.store.save(prompt.text, text, note, attempt, reply.prompt_tokens, reply.completion_tokens,
-                                  took)
+                                  took, reply.finish_reason)
         return Response(text, attempts=attempt, seconds=time.monotonic() - t0, note=note,
                         prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                        latency=took)
+                        latency=took, finish_reason=reply.finish_reason)
 
     async def _prepare(self) -> None:
         """The caller's preparation, once for the pool, off the loop (importing litellm takes

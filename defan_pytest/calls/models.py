@@ -38,7 +38,8 @@ class ModelError(DefanError):
 
 @dataclass(frozen=True)
 class CallableModel:
-    """A user's function: ``prompt -> answer text`` (sync or async).
+    """A user's function: ``prompt -> answer text`` (sync or async), or the text with its finish
+    reason (:func:`defan_pytest.calls.protocol.answer_reply`).
 
     ``source``: a digest of the function's source code (:func:`source_digest`), taken when it
     is registered; part of the cache key, with ``version``.  ``inputs``: the files and folders
@@ -97,6 +98,10 @@ _REGISTRY: Dict[str, CallableModel] = {}
 def model(name: str, *, version: Optional[str] = None,
           inputs: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as the model ``name`` (a decorator).
+
+    ``fn(prompt)`` (sync or async) returns the answer: a ``str`` (its finish reason unknown), or
+    ``{"text": ..., "finish_reason": "length"}`` (or an object with both attributes) to say why
+    the model stopped (``length``: cut by the token limit, scored as cut).
 
     Cached answers are reused only for the same name, ``version`` and code: the function's own
     source, and every source file of the project that is imported when the run starts (modules

@@ -12,11 +12,11 @@ the caller prepares (once, off the loop: importing its client, checking credenti
 key stops the run with one message instead of failing every prompt); a run answered from the
 cache never prepares, so it imports no client at all.
 
-Every answer brings its tokens (as the provider counted them) and its latency to the cache and
-the response.  With a budget (:class:`defan_pytest.calls.budget.Budget`, ``--defan-budget``) a
-prompt is sent only while the spending plus the requests in flight stays within it; the prompts
-not sent are errored responses (``BudgetExceeded``), never hallucinations, and the answers
-received are in the cache for a resumed run.
+Every answer brings its tokens (as the provider counted them), its latency and its finish
+reason to the cache and the response.  With a budget (:class:`defan_pytest.calls.budget.Budget`,
+``--defan-budget``) a prompt is sent only while the spending plus the requests in flight stays
+within it; the prompts not sent are errored responses (``BudgetExceeded``), never
+hallucinations, and the answers received are in the cache for a resumed run.
 
 Failures are judged by the caller's backend (:meth:`defan_pytest.calls.protocol.Backend.classify`):
 transient ones (429, 5xx, timeouts, dropped connections) are retried with exponential backoff

@@ -1,14 +1,18 @@
 """What the call pool (:mod:`defan_pytest.calls.pool`), the model backends
 (:mod:`defan_pytest.calls.backends`) and the cache share: a prompt, a response, a caller's reply,
 the :class:`Caller` and :class:`Backend` interfaces, the verdict on a failure and the failures
-every layer knows.  Plain Python, nothing of the package imported: the pool and the backends
-import this module, neither the other.
+every layer knows.  Plain Python, nothing of the package imported but the base layer's finish
+reason (:mod:`defan_pytest.records.finish`): the pool and the backends import this module,
+neither the other.
 """
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Dict, Literal, NamedTuple, Optional, Protocol, Tuple, Union
+
+from defan_pytest.records.finish import finish_reason_of, is_finish_reason
 
 #: Seconds one model call may take.
 DEFAULT_TIMEOUT = 60.0
@@ -39,7 +43,9 @@ __all__ = [
     "Reply",
     "Response",
     "Verdict",
+    "answer_reply",
     "answer_text",
+    "finish_reason_of",
 ]
 
 #: What a failed call means (:meth:`Backend.classify`): ``"retry"`` (a transient failure: ask
@@ -78,14 +84,20 @@ class Response:
     completion_tokens: Optional[int] = None
     #: Seconds the request that answered took (the last attempt; kept with a cached answer).
     latency: Optional[float] = None
+    #: Why the model stopped, as the provider said it (``stop``, ``length``: cut by the token
+    #: limit, ``content_filter``, ...), ``None`` when unknown (a callable that returned a bare
+    #: str, an answer cached by a version that did not keep it); kept with a cached answer.
+    finish_reason: Optional[str] = None
 
 
 class Reply(NamedTuple):
-    """A caller's answer with the tokens the provider counted (``None`` when it did not say)."""
+    """A caller's answer with the tokens the provider counted and its finish reason (``None``
+    when it did not say)."""
 
     text: str
     prompt_tokens: Optional[int] = None
     completion_tokens: Optional[int] = None
+    finish_reason: Optional[str] = None
 
 
 class FatalCallError(RuntimeError):
@@ -122,9 +134,48 @@ def answer_text(out: Any, name: str) -> str:
     raise BadAnswer(f"model {name!r} returned {type(out).__name__}, not str: return the answer text")
 
 
+def answer_reply(out: Any, name: str) -> Reply:
+    """A registered callable's return value as a :class:`Reply`: a ``str`` (the answer, its
+    finish reason unknown), or a mapping with ``text`` (and optionally ``finish_reason``), or
+    an object with both attributes ``text`` and ``finish_reason``
+    (``"stop"``, ``"length"``, ... or ``None``; ``prompt_tokens`` and ``completion_tokens``
+    read too when present), such as ``{"text": "...", "finish_reason": "length"}``.  Anything
+    else is :class:`BadAnswer`."""
+    if isinstance(out, str) or out is None:
+        return Reply(answer_text(out, name))
+    if isinstance(out, Mapping):
+        if "text" not in out:
+            return Reply(answer_text(out, name))  # "returned dict, not str", as any other type
+        get = out.get
+    elif hasattr(out, "text") and hasattr(out, "finish_reason"):
+        # Both attributes, not ``text`` alone: an HTTP client's response object has a ``text``
+        # (the raw body), which must stay an error, not become the answer.
+        def get(key: str, default: Any = None) -> Any:
+            return getattr(out, key, default)
+    else:
+        return Reply(answer_text(out, name))
+    reason = get("finish_reason")
+    if reason is not None and not is_finish_reason(reason):
+        raise BadAnswer(f"model {name!r} returned finish_reason {_short(reason)}: "
+                        "expected a short word such as 'stop' or 'length', or None")
+    return Reply(answer_text(get("text"), name), _tokens(get("prompt_tokens")), _tokens(get("completion_tokens")),
+                 finish_reason_of(reason))
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a value, cut to 60 characters (for a message)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _tokens(value: Any) -> Optional[int]:
+    """A token count a callable gave: a non-negative int, else unknown."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 class Caller:
     """Sends one prompt and returns the answer text, or a :class:`Reply` with its token counts
-    (raises on failure).  Made by its :attr:`backend` (:meth:`Backend.caller`)."""
+    and finish reason (raises on failure).  Made by its :attr:`backend` (:meth:`Backend.caller`)."""
 
     #: The backend that made this caller, and judges its failures (:meth:`Backend.classify`).
     backend: "Backend"
@@ -222,6 +273,9 @@ class Waited(Protocol):
     @property
     def latency(self) -> Optional[float]: ...
 
+    @property
+    def finish_reason(self) -> Optional[str]: ...
+
 
 class Entry(Protocol):
     """A stored answer (:class:`defan_pytest.cache.store.Entry`)."""
@@ -241,6 +295,9 @@ class Entry(Protocol):
     @property
     def latency(self) -> Optional[float]: ...
 
+    @property
+    def finish_reason(self) -> Optional[str]: ...
+
 
 class ResponseStore(Protocol):
     """Where a pool keeps answers (:class:`defan_pytest.cache.store.ResponseCache`): a cache across
@@ -252,8 +309,8 @@ class ResponseStore(Protocol):
 
     async def save(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
                    prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
-                   latency: Optional[float] = None) -> None:
-        """Store an answer with its usage (and mark the prompt done for the run); returns once
+                   latency: Optional[float] = None, finish_reason: Optional[str] = None) -> None:
+        """Store an answer with its usage and finish reason (and mark the prompt done for the run); returns once
         committed."""
         ...
 

@@ -4,8 +4,11 @@ RESPONSES.jsonl has one JSON object per line with ``question``, ``answer`` (the 
 string, or a JSON number kept exactly as written, so ``42.850`` keeps its three decimals),
 ``type`` (``name``, ``numeric``, ``date``, ``rank`` or ``city``) and ``response``, and optionally
 ``domain`` (default ``custom``), ``group`` (a paraphrase-group label; without it every line is its
-own group) and ``error`` (a message: the model call failed; ``response`` may then be missing or
-null). Blank lines are skipped. The lines are read and validated by the same reader and record
+own group), ``error`` (a message: the model call failed; ``response`` may then be missing or
+null), ``finish_reason`` (the provider's word: ``length``, cut by the token limit, is scored as
+cut, SCORING.md clarification 14; ``stop``; null or absent: unknown) and ``id`` (the plugin's
+prompt id, ``<domain>-q<group>-p<paraphrase>``: the report's row keeps it, and the group is the
+id's, so that this report pairs with the plugin's row by row). Blank lines are skipped. The lines are read and validated by the same reader and record
 validator as a user's own data set (:func:`defan_pytest.dataset.load_responses`).
 
 Every line is validated before anything is scored, and every problem is reported at once as
@@ -51,7 +54,7 @@ def add_parser(sub: Any) -> None:
         help="score a JSONL file of responses",
         description=(
             "Score RESPONSES.jsonl (one JSON object per line with question, answer, type, response; "
-            "optional domain, group, error) and print per-domain figures."
+            "optional domain, group, error, finish_reason, id) and print per-domain figures."
         ),
     )
     score.add_argument("responses", metavar="RESPONSES.jsonl", type=Path, help="the responses to score")
@@ -94,19 +97,22 @@ def _score(responses: Sequence[Response], scorer: Scorer) -> Tuple[List[ScoredRe
     # The domain goes along because the scorer reads math responses differently (last number)
     # and keeps one gazetteer of known answers per domain.
     items = [ScoreInput(question=r.question, answer=r.answer, type=r.type, response=r.response, error=r.error,
-                        domain=r.domain) for r in responses]
+                        domain=r.domain, finish_reason=r.finish_reason) for r in responses]
     began = time.monotonic()
     scores = scorer.score_many(items)
     seconds = round(time.monotonic() - began, 3)
     records = []
     for r, sc in zip(responses, scores):
-        row_id = f"{r.domain}-line{r.line}"
-        # "group-" keeps a user's group called "line5" apart from the row on line 5.
-        group = f"{r.domain}-group-{r.group}" if r.group is not None else row_id
+        if r.id is not None:  # the plugin's id, and its group key (the validator made the group that)
+            row_id, group = r.id, str(r.group)
+        else:
+            row_id = f"{r.domain}-line{r.line}"
+            # "group-" keeps a user's group called "line5" apart from the row on line 5.
+            group = f"{r.domain}-group-{r.group}" if r.group is not None else row_id
         records.append(ScoredRecord(
             id=row_id, domain=r.domain, group=group, type=r.type, claim=sc.claim, aligned=sc.aligned,
             correct=sc.correct, error=sc.error, note=sc.note or None, question=r.question, answer=r.answer,
-            response=r.response,
+            response=r.response, finish_reason=r.finish_reason,
         ))
     return records, seconds
 

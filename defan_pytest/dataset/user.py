@@ -44,6 +44,10 @@ class Response:
     type: str
     response: str | None
     error: str | None
+    #: The line's prompt id as the plugin names it (``None``: not given; the group is then its).
+    id: str | None = None
+    #: The provider's finish reason (``length``: cut by the token limit; ``None``: unknown).
+    finish_reason: str | None = None
 
 
 def _locator(members: Sequence[Record]) -> Callable[[int], tuple[str, str]]:
@@ -164,6 +168,21 @@ def _rows_by_position(items: Sequence[Record], source: str, group_by_blocks: boo
     return rows
 
 
+def _clash(item: Record, line: int, group_types: dict[tuple[str, str], tuple[str, int]],
+           id_lines: dict[str, int]) -> str | None:
+    """What makes a valid responses line clash with an earlier one (an id given twice, a group
+    of two types), recording its id and group for the lines after it."""
+    if item.id is not None:
+        first = id_lines.setdefault(item.id, line)
+        if first != line:
+            return f"id {item.id!r} is given twice (first on line {first})"
+    if item.group is not None:
+        first_type, first_line = group_types.setdefault((item.domain, item.group), (item.type, line))
+        if item.type != first_type:
+            return f"type {item.type!r} differs from {first_type!r} of the same group on line {first_line}"
+    return None
+
+
 def load_responses(
     path: StrPath, default_domain: str | None = None, notes: list[str] | None = None
 ) -> list[Response]:
@@ -172,7 +191,9 @@ def load_responses(
     Each line is a user-set record (see :func:`load_user_set`: ``question``, ``answer``,
     ``type``, optional ``domain`` and ``group``), validated by the same validator, plus
     ``response`` (the model's answer, a string) and optionally ``error`` (the call failed;
-    ``response`` may then be missing or null, and a blank ``error`` means no error). A line
+    ``response`` may then be missing or null, and a blank ``error`` means no error),
+    ``finish_reason`` (``length``: cut by the token limit) and ``id`` (the plugin's prompt id,
+    given once in a file: the line's group is then the id's). A line
     without a domain belongs to ``default_domain``, else the file stem. Lines with one group
     label in one domain must share one answer type, since response consistency compares their
     claims under it. Blank lines are skipped and a BOM is dropped; problems name ``FILE:LINE``.
@@ -190,30 +211,17 @@ def load_responses(
     responses: list[Response] = []
     # (domain, group label) -> (type, line) of the group's first line.
     group_types: dict[tuple[str, str], tuple[str, int]] = {}
+    id_lines: dict[str, int] = {}  # a line's given id -> the line that gave it first
     for where, ref, line, record in read_jsonl_records(p, source, problems, reads="defan score reads JSONL"):
         item = validate_record(where, ref, line, record, fallback, problems, types, responses=True, notes=notes)
         if item is None:
             continue
-        if item.group is not None:
-            first_type, first_line = group_types.setdefault((item.domain, item.group), (item.type, line))
-            if item.type != first_type:
-                problems.append(
-                    f"{where}: type {item.type!r} differs from {first_type!r} of the same group "
-                    f"on line {first_line}"
-                )
-                continue
-        responses.append(
-            Response(
-                item.line,
-                item.domain,
-                item.group,
-                item.question,
-                item.answer,
-                item.type,
-                item.response,
-                item.error,
-            )
-        )
+        problem = _clash(item, line, group_types, id_lines)
+        if problem is not None:
+            problems.append(f"{where}: {problem}")
+            continue
+        responses.append(Response(item.line, item.domain, item.group, item.question, item.answer, item.type,
+                                  item.response, item.error, item.id, item.finish_reason))
     if not responses and not problems:
         problems.append(f"{source}: no responses (the file is empty)")
     raise_problems(source, problems)

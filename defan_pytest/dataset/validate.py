@@ -7,6 +7,7 @@ written), ``type``, and optionally ``domain`` and ``group``; a response record a
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from defan_pytest.dataset.checks import gold_problem
 from defan_pytest.dataset.formats import is_text
 from defan_pytest.errors import type_name
+from defan_pytest.records.finish import is_finish_reason
 from defan_pytest.safetext import has_controls, sanitize
 
 __all__ = ["Record", "validate_record"]
@@ -33,6 +35,15 @@ class Record:
     type: str
     response: str | None = None
     error: str | None = None
+    #: A responses line's own prompt id (``<domain>-q<group>-p<paraphrase>``, the plugin's), if given.
+    id: str | None = None
+    #: A responses line's finish reason (``length``: cut by the token limit), if given.
+    finish_reason: str | None = None
+
+
+# A responses line's ``id``: the plugin's prompt id after ``<domain>-`` (dataset.Row.id), so that
+# ``defan score``'s report pairs with the plugin's row by row (records.rows checks the same form).
+_PROMPT_ID = re.compile(r"(q[0-9]{4,})-p[0-9]{2,}")
 
 
 def validate_record(
@@ -52,7 +63,10 @@ def validate_record(
     (:func:`~defan_pytest.dataset.checks.type_table`, built once per file). With ``responses``
     the record is a line of a responses file and must also carry ``response`` (a string;
     ``null`` or absent only with an ``error``) and may carry ``error`` (a string or ``null``; a
-    blank one means no error).
+    blank one means no error), ``finish_reason`` (the provider's word, ``stop`` or ``length``,
+    or ``null``) and ``id`` (the plugin's prompt id of the line's domain,
+    ``<domain>-q<group>-p<paraphrase>``: the line's group is then the id's, and a ``group``
+    given beside it must be that group key).
 
     Text is sanitised here, where it enters: a lone surrogate (which JSON's ``\\ud800`` escape
     can put in a string, and which no UTF-8 output can hold) becomes U+FFFD, and ``notes`` gets
@@ -72,6 +86,10 @@ def validate_record(
     domain = _domain(record, default_domain, own)
     group = _group(record, own)
     response, error = _response_and_error(record, own) if responses else (None, None)
+    row_id = finish = None
+    if responses:
+        row_id, group = _id_and_group(record, domain, group, own)
+        finish = _finish_reason(record, own)
     if answer is not None and type_ is not None:
         bad_gold = gold_problem(type_, answer)
         if bad_gold is not None:
@@ -80,7 +98,40 @@ def validate_record(
         problems.extend(f"{where}: {p}" for p in own)
         return None
     assert question is not None and answer is not None and type_ is not None
-    return Record(where, ref, line, domain, group, question, answer, type_, response, error)
+    return Record(where, ref, line, domain, group, question, answer, type_, response, error, row_id, finish)
+
+
+def _id_and_group(record: dict[str, Any], domain: str, group: str | None,
+                  own: list[str]) -> tuple[str | None, str | None]:
+    """A responses line's ``id`` and its group: the id's group key when it has an id."""
+    raw = record.get("id")
+    if raw is None:
+        return None, group
+    if not is_text(raw):
+        own.append(f"id must be a string, found {type_name(raw)}")
+        return None, group
+    m = _PROMPT_ID.fullmatch(raw[len(domain) + 1:]) if raw.startswith(f"{domain}-") else None
+    if m is None:
+        own.append(f"id {raw[:80]!r} is not a prompt id of domain {domain!r} ({domain}-q<group>-p<paraphrase>, "
+                   "as the plugin's report names a row)")
+        return None, group
+    key = f"{domain}-{m.group(1)}"
+    if group is not None and group != key:
+        own.append(f"group {group[:80]!r} is not the group of id {raw!r} ({key!r}): give that group or none")
+        return None, group
+    return str(raw), key
+
+
+def _finish_reason(record: dict[str, Any], own: list[str]) -> str | None:
+    """A responses line's ``finish_reason`` (``null`` or absent: unknown)."""
+    raw = record.get("finish_reason")
+    if raw is None:
+        return None
+    if not is_finish_reason(raw):
+        shown = repr(raw)[:80] if isinstance(raw, str) else type_name(raw)
+        own.append(f"finish_reason must be the provider's word (stop, length, ...) or null, found {shown}")
+        return None
+    return str(raw)
 
 
 def _question(record: dict[str, Any], own: list[str]) -> str | None:
@@ -187,7 +238,7 @@ def _response_and_error(record: dict[str, Any], own: list[str]) -> tuple[str | N
 
 
 # The keys whose text a record's reader uses (others are ignored, and so never sanitised).
-_TEXT_KEYS = ("question", "questions", "answer", "type", "domain", "group", "response", "error")
+_TEXT_KEYS = ("question", "questions", "answer", "type", "domain", "group", "response", "error", "id")
 
 
 def _sanitized(record: dict[str, Any], where: str, notes: list[str] | None) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from defan_pytest.calls.budget import not_sent
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.plugin.items import record_of
-from defan_pytest.plugin.wording import claim_and_gold, short
+from defan_pytest.plugin.wording import claim_and_gold, finish_tag, short
 from defan_pytest.report.progress import ProgressPrinter
 from defan_pytest.report.tables import format_table
 from defan_pytest.records import error_kinds
@@ -65,7 +65,7 @@ def shown_outcome(report: Any) -> Optional[Outcome]:
 def status(report: Any, verbose: bool = False) -> Optional[Status]:
     """A prompt's own category, letter and word, its outcome's (:mod:`defan_pytest.verdicts`),
     so that pytest's summary line counts the prompts by outcome; with -v each prompt's line says
-    its outcome, claim, gold, question and answer."""
+    its outcome, claim, gold, question and answer (and the finish reason, when not ``stop``)."""
     rec = _prompt_record(report)
     if rec is None:
         return None
@@ -75,7 +75,7 @@ def status(report: Any, verbose: bool = False) -> Optional[Status]:
     elif verbose:
         word = printable(
             f"{outcome.status} {claim_and_gold(rec, 40)}; "
-            f"Q: {short(rec.get('question'), 70)} A: {short(rec.get('response'), 60)!r}"
+            f"Q: {short(rec.get('question'), 70)} A: {short(rec.get('response'), 60)!r}{finish_tag(rec)}"
         )
     else:
         word = outcome.status

@@ -7,10 +7,20 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from defan_pytest.records.finish import CUT
 from defan_pytest.safetext import printable
 from defan_pytest.verdicts import NO_CLAIM, NO_CLAIM_TEXT, claim_text, gold_text, outcome_of, short
 
-__all__ = ["claim_and_gold", "counted_in", "describe", "short", "verdict_cell", "verdict_line"]
+__all__ = ["claim_and_gold", "counted_in", "describe", "finish_tag", "short", "verdict_cell", "verdict_line"]
+
+
+def finish_tag(rec: Mapping[str, Any]) -> str:
+    """`` [finish: length, cut by the token limit]`` after an answer whose provider gave a
+    finish reason other than the ordinary ``stop``; ``""`` for ``stop`` and an unknown one."""
+    reason = rec.get("finish_reason")
+    if not reason or reason == "stop":
+        return ""
+    return f" [finish: {reason}{', cut by the token limit' if reason == CUT else ''}]"
 
 
 def claim_and_gold(rec: Mapping[str, Any], limit: Optional[int] = None) -> str:
@@ -69,6 +79,8 @@ def describe(rec: Mapping[str, Any]) -> str:
         f"  question: {rec['question']}",
         f"  gold:     {gold_text(rec.get('answer'))}",
         f"  response: {response!r}",
+        *([f"  finish:   {rec['finish_reason']}{' (cut by the token limit)' if rec['finish_reason'] == CUT else ''}"]
+          if rec.get("finish_reason") else []),
         f"  claim:    {claim_text(rec.get('claim'))}",
         f"  aligned:  {rec.get('aligned')}   correct: {rec.get('correct')}",
     ]))

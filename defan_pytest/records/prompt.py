@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from defan_pytest.records.common import Json, extra_of
+from defan_pytest.records.finish import finish_reason_of
 from defan_pytest.records.kinds import error_kind
 
 __all__ = ["RECORD_KEYS", "ScoredRecord"]
@@ -16,12 +17,12 @@ __all__ = ["RECORD_KEYS", "ScoredRecord"]
 #: after them).
 RECORD_KEYS = (
     "id", "domain", "group", "type", "claim", "aligned", "correct", "error", "note", "index", "question", "answer",
-    "response", "via", "answered_by", "attempts", "prompt_tokens", "completion_tokens", "latency",
+    "response", "via", "answered_by", "attempts", "prompt_tokens", "completion_tokens", "latency", "finish_reason",
 )
 _RECORD_KEYSET = frozenset(RECORD_KEYS)
 #: The keys of a report row, in order (the optional ones only when set).
 _ROW_HEAD = ("id", "domain", "group", "type", "claim", "aligned", "correct", "error", "question", "answer", "response")
-_ROW_OPTIONAL = ("note", "attempts", "answered_by")
+_ROW_OPTIONAL = ("note", "attempts", "answered_by", "finish_reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +35,10 @@ class ScoredRecord(Mapping[str, Any]):
     ``response`` its text; ``note`` what was read other than as written.  A record of a run
     also has its ``index`` in the selection and how it was answered: ``via`` (``model``,
     ``cache``, ``peer``), ``answered_by`` (which process of the run asked the model, or the
-    cache), ``attempts``, the tokens and the ``latency``.  ``extra``: keys of a saved row this
-    version does not know.
+    cache), ``attempts``, the tokens and the ``latency``.  ``finish_reason``: why the model
+    stopped, as the provider said it (``stop``, ``length``: cut by the token limit, ...;
+    ``None``: unknown), which the scorer read.  ``extra``: keys of a saved row this version does
+    not know.
     """
 
     id: str
@@ -57,6 +60,7 @@ class ScoredRecord(Mapping[str, Any]):
     prompt_tokens: Optional[int] = None
     completion_tokens: Optional[int] = None
     latency: Optional[float] = None
+    finish_reason: Optional[str] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -88,7 +92,7 @@ class ScoredRecord(Mapping[str, Any]):
 
     def report_row(self) -> Json:
         """The record as a row of the report: the score, the texts, the error's kind, and
-        ``note``, ``attempts`` and ``answered_by`` when set."""
+        ``note``, ``attempts``, ``answered_by`` and ``finish_reason`` when set."""
         row = {k: getattr(self, k) for k in _ROW_HEAD}
         row["error_kind"] = self.error_kind
         for k in _ROW_OPTIONAL:
@@ -111,5 +115,6 @@ class ScoredRecord(Mapping[str, Any]):
             note=get("note"), index=get("index"), question=get("question") or "", answer=get("answer") or "",
             response=get("response"), via=get("via"), answered_by=get("answered_by"), attempts=get("attempts"),
             prompt_tokens=get("prompt_tokens"), completion_tokens=get("completion_tokens"), latency=get("latency"),
+            finish_reason=finish_reason_of(get("finish_reason")),
             extra=extra_of(data, (*RECORD_KEYS, "error_kind")),
         )

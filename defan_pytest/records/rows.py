@@ -10,8 +10,9 @@ __all__ = ["row_problems"]
 
 
 # The two forms of a prompt id (after "<domain>-"): a data set's row, ``q<group>-p<paraphrase>``
-# (defan_pytest.dataset.Row.id, group key ``<domain>-q<group>``), and a line of ``defan score``'s
-# responses file, ``line<N>`` (group: the id itself, or ``<domain>-group-<label>``).
+# (defan_pytest.dataset.Row.id, group key ``<domain>-q<group>``; also a line of ``defan score``'s
+# responses file that gives the plugin's id), and a line of ``defan score``'s responses file
+# without one, ``line<N>`` (group: the id itself, or ``<domain>-group-<label>``).
 _ROW_ID = re.compile(r"(q[0-9]{4,})-p[0-9]{2,}\Z")
 _LINE_ID = re.compile(r"line[1-9][0-9]*\Z")
 

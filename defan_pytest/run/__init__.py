@@ -228,7 +228,8 @@ class Run:
     def score_all(self, rows: Sequence[Any]) -> None:
         """Score every row's answer in one batch (NER once through ``nlp.pipe``)."""
         answers = [self.pool.result(r.id) for r in rows]
-        inputs = [ScoreInput(r.question, r.answer, r.type, a.text, a.error, r.domain) for r, a in zip(rows, answers)]
+        inputs = [ScoreInput(r.question, r.answer, r.type, a.text, a.error, r.domain, a.finish_reason)
+                  for r, a in zip(rows, answers)]
         self.scores = dict(zip((r.id for r in rows), self.get_scorer().score_many(inputs)))
 
     def record(self, row: Any, index: int) -> ScoredRecord:
@@ -238,6 +239,7 @@ class Run:
         if score is None:
             score = self.get_scorer().score(
                 row.question, row.answer, row.type, response.text, error=response.error, domain=row.domain,
+                finish_reason=response.finish_reason,
             )
         # A note of the scorer (a very long response read in a window, NER unavailable), and of
         # the answer changed on its way in (invalid code points).
@@ -248,6 +250,7 @@ class Run:
             question=row.question, answer=row.answer, response=response.text, via=response.via,
             answered_by=response.answered_by, attempts=response.attempts, prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens, latency=response.latency,
+            finish_reason=response.finish_reason,
         )
 
     # -- the end ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Set, Tuple
 
 from defan_pytest.calls.backends.base import BaseBackend
 from defan_pytest.calls.models import CallableModel, registered
-from defan_pytest.calls.protocol import Caller, answer_text
+from defan_pytest.calls.protocol import Caller, Reply, answer_reply
 
 __all__ = ["CALLABLE", "CallableBackend", "CallableCaller", "DaemonThreads"]
 
@@ -129,7 +129,7 @@ class CallableCaller(Caller):
         self.identity = {"kind": "callable", "name": model.name, "version": model.version, "source": model.source}
         self._threads = None if model.is_async else DaemonThreads(f"defan-call-{model.name}")
 
-    async def __call__(self, prompt: str) -> str:
+    async def __call__(self, prompt: str) -> Reply:
         if self._threads is None:
             out = await self.model.fn(prompt)
         else:
@@ -140,7 +140,7 @@ class CallableCaller(Caller):
                 if not fut.done():
                     self._threads.abandon(fut)
                 raise
-        return answer_text(out, self.name)
+        return answer_reply(out, self.name)
 
     def stuck(self) -> int:
         return 0 if self._threads is None else self._threads.stuck()

@@ -28,7 +28,7 @@ from defan_pytest.calls.backends.litellm_model import (
     reported_tokens,
 )
 from defan_pytest.calls.models import LitellmModel, litellm_knows
-from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply
+from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, finish_reason_of
 from defan_pytest.calls.redaction import known_secrets
 
 __all__ = ["LITELLM", "LitellmBackend", "LitellmCaller", "import_litellm", "messages_of"]
@@ -168,9 +168,11 @@ class LitellmCaller(Caller):
             if ours is None:
                 raise
             raise ours from None  # as the lean path says it, not as a connection error to retry
-        content = resp.choices[0].message.content
+        choice = resp.choices[0]
+        content = choice.message.content
         if content is None:
             raise EmptyAnswer("the model returned no content")
         usage = getattr(resp, "usage", None)
         return Reply(content_text(content), reported_tokens(getattr(usage, "prompt_tokens", None)),
-                     reported_tokens(getattr(usage, "completion_tokens", None)))
+                     reported_tokens(getattr(usage, "completion_tokens", None)),
+                     finish_reason_of(getattr(choice, "finish_reason", None)))

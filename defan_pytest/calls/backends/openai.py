@@ -31,7 +31,7 @@ from defan_pytest.calls.backends.litellm_model import (
 )
 from defan_pytest.calls.backends.openai_route import lean_route
 from defan_pytest.calls.models import LitellmModel
-from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, Verdict
+from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, Verdict, finish_reason_of
 from defan_pytest.calls.redaction import known_secrets
 from defan_pytest.calls.sizes import too_large
 
@@ -269,7 +269,8 @@ class OpenAICaller(Caller):
             raise status_error(status, raw, headers)
         try:
             data = json.loads(raw)
-            content = data["choices"][0]["message"]["content"]
+            choice = data["choices"][0]
+            content = choice["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise InternalServerError(f"malformed response from the server: {raw[:200]!r}", headers=headers) from None
         if content is None:
@@ -277,7 +278,8 @@ class OpenAICaller(Caller):
         usage = data.get("usage") if isinstance(data, dict) else None
         usage = usage if isinstance(usage, dict) else {}
         return Reply(content_text(content), reported_tokens(usage.get("prompt_tokens")),
-                     reported_tokens(usage.get("completion_tokens")))
+                     reported_tokens(usage.get("completion_tokens")),
+                     finish_reason_of(choice.get("finish_reason") if isinstance(choice, dict) else None))
 
     async def aclose(self) -> None:
         session, self._session = self._session, None

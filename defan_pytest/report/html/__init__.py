@@ -66,7 +66,7 @@ MARK = "<!-- defan-pytest-report (HTML) -->"
 #: The columns of each embedded row, in order.
 ROW_COLUMNS = (
     "id", "domain", "group", "type", "question", "answer", "response", "claim", "outcome", "error",
-    "kind", "note", "flip", "old_outcome", "old_claim", "old_response",
+    "kind", "note", "flip", "old_outcome", "old_claim", "old_response", "finish_reason",
 )
 
 #: Flip bits against the baseline.
@@ -245,7 +245,7 @@ def payload(report: Report, baseline: Optional[Report] = None, baseline_path: Op
         out_rows.append([
             r.id, domains(r.domain), r.group, types(r.type), _cut(r.question, cut) or "", _cut(r.answer, cut) or "",
             _cut(r.response, cut), _cut(r.claim, cut), outcomes(r), _cut(r.error, cut), kinds(r.error_kind),
-            r.note, flip, old_verdict, _cut(old_claim, cut), _cut(old_response, cut),
+            r.note, flip, old_verdict, _cut(old_claim, cut), _cut(old_response, cut), r.finish_reason,
         ])
     top = report.to_json(rows=False)
     del top["regression"]

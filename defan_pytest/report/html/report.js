@@ -486,7 +486,12 @@
       cell(p, r[COL.id], "id");
       addAll(cell(p, outWord(r[COL.outcome]), "outcome " + (OUT[r[COL.outcome]] ? outCls(o) : "")), promptFlips(r[COL.flip]));
       cell(p, short(r[COL.question], 600));
-      cell(p, o.error ? short(r[COL.error], 600) : short(r[COL.response], 600), o.error ? "response err" : "response");
+      var resp = cell(p, o.error ? short(r[COL.error], 600) : short(r[COL.response], 600), o.error ? "response err" : "response");
+      // The provider's finish reason, where it is not the ordinary "stop" (length: cut by the token limit).
+      var fin = r[COL.finish_reason];
+      if (fin !== null && fin !== undefined && fin !== "stop") {
+        resp.appendChild(el("span", "finish muted", " [finish: " + fin + (fin === "length" ? ", cut by the token limit" : "") + "]"));
+      }
       cell(p, r[COL.claim] === null ? "–" : short(r[COL.claim], 200), "claim");
       if (BASE_COLS) {
         var old = r[COL.old_outcome];
