@@ -72,7 +72,9 @@ LONG_REASON = "Long because"
 #: not be installed (allure-pytest, pytest-sugar).
 LAZY_IMPORTS = frozenset(
     {"litellm", "spacy", "dateparser", "aiohttp", "yarl", "jsonschema", "rapidfuzz",
-     "allure_commons", "pytest_sugar"}
+     "allure_commons", "pytest_sugar",
+     # The scorer's language data: loaded only where a response needs it (bench/score_speed.py).
+     "babel", "text_to_num", "num2words", "lingua"}
 )
 
 

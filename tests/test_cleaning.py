@@ -21,8 +21,9 @@ WORLD_CUP = "Which team won the 1938 FIFA World Cup?(Give me the name only)"
 CVPR = "What was the venue of CVPR in 2019? Give me the exact location only."
 
 
-def run(question: str, type_: str, response: str, *, names=(), finish_reason=None, math=False):
-    ctx = make_context(question, type_, gazetteer=Gazetteer(names), finish_reason=finish_reason, is_math=math)
+def run(question: str, type_: str, response: str, *, names=(), finish_reason=None, math=False, integer_gold=None):
+    ctx = make_context(question, type_, gazetteer=Gazetteer(names), finish_reason=finish_reason, is_math=math,
+                       integer_gold=integer_gold)
     return extract(response, ctx)
 
 
@@ -135,7 +136,8 @@ def test_no_lead_in(raw: str) -> None:
 
 
 def test_a_lead_in_keeps_the_value_bare() -> None:
-    e = run(CENSUS, "numeric", "Population: 296,615")
+    # The census gold is a whole number: "296,615" groups thousands in any language (clarification 4).
+    e = run(CENSUS, "numeric", "Population: 296,615", integer_gold=True)
     assert (e.claim, e.aligned) == ("296615", True)
     e = run(CVPR, "city", "**Location:** Long Beach, CA")
     assert e.aligned and e.claim is not None and e.claim.startswith("Long Beach")

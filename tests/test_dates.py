@@ -218,9 +218,9 @@ def test_property_babel_formatted_dates_read_back(date: datetime.date, locale: s
 
 
 def test_text_without_a_digit_never_loads_the_month_data() -> None:
-    dates_module._data.cache_clear()
+    dates_module.load.cache_clear()
     assert find_dates("Nothing here but words, in November and in Juli. " * 2000) == []
-    assert dates_module._data.cache_info().currsize == 0
+    assert dates_module.load.cache_info().currsize == 0
 
 
 def test_cost_stays_linear_on_hostile_text() -> None:

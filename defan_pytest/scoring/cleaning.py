@@ -15,6 +15,7 @@ import unicodedata
 from typing import Optional
 
 from defan_pytest.scoring.text.dates import MONTH_NAME
+from defan_pytest.scoring.text.rank_words import RANK_NOUNS
 
 __all__ = ["ANSWER_WORD", "CITATION", "KNOWLEDGE_CUTOFF", "NOT_AVAILABLE", "NOT_A_LIST", "clean", "latex_plain", "mask_citations", "strip_label", "strip_symbols"]
 
@@ -193,9 +194,9 @@ def clean(text: Optional[str]) -> str:
             return t
 
 
-# The number of a numbered list item ("1. 386"), not a German date or place ("19. November",
-# "26. Platz").
-NOT_A_LIST = rf"(?!\s*(?:{MONTH_NAME}|platz|rang|stelle)\b)"
+# The number of a numbered list item ("1. 386"), not a German date or a place in a ranking
+# ("19. November 1946", "26. Platz", "186. sırada").
+NOT_A_LIST = rf"(?!\s*(?:{MONTH_NAME}|{RANK_NOUNS})\b)"
 _LIST_NUMBER = re.compile(rf"^[ \t]*\d{{1,3}}[.)](?=[ \t]+{NOT_A_LIST}\S)", re.M | re.I)
 
 # Citation marks (clarification 3): footnote numbers, bracketed sources, a "Sources:" line,
@@ -215,7 +216,7 @@ CITATION = re.compile(
 # A knowledge-cutoff statement ("As of my last update in October 2023", "my knowledge cutoff
 # is September 2021", "(knowledge cutoff: 2023)") dates the model, not the answer: like a
 # citation, none of it is a candidate of any type.
-_CUTOFF_DATE = rf"(?:(?:early|mid|late)[\s-]+)?(?:(?:{MONTH_NAME})\.?\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
+_CUTOFF_DATE = rf"(?:(?:early|mid|late)[\s-]+)?(?:[^\W\d_]{{3,12}}\.?\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
 KNOWLEDGE_CUTOFF = re.compile(
     r"(?:\b(?:as\s+of|according\s+to|based\s+on|since|after|until)\s+)?"
     r"(?:\bmy\s+(?:(?:last|latest|most\s+recent|final)\s+)?(?:(?:knowledge|training)\s+)?(?:data\s+)?"

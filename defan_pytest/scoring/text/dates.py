@@ -9,6 +9,9 @@ numeric forms (``11/19/1946``, ``19.11.1946``) and ISO dates and timestamps
 ``września``), loaded once, lazily, and only when a word next to a number has to be read.  Text
 without a digit costs one scan for a digit.
 
+Long because the date forms and their reader are one grammar (each form's pattern and the
+reading of its parts); what the language data says lives in :mod:`.month_data`.
+
 Values are ``(year, month, day)`` with ``None`` for the parts a date leaves out: a year
 ``(1946, None, None)``, a month and year ``(1946, 11, None)``, a day and month
 ``(None, 11, 19)`` (partial dates: clarification 17).
@@ -17,41 +20,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from defan_pytest.scoring.text.language import language
+from defan_pytest.scoring.text.month_data import MARKS, WORD, MonthData, fold, load, strip_accents
 from defan_pytest.scoring.text.search import DisjointSpans
 
 DateValue = Tuple[Optional[int], Optional[int], Optional[int]]
 
 
-def _mark_class() -> str:
-    # Combining marks (Indic vowel signs and viramas, Thai, Hebrew points, ...) are part of a
-    # word, but Python's ``re`` has no \p{M}: collect them once from the blocks that use them.
-    out = []
-    for lo, hi in ((0x0300, 0x1100), (0x1700, 0x1B80), (0xA800, 0xAB00)):
-        for cp in range(lo, hi):
-            if unicodedata.category(chr(cp)).startswith("M"):
-                out.append(chr(cp))
-    ranges: List[str] = []
-    start = prev = None
-    for c in out:
-        if prev is not None and ord(c) == ord(prev) + 1:
-            prev = c
-            continue
-        if start is not None and prev is not None:
-            ranges.append(start if start == prev else f"{start}-{prev}")
-        start = prev = c
-    if start is not None and prev is not None:
-        ranges.append(start if start == prev else f"{start}-{prev}")
-    # Zero-width (non-)joiners sit inside words of Indic scripts ("ഒക്\u200cടോബർ").
-    return "".join(ranges) + "\u200c\u200d"
-
-
-_MARKS = _mark_class()
-#: One word of letters in any script (with its combining marks).
-_WORD = rf"[^\W\d_](?:[^\W\d_]|[{_MARKS}])*"
 # The ordinal marks of a day number: English, French (1er), the ordinal indicators (1º), German
 # and most of central and northern Europe (19.).  Hand-written: no library lists the suffixes
 # written after a day's digits.
@@ -68,7 +46,7 @@ _SP = r"(?:\s*[,/-]\s*|\s+|\.\s*)"  # between the parts: a space, a comma, a das
 #: A month word followed by its year, for other modules' patterns ("19. November 1946" is a
 #: date, not item 19 of a list).  Any word: which words are months is dateparser's to say, and
 #: it is not loaded to read a list.
-MONTH_NAME = rf"{_WORD}\.?,?\s+(?:\d{{4}}|['’]\d{{2}})(?![\d'’])"
+MONTH_NAME = rf"{WORD}\.?,?\s+(?:\d{{4}}|['’]\d{{2}})(?![\d'’])"
 
 # Each pattern: (regex, kind).  Kinds with a month word check it against the month data.
 _FULL_PATTERNS: List[Tuple["re.Pattern[str]", str]] = [
@@ -88,138 +66,6 @@ _YEAR_ONLY = re.compile(r"(?<![\d,.])(1[0-9]{3}|20[0-9]{2})(?!\d|,\d)(?:\s*s\b)?
 _SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})(?![\d\w'’])")
 
 
-@dataclass(frozen=True)
-class _MonthData:
-    """What dateparser's language data says about dates, folded for lookup."""
-
-    #: folded month word -> month -> languages that write it so
-    months: Dict[str, Dict[int, FrozenSet[str]]]
-    #: the same for full month names only (no abbreviation such as "out" of "outubro")
-    full: Dict[str, Dict[int, FrozenSet[str]]]
-    #: connectives ("de", "of", "del", "roku") and year words ("г", "года", "r", "年")
-    connectives: FrozenSet[str]
-    year_words: FrozenSet[str]
-    #: day words ("d." in "1946 m. lapkričio 19 d.")
-    day_words: FrozenSet[str]
-    #: words written before a month's number ("tháng" in "19 tháng 11, 1946")
-    month_units: FrozenSet[str]
-    weekdays: FrozenSet[str]
-    #: languages by use (dateparser's ``language_order``), for a word of several months
-    rank: Dict[str, int]
-    #: the unit patterns of the languages that write months as numbers (年/月/日, 년/월/일)
-    cjk_full: "re.Pattern[str]"
-    cjk_year_month: "re.Pattern[str]"
-    cjk_month_day: "re.Pattern[str]"
-    cjk_year: "re.Pattern[str]"
-    #: any of those units (the CJK forms are tried only in text that has one)
-    cjk_unit: "re.Pattern[str]"
-
-
-_MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august",
-               "september", "october", "november", "december")
-_WEEKDAY_KEYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_ROMAN = re.compile(r"^[ivxlc]+$")
-
-
-def fold(word: str) -> str:
-    """A word as the month data is keyed: NFC, case-folded, no final dot."""
-    # lower(), not casefold(): the month words also make a case-insensitive regex, and
-    # casefold() expands some letters ("ΐ" of "Μαΐου") that the regex would not.
-    return unicodedata.normalize("NFC", word.lower()).rstrip(".\u0970\u05f3")
-
-
-def _strip_accents(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
-
-
-def _alternation(words: Set[str]) -> str:
-    return "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
-
-
-@lru_cache(maxsize=1)
-def _data() -> _MonthData:
-    """Build the month map once from dateparser's language data (about half a second)."""
-    import importlib
-    import pkgutil
-
-    import dateparser.data.date_translation_data as tables
-    from dateparser.data.languages_info import language_order
-
-    months: Dict[str, Dict[int, Set[str]]] = {}
-    full: Dict[str, Dict[int, Set[str]]] = {}
-    connectives: Set[str] = set()
-    year_words: Set[str] = set()
-    day_words: Set[str] = set()
-    weekdays: Set[str] = set()
-    cjk_y: Set[str] = set()
-    month_units: Set[str] = set()
-    cjk_m: Set[str] = set()
-    cjk_d: Set[str] = set()
-    for mod in pkgutil.iter_modules(tables.__path__):
-        lang = mod.name.split("-")[0]
-        info = importlib.import_module(f"{tables.__name__}.{mod.name}").info
-        sources = [info] + list((info.get("locale_specific") or {}).values())
-        numeric_months = False
-        for src in sources:
-            for number, key in enumerate(_MONTH_KEYS, 1):
-                forms = {fold(f) for f in src.get(key, ())}
-                for f in forms:
-                    if re.match(r"^\d+\D+$", f):  # "5月", "5월": a number and a month unit
-                        numeric_months = True
-                        cjk_m.add(f.lstrip("0123456789"))
-                        continue
-                    unit = re.match(rf"^({_WORD}) \d+$", f)
-                    if unit:  # "tháng 11" (Vietnamese): a month word before its number
-                        month_units.add(unit.group(1))
-                        continue
-                    # Two Latin letters ("no", "me", "ma") are words far more often than months.
-                    if len(f) < (3 if f.isascii() else 2) or _ROMAN.match(f) or not re.fullmatch(_WORD, f):
-                        continue
-                    # An abbreviation is a form that a longer form of the month begins with
-                    # ("out" of "outubro", "sie" of "sierpnia"); one letter more is an
-                    # inflection ("listopad", "listopada"; "maj", "maja").
-                    abbreviation = any(len(g) > len(f) + 1 and g.startswith(f) for g in forms)
-                    for key_form in {f, _strip_accents(f)}:
-                        months.setdefault(key_form, {}).setdefault(number, set()).add(lang)
-                        if not abbreviation:
-                            full.setdefault(key_form, {}).setdefault(number, set()).add(lang)
-            for key in _WEEKDAY_KEYS:
-                weekdays.update(fold(f) for f in src.get(key, ()))
-            # Connectives: the words of belonging ("of", "de", "del") and the other words
-            # dateparser skips inside a date, except English ones ("and", "at", "the") and
-            # single letters ("y", "i", "w"): "July and 1950" is no date.
-            skip = [] if lang == "en" else [w for w in src.get("skip", ()) if len(w) > 1]
-            for word in skip + list(src.get("pertain", ()) or ()):
-                w = fold(word)
-                if re.fullmatch(_WORD, w):
-                    connectives.add(w)
-            year_words.update(fold(w) for w in src.get("year", ()) if re.fullmatch(_WORD, fold(w)))
-            day_words.update(fold(w) for w in src.get("day", ()) if re.fullmatch(_WORD, fold(w)))
-        if numeric_months:
-            cjk_y.update(fold(w) for w in info.get("year", ()) if len(w) <= 2)
-            cjk_d.update(fold(w) for w in info.get("day", ()) if len(w) <= 2)
-    # A word that is a connective, a year or a day word somewhere ("de", "den", "m") is no month.
-    for w in connectives | year_words | day_words:
-        months.pop(w, None)
-        full.pop(w, None)
-    y, m, d = _alternation(cjk_y), _alternation(cjk_m), _alternation(cjk_d)
-    return _MonthData(
-        months={w: {k: frozenset(v) for k, v in by.items()} for w, by in months.items()},
-        full={w: {k: frozenset(v) for k, v in by.items()} for w, by in full.items()},
-        connectives=frozenset(connectives),
-        year_words=frozenset(year_words | {fold(w) for w in cjk_y}),
-        day_words=frozenset(day_words),
-        month_units=frozenset(month_units),
-        weekdays=frozenset(weekdays),
-        rank={lang: i for i, lang in reversed(list(enumerate(x.split("-")[0] for x in language_order)))},
-        cjk_full=re.compile(
-            rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})(?:\s?{d})?(?!\d)"
-        ),
-        cjk_year_month=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}\s?(?P<m>\d{{1,2}})\s?{m}"),
-        cjk_month_day=re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s?{m}\s?(?P<d>\d{{1,2}})\s?{d}"),
-        cjk_year=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}"),
-        cjk_unit=re.compile(_alternation(cjk_y | cjk_m | cjk_d)),
-    )
 
 
 @lru_cache(maxsize=1)
@@ -228,12 +74,12 @@ def _word_patterns() -> List[Tuple["re.Pattern[str]", str]]:
     ones).  Any word of letters stands where a month, a connective or a year word goes: the
     reader checks it against the month data (a trie of the month words of every language
     would cost more to compile than the whole data does to load)."""
-    month = rf"(?P<w>{_WORD})(?![^\W\d_]|[{_MARKS}])"
-    conn = _WORD
-    year_word = _WORD
+    month = rf"(?P<w>{WORD})(?![^\W\d_]|[{MARKS}])"
+    conn = WORD
+    year_word = WORD
     c1 = rf"(?:(?P<c1>{conn})\s+)?"
     c2 = rf"(?:(?P<c2>{conn})\s+)?"
-    start = rf"(?<![^\W\d_{_MARKS}])"
+    start = rf"(?<![^\W\d_{MARKS}])"
     forms = [
         # 19 November 1946, 19th of November, 1946, 19. November 1946, 19 de noviembre de
         # 1946, 12 апреля 1961, 19-Nov-1946, 12 d’abril de 1961
@@ -246,7 +92,7 @@ def _word_patterns() -> List[Tuple["re.Pattern[str]", str]]:
         # 1946 ж. 19 қараша (Kazakh)
         (rf"(?<![\d.,/:])(?P<y>\d{{4}})\.?\s+(?P<c1>{year_word})\.?\s+(?P<d>\d{{1,2}})\.?\s+{month}", "ydm-word"),
         # 19 tháng 11, 1946; ngày 19 tháng 11 năm 1946 (Vietnamese: a unit before the month)
-        (rf"{_DAY}\s+(?P<u>{_WORD})\s+(?P<m>\d{{1,2}}),?\s+(?:(?P<c2>{_WORD})\s+)?{_YEAR}", "dum"),
+        (rf"{_DAY}\s+(?P<u>{WORD})\s+(?P<m>\d{{1,2}}),?\s+(?:(?P<c2>{WORD})\s+)?{_YEAR}", "dum"),
         # Partial dates, read where no full date covers the text: November 1946,
         # noviembre de 1946; 3 January; January 3rd
         (rf"{start}{month}{_ABBR},?\s+{c2}{_YEAR}", "my"),
@@ -283,8 +129,6 @@ def _word_start(text: str, pos: int) -> int:
 def _language_of(text: str) -> str:
     # The response's language decides a word that is a different month in two languages
     # ("listopad": November in Polish and Czech, October in Croatian).
-    from defan_pytest.scoring.text.language import language
-
     return language(text)
 
 
@@ -306,10 +150,10 @@ def month_number(
     per text), else the month of the most used language.  ``english_only_in_english``: in
     English text, English month words only.
     """
-    data = _data()
+    data = load()
     key = fold(word)
     if key not in data.months:
-        key = _strip_accents(key)
+        key = strip_accents(key)
     by_month = data.months.get(key)
     if by_month is None:
         return None
@@ -331,12 +175,12 @@ def month_number(
                 return number
     # Else the month of the most used language that writes it so (dateparser's own order of
     # languages by use): "listopada" is Polish before it is Croatian.
-    rank = _data().rank
+    rank = load().rank
     return min(by_month, key=lambda n: (min(rank.get(code, len(rank)) for code in by_month[n]), n))
 
 
 def _english_month(word: str) -> bool:
-    by_month = _data().months.get(fold(word), {})
+    by_month = load().months.get(fold(word), {})
     return any("en" in langs for langs in by_month.values())
 
 
@@ -440,7 +284,7 @@ def _anchors(text: str) -> Tuple[List[int], List[int], bool]:
 
 
 _DIGITS = re.compile(r"\d+")
-_LETTER_BEFORE = re.compile(rf"(?:[^\W\d_]|[{_MARKS}])[\s.,/'’‘-]*$")
+_LETTER_BEFORE = re.compile(rf"(?:[^\W\d_]|[{MARKS}])[\s.,/'’‘-]*$")
 _LETTER_AFTER = re.compile(r"[\s.,/-]{0,3}[^\W\d_]")
 
 
@@ -462,7 +306,7 @@ class _Reading:
         return self._lang
 
     def _connectives_ok(self, m: "re.Match[str]", kind: str) -> bool:
-        data = _data()
+        data = load()
         for name in ("c1", "c2"):
             c = m.groupdict().get(name)
             if c is None:
@@ -511,7 +355,7 @@ class _Reading:
         if kind == "cjk-y":
             return (int(g["y"]), None, None)
         if kind == "dum":
-            data = _data()
+            data = load()
             if fold(g["u"]) not in data.month_units or (g["c2"] is not None and fold(g["c2"]) not in data.year_words):
                 return None
             y, mo, d = _year(g["y"], self.ref_years), int(g["m"]), int(g["d"])
@@ -569,7 +413,7 @@ def find_dates(
         add(regex, kind, starts)
     # The month data is loaded only when a word or a unit sits next to a number.
     if words:
-        data = _data()
+        data = load()
         words_forms = _word_patterns()
         cjk = data.cjk_unit.search(text) is not None
         if cjk:
@@ -599,8 +443,8 @@ def find_dates(
     return found
 
 
-_LEAD = re.compile(rf"^({_WORD})\.?,?\s+")
-_TAIL = re.compile(rf"[\s\u202f]*({_WORD})\.?$")
+_LEAD = re.compile(rf"^({WORD})\.?,?\s+")
+_TAIL = re.compile(rf"[\s\u202f]*({WORD})\.?$")
 
 
 def parse_date_text(
@@ -616,7 +460,7 @@ def parse_date_text(
     if not t or len(t) > 60 or not _DIGIT.search(t):
         return None
     if _anchors(t)[2]:
-        data = _data()
+        data = load()
         for _ in range(3):  # "on Tuesday, 19 November 1946"
             lead = _LEAD.match(t)
             if not lead or not _leading_word(lead.group(1), data):
@@ -641,7 +485,7 @@ def parse_date_text(
     return value
 
 
-def _leading_word(word: str, data: _MonthData) -> bool:
+def _leading_word(word: str, data: MonthData) -> bool:
     w = fold(word)
     if w in data.months:  # "Mar 14, 1969": a month that is also a weekday elsewhere (mardi)
         return False
@@ -656,7 +500,7 @@ _PREPOSITIONS = frozenset({"on", "le", "am", "el", "em", "il", "the"})
 
 def preload() -> None:
     """Build the month data now (a server warming up, a benchmark excluding start-up)."""
-    _data()
+    load()
 
 
 __all__ = [

@@ -1,6 +1,9 @@
 """Numbers: reading one written number, finding numbers in text, and canonical forms.
 
 Shared by the numeric and rank answer types (a rank is a number too) and by the math rule.
+Long because reading a number and finding numbers in text are one grammar: the separators,
+scale words, scientific notation and fractions are read by both, and split apart each half
+would need the other's internals.
 
 Separators follow SCORING.md (clarifications 4 and 16): the response's language writes its
 decimals with a comma or a point as CLDR records it (Babel, :func:`decimal_comma`); a space

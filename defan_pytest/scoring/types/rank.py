@@ -15,6 +15,7 @@ from typing import Any, FrozenSet, List, Optional, Tuple, Union
 
 from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
 from defan_pytest.scoring.text.dates import find_dates
+from defan_pytest.scoring.text.rank_words import RANK_NOUNS, RANK_WORDS
 from defan_pytest.scoring.text.numbers import (
     ascii_digits,
     canonical_number,
@@ -31,32 +32,14 @@ from defan_pytest.scoring.types.base import Context, Gold
 
 RankValue = Union[int, Tuple[int, int]]
 
-# Words that say "rank" or "place" (SCORING.md clarifications 4, 15, 16).  Hand-written: no
-# library (CLDR included) records the noun for a place in a ranking.  English and the five
-# languages of clarification 4, then Dutch, Swedish, Polish, Russian, Turkish and Indonesian,
-# the languages whose numbers CLDR's separators already read.
-_OTHER_RANK_NOUNS = (
-    r"plaats|positie|plats|placering|miejsce|miejscu|pozycja|pozycji|место|месте|места|позиция|позиции|"
-    r"sırada|sıra|sırası|sıralamada|peringkat|posisi|urutan"
-)
-_RANK_WORDS = (
-    r"rank(?:ed|ing)?|position(?:ed)?|placed|place|spot|platz|rang|stelle|platzierung|"
-    r"puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione|classement|clasificaci[oó]n|classifica|"
-    + _OTHER_RANK_NOUNS
-)
-# The nouns alone: a bare rank may carry one ("Platz 26", "26th place", "326º posto").
-_RANK_NOUNS = (
-    r"rank|position|place|spot|platz|rang|stelle|puesto|posici[oó]n|lugar|posto|posi[cç][aã]o|posizione|"
-    + _OTHER_RANK_NOUNS
-)
 # Ordinal suffixes: English, French (e, er, re, ème), the masculine/feminine ordinal indicators
 # (º, ª, and the degree sign models type for them); the German dot is handled apart.
 # Russian writes its ordinals with a hyphen and an ending ("7-е", "7-й", "7-м").
 _ORD_SUFFIX = r"(?:st|nd|rd|th|e|er|re|ère|ème|eme|è|\.?[º°ª]|-(?:е|й|я|го|му|м|ом|ое|ый|ой|ая))"  # Spanish "2.º"
 _NUMERO = r"(?:#|no\.?|nr\.?|n\.?\s?[º°]\.?|número|numero)"
 _RANK_ONE = re.compile(
-    rf"^\s*(?:{_NUMERO}\s*|(?:joint|tied|t-)\s*|(?:{_RANK_NOUNS})\s*(?:{_NUMERO}\s*)?)?=?\s*(\d+)"
-    rf"(?:{_ORD_SUFFIX}(?!\w)|\.(?=\s*(?:(?:{_RANK_NOUNS})\b|$)))?\s*=?\s*(?:(?:{_RANK_NOUNS})\b)?\s*$",
+    rf"^\s*(?:{_NUMERO}\s*|(?:joint|tied|t-)\s*|(?:{RANK_NOUNS})\s*(?:{_NUMERO}\s*)?)?=?\s*(\d+)"
+    rf"(?:{_ORD_SUFFIX}(?!\w)|\.(?=\s*(?:(?:{RANK_NOUNS})\b|$)))?\s*=?\s*(?:(?:{RANK_NOUNS})\b)?\s*$",
     re.I,
 )
 # Chinese, Japanese and Korean place forms: "第5位", "第一名", "266位", "5위".
@@ -64,7 +47,7 @@ _CJK_DIGITS = "0-9〇零一二三四五六七八九十百千两兩"
 _RANK_CJK = re.compile(rf"^\s*(?:第\s*([{_CJK_DIGITS}]+)\s*[位名]?|([{_CJK_DIGITS}]+)\s*[位名위])\s*$")
 _RANK_CJK_IN_TEXT = re.compile(rf"第\s*(?P<a>[{_CJK_DIGITS}]+)\s*[位名]?|(?P<b>[0-9]+)\s*[位名위](?![\w%])")
 _RANK_BAND = re.compile(r"^\s*=?(\d+)\s*(?:-|–|—|to)\s*(\d+)\s*$", re.I)
-_RANK_WORD_ONLY = re.compile(rf"^\s*(?:(?:{_RANK_NOUNS})\s+)?(?P<w>.+?)(?:\s+(?:{_RANK_NOUNS}))?\s*$", re.I)
+_RANK_WORD_ONLY = re.compile(rf"^\s*(?:(?:{RANK_NOUNS})\s+)?(?P<w>.+?)(?:\s+(?:{RANK_NOUNS}))?\s*$", re.I)
 
 
 # Python refuses to read an int of more digits than this (sys.get_int_max_str_digits()); no rank
@@ -112,19 +95,19 @@ def canonical_rank(value: RankValue) -> str:
 
 _RANK_MARKED = re.compile(
     rf"(?:(?P<ord>\b\d+){_ORD_SUFFIX}(?!\w)"
-    rf"|(?P<dot>\b\d+)\.\s*(?:{_RANK_WORDS})\b"
+    rf"|(?P<dot>\b\d+)\.\s*(?:{RANK_WORDS})\b"
     r"|#\s*(?P<hash>\d+)\b"
     r"|(?<![\w=])=\s*(?P<eq1>\d+)\b"
     r"|\b(?P<eq2>\d+)=(?!\d)"
-    rf"|\b(?:{_RANK_WORDS}|number|no\.)\s*"
+    rf"|\b(?:{RANK_WORDS}|number|no\.)\s*"
     rf"(?:of|at|as|is|was|in|de|en|el|al|auf|am|der|au|na|no|n[º°]|nr\.?|número|numero)?\s*"
     r"(?:#|no\.?\s*)?=?\s*(?P<kw>\d+)\b(?!\s*[-–—]\s*\d|[.,]\d))",
     re.I,
 )
 _RANK_BAND_IN_TEXT = re.compile(r"(?<![\w.,])=?(\d{1,4})\s*[-–—]\s*(\d{1,4})(?![\w.,]|[-–—]\d)")
 # A word of rank just before or after an ordinal word: "ranked fourth", "fourth place".
-_RANK_WORD_BEFORE = re.compile(rf"(?:{_RANK_WORDS}|came|finished|stood|sits|sat)\s+(?:at\s+|in\s+|as\s+|the\s+|au\s+|en\s+el\s+|al\s+|auf\s+dem\s+|na\s+)?$", re.I)
-_RANK_WORD_AFTER = re.compile(rf"^(?:\s+|-)(?:{_RANK_WORDS})\b", re.I)
+_RANK_WORD_BEFORE = re.compile(rf"(?:{RANK_WORDS}|came|finished|stood|sits|sat)\s+(?:at\s+|in\s+|as\s+|the\s+|au\s+|en\s+el\s+|al\s+|auf\s+dem\s+|na\s+)?$", re.I)
+_RANK_WORD_AFTER = re.compile(rf"^(?:\s+|-)(?:{RANK_WORDS})\b", re.I)
 
 
 class RankType(ValueAnswerType):
