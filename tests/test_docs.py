@@ -150,3 +150,13 @@ def test_every_option_the_docs_mention_exists(path: Path) -> None:
     named = {m.rstrip("-") for m in re.findall(r"--defan-([a-z][a-z-]*)", text)}
     unknown = sorted(n for n in named if n not in BY_NOUN and n not in EXAMPLE_OPTIONS)
     assert not unknown, f"{path.name} names options that do not exist: {unknown}"
+
+
+def test_the_readme_shows_the_two_commands_ci_runs_verbatim() -> None:
+    # .ci/run runs exactly the README's install and test commands.
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert len(ci) == 2
+    blocks = "\n".join(re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S))
+    shown = [line.split("    #")[0].rstrip() for line in blocks.splitlines()]
+    assert all(command in shown for command in ci), ci
