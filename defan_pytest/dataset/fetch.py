@@ -43,10 +43,13 @@ ENV_DATA_DIR = "DEFAN_DATA_DIR"
 ENV_CACHE_DIR = "DEFAN_CACHE_DIR"
 ENV_BASE_URL = "DEFAN_BASE_URL"
 
+#: What a machine that cannot reach the upstream host does instead: copy the public CSV files
+#: (from the upstream repository at the pinned commit) to a folder, and name it.
 _LOCAL_FILES_HINT = (
-    "point defan-pytest at local copies of the files: set "
-    f"{ENV_DATA_DIR}=/path/to/DefAn-public, or pass data_dir=... "
-    "(the --defan-dataset option also takes a folder path)"
+    "copy the files "
+    f"(DefAn-public/QA_domain_N_public.csv at DefAn commit {PUBLIC_COMMIT}) to a folder and point "
+    f"defan-pytest at it: set {ENV_DATA_DIR}=/path/to/DefAn-public, or run pytest with "
+    "--defan-dataset=/path/to/DefAn-public"
 )
 
 
@@ -188,7 +191,8 @@ def _fetch_into(
             reason = getattr(exc, "reason", None) or exc
         raise DatasetError(
             f"could not download {dest.name} (domain {domain.id!r}) from {url}: {reason}. "
-            f"The DefAn public split is downloaded on first use; without network access, "
+            f"The DefAn public split is downloaded on first use; on a machine without access to "
+            f"that host, "
             f"{_LOCAL_FILES_HINT}"
         ) from exc
     except OSError as exc:  # local: disk full, permissions
