@@ -18,6 +18,7 @@ from defan_pytest.scoring.claims import extract
 from defan_pytest.scoring.cleaning import clean
 from defan_pytest.scoring.equivalence import claim_correct
 from defan_pytest.scoring.ner import NER
+from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.text.tokens import Gazetteer
 from defan_pytest.scoring.types import Context, Extraction, make_context, parse_gold
 
@@ -82,6 +83,10 @@ def row_gazetteer(raw_gold: str) -> Gazetteer:
     ``City, Region`` gold), parsed as names.  Cached per gold: the 15 paraphrases of a
     question and every model share it."""
     gaz = Gazetteer()
+    # The gold as written is known too ("Joel Coen and Ethan Coen" repeated is one answer),
+    # besides each accepted answer clarification 21 splits it into.
+    for part in strip_footnotes(raw_gold).split(";"):
+        gaz.add(part)
     for alt in parse_gold("name", raw_gold).alternatives:
         gaz.add(alt)
         if "," in alt:  # "Seattle, Washington": the city alone is a known place too

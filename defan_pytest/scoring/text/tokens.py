@@ -77,6 +77,7 @@ _PARTICLES = frozenset(
 # of these ("Nobel Prize", "Academy Award", "FIFA World Cup") is never a claim.
 _GENERIC = frozenset(
     """academy award awards oscar oscars nobel prize prizes best actor actress picture director
+    supporting leading lead role original adapted screenplay foreign feature animated
     directing film movie fifa world cup final finals team national physics chemistry medicine
     physiology literature peace economic economics sciences science memorial laureate
     laureates winner winners committee ceremony category edition qs university universities

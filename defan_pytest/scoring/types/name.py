@@ -12,7 +12,7 @@ import re
 from typing import FrozenSet, List, Optional
 
 from defan_pytest.scoring.text.names import fold, name_tokens, names_match
-from defan_pytest.scoring.text.tokens import looks_like_sentence
+from defan_pytest.scoring.text.tokens import is_generic, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
 
@@ -149,8 +149,9 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
             _person_shaped(p) for p in rest
         ):
             return None
-    if not name_tokens(t):
-        return None
+    toks = name_tokens(t)
+    if not toks or is_generic(toks):
+        return None  # "Best Supporting Actress": a category, not a name
     return t
 
 
