@@ -285,7 +285,7 @@ def _numeral(token: str) -> str:
     if not token.isdigit() and not (token[:1].isdigit() and token[-2:] in ("st", "nd", "rd", "th")):
         if not token.isalpha() or len(token) < 3:
             return token
-        from text_to_num import alpha2digit
+        from text_to_num import alpha2digit  # type: ignore[import-untyped]
 
         token = alpha2digit(token, "en")
     if token[:1].isdigit() and token[-2:] in ("st", "nd", "rd", "th") and token[:-2].isdigit():

