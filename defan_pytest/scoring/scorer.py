@@ -86,7 +86,8 @@ def row_gazetteer(raw_gold: str) -> Gazetteer:
     # The gold as written is known too ("Joel Coen and Ethan Coen" repeated is one answer),
     # besides each accepted answer clarification 21 splits it into.
     for part in strip_footnotes(raw_gold).split(";"):
-        gaz.add(part)
+        if len(parse_gold("name", part).alternatives) > 1:
+            gaz.add(part)
     for alt in parse_gold("name", raw_gold).alternatives:
         gaz.add(alt)
         if "," in alt:  # "Seattle, Washington": the city alone is a known place too
