@@ -181,7 +181,8 @@ def capitalized_spans(text: str, toks: Sequence[Token]) -> List[Tuple[int, int]]
         a = i
         while a <= j and toks[a][2] in _SPAN_STOP:
             a += 1
-        if a <= j:
+        if a <= j and not all(toks[x][2] in _PARTICLES for x in range(a, j + 1)):
+            # (a particle alone is no name: the Dutch article of "De prijs ging naar X")
             spans.append((toks[a][0], toks[j][1]))
         i = j + 1
     return spans
