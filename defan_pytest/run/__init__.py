@@ -222,7 +222,7 @@ class Run:
     def get_scorer(self) -> Scorer:
         """The scorer (built on first use: spaCy loads only if a response needs it)."""
         if self.scorer is None:
-            self.scorer = Scorer(nlp=self.settings.spacy_model, answers=self.plan.answers)
+            self.scorer = Scorer(nlp=self.settings.spacy_model)
         return self.scorer
 
     def score_all(self, rows: Sequence[Any]) -> None:

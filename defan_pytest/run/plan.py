@@ -53,7 +53,8 @@ class Baseline:
 @dataclass(frozen=True)
 class Plan:
     """A run, ready: ``rows`` (this process's selection, dataset order), every domain's full
-    answer list (``answers``: the scorer's gazetteer), the whole selection's domains (a shard's
+    answer list (``answers``: kept for callers; the scorer no longer reads it, a claim depends
+    on its own row only), the whole selection's domains (a shard's
     too), the ``shard`` (``"I/N"``) and why the gates are skipped (``gate_skipped``), the
     thresholds and their file, the ``model``, its ``backend`` and ``call_path`` (the backend's name: ``callable``,
     ``litellm``, ``openai`` or one a plugin added), the files the run reads (``inputs``: never an output), the baseline, and what

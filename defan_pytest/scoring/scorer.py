@@ -10,13 +10,15 @@ places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from functools import lru_cache
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from defan_pytest.scoring import ner, types
 from defan_pytest.scoring.claims import extract
 from defan_pytest.scoring.cleaning import clean
 from defan_pytest.scoring.equivalence import claim_correct
 from defan_pytest.scoring.ner import NER
+from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.text.tokens import Gazetteer
 from defan_pytest.scoring.types import Context, Extraction, make_context, parse_gold
 
@@ -78,13 +80,35 @@ def _window(response: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
     return response[:WINDOW] + "\n\n" + response[-WINDOW:], note
 
 
+@lru_cache(maxsize=16384)
+def row_gazetteer(raw_gold: str) -> Gazetteer:
+    """The known names of one row: its gold's accepted answers (and the city part of a
+    ``City, Region`` gold), parsed as names.  Cached per gold: the 15 paraphrases of a
+    question and every model share it."""
+    gaz = Gazetteer()
+    # The gold as written is known too ("Joel Coen and Ethan Coen" repeated is one answer),
+    # besides each accepted answer clarification 21 splits it into.
+    for part in strip_footnotes(raw_gold).split(";"):
+        if len(parse_gold("name", part).alternatives) > 1:
+            gaz.add(part)
+    for alt in parse_gold("name", raw_gold).alternatives:
+        gaz.add(alt)
+        if "," in alt:  # "Seattle, Washington": the city alone is a known place too
+            gaz.add(alt.split(",")[0])
+    return gaz
+
+
 class Scorer:
     """Scores responses deterministically.
 
     ``nlp``: ``"auto"`` (first installed English spaCy pipeline, else rules only), ``None`` or
-    ``"none"`` (rules only), or a pipeline name or path.  ``answers``: each domain's full
-    answer list, the gazetteer that finds known names and places without NER.  Pass the whole
-    domain, not a sample, so that a prompt scores the same whichever others ran with it.
+    ``"none"`` (rules only), or a pipeline name or path.
+
+    A claim depends only on its own row (question, gold, type, domain), the response, its
+    finish reason and the scorer's version: the known names that find candidates without NER
+    are the row's own accepted answers (:func:`row_gazetteer`), never the golds of other rows
+    a run happened to load.  ``answers`` (each domain's answer list) is still accepted so that
+    callers do not break, and ignored: deprecated.
     """
 
     def __init__(
@@ -102,10 +126,7 @@ class Scorer:
                 ner.check(self._ner_spec)
         else:
             self._ner = nlp  # an already-loaded ner.NER (shared between scorers)
-        self._gazetteers: Dict[str, Gazetteer] = {}
-        self._known: Dict[str, Set[str]] = {}
-        for domain, names in (answers or {}).items():
-            self.add_answers(domain, names)
+        del answers  # deprecated, ignored: a claim depends on its own row only
 
     @property
     def ner(self) -> Optional[NER]:
@@ -122,24 +143,14 @@ class Scorer:
         return self._ner_spec
 
     def add_answers(self, domain: Optional[str], answers: Iterable[str]) -> None:
-        """Add gold answers (raw, ``;``-joined alternatives allowed) to a domain's gazetteer."""
-        gaz = self._gazetteers.setdefault(domain or "", Gazetteer())
-        seen = self._known.setdefault(domain or "", set())
-        for raw in answers:
-            # The plugin scores one item at a time with the whole domain already known: a gold
-            # seen before costs a set lookup, not a parse.
-            if raw in seen:
-                continue
-            seen.add(raw)
-            for alt in parse_gold("name", raw).alternatives:
-                gaz.add(alt)
-                if "," in alt:  # "Seattle, Washington": the city alone is a known place too
-                    gaz.add(alt.split(",")[0])
+        """Deprecated, does nothing: a claim no longer depends on other rows' golds (the
+        gazetteer of a row is its own gold's alternatives, :func:`row_gazetteer`)."""
+        del domain, answers
 
     def _context(self, item: ScoreInput) -> Context:
         kind = types.get(item.type)  # an unknown type: UnknownAnswerType lists the valid ones
         gold = parse_gold(item.type, item.answer)
-        gaz = self._gazetteers.get(item.domain or "") if kind.uses_gazetteer else None
+        gaz = row_gazetteer(item.answer) if kind.uses_gazetteer else None
         # Whether the gold is a whole number decides "326.121" (SCORING.md clarification 4);
         # a type outside the package need not say.
         integer_gold = getattr(kind, "integer_gold", None)
@@ -168,16 +179,6 @@ class Scorer:
 
     def score_many(self, items: Sequence[ScoreInput], batch_size: int = 256) -> List[Score]:
         """Score many responses; NER, where needed at all, runs once over the batch."""
-        # Every gold of the batch is a known answer of its domain before anything is scored,
-        # so the result for one item does not depend on the order of the others.
-        by_domain: Dict[str, List[str]] = {}
-        gazetteer_types = {n for n in types.names() if types.get(n).uses_gazetteer}
-        for it in items:
-            if it.type in gazetteer_types:
-                by_domain.setdefault(it.domain or "", []).append(it.answer)
-        for domain, answers in by_domain.items():
-            self.add_answers(domain, answers)
-
         results: List[Optional[Score]] = [None] * len(items)
         pending: List[Tuple[int, int, str]] = []  # (item, offset of the NER window, its text)
         contexts: List[Optional[Context]] = [None] * len(items)

@@ -12,6 +12,7 @@ True
 """
 from __future__ import annotations
 
+import importlib
 import re
 import unicodedata
 from functools import lru_cache
@@ -37,13 +38,30 @@ _FOOTNOTE = re.compile(r"\[(?:[a-z]|\d{1,3})\]")
 
 
 def fold(text: str) -> str:
-    """Case-fold and accent-fold ``text`` (``Röntgen`` -> ``rontgen``)."""
+    """Case-fold and accent-fold ``text`` (``Röntgen`` -> ``rontgen``); a name in another
+    script is romanised by anyascii (``Альберт Эйнштейн`` -> ``albert einshtein``,
+    ``刘晓波`` -> ``liuxiaobo``: SCORING.md clarification 16)."""
     text = text.translate(_SPECIAL_FOLD)
     if not text.isascii():
         text = "".join(
             c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
         )
+        if not text.isascii():
+            text = _romanise(text)
     return text.casefold()
+
+
+def _romanise(text: str) -> str:
+    """ASCII letters for every script (anyascii, imported on first need: most text is ASCII).
+    Apostrophes it writes for soft signs (``Vil'gel'm``) are dropped: they are no letters."""
+    from anyascii import anyascii
+
+    return anyascii(text).replace("'", "")
+
+
+# Scripts written without spaces between the parts of a name (CJK ideographs, kana, Hangul):
+# romanised, a name there is one run of syllables ("liuxiaobo" for "Liu Xiaobo").
+_UNSPACED_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def strip_footnotes(text: str) -> str:
@@ -139,7 +157,7 @@ christopher chris kit
 anthony antony antoine antonio anton tony
 stephen steven stefan stephane etienne esteban stefano steve stevie
 andrew andre andreas andrei andrey andres andrea andy drew
-frederick frederic friedrich federico fred freddie freddy fritz
+frederick frederic fredric friedrich federico fred freddie freddy fritz
 henry henri heinrich enrique enrico henrik harry hank hal
 harold harry hal
 lawrence laurence lorenzo laurent larry
@@ -147,10 +165,11 @@ elizabeth elisabeth elisabetta liz lizzie beth betty bess
 katherine catherine kathryn katharine catharine caterina ekaterina yekaterina kate katie kathy cathy
 margaret margarethe marguerite margarita margherita meg peggy maggie
 susan suzanne susanna sue susie
+barbara barbra babs
 jennifer jenny jen
 patrick patricio pat paddy
 patricia pat patty trish
-nicholas nicolas nikolai nikolay niccolo nicola nick nicky
+nicholas nicolas nikolai nikolay niccolo nicola nick nicky nic
 matthew matthias matteo mateo matt
 gregory gregor gregorio greg
 jeffrey geoffrey jeff geoff
@@ -187,6 +206,11 @@ for _i, _line in enumerate(_GIVEN_NAMES.strip().splitlines()):
     for _w in _line.split():
         _NAME_GROUPS[_w] = _NAME_GROUPS.get(_w, frozenset()) | {_i}
 del _i, _line, _w
+
+def is_given_name(word: str) -> bool:
+    """Is ``word`` one of the given names of the table (any form)?"""
+    return fold(word) in _NAME_GROUPS
+
 
 # Transliteration (clarification 9: "Aleksandr" = "Alexander"): spellings that differ only in
 # how a sound is written ("ks"/"x", "v"/"w", "i"/"y", "k"/"c", "s"/"z", an "h" after a consonant as in
@@ -254,6 +278,42 @@ def _all_initials(tokens: Sequence[str]) -> bool:
     return all(len(t) == 1 for t in tokens)
 
 
+@lru_cache(maxsize=16384)
+def _numeral(token: str) -> str:
+    """A number word as its digits, an ordinal as its number (``seventh`` and ``7th`` -> ``7``,
+    ``eleven`` -> ``11``; SCORING.md clarification 21: ``Ocean's Eleven`` = ``Ocean's 11``), by
+    text2num; any other token as it is."""
+    if not token.isdigit() and not (token[:1].isdigit() and token[-2:] in ("st", "nd", "rd", "th")):
+        if not token.isalpha() or len(token) < 3:
+            return token
+        # (imported by name: the package publishes no type information)
+        token = str(importlib.import_module("text_to_num").alpha2digit(token, "en"))
+    if token[:1].isdigit() and token[-2:] in ("st", "nd", "rd", "th") and token[:-2].isdigit():
+        return token[:-2]
+    return token
+
+
+def _numerals(tokens: Tuple[str, ...]) -> Tuple[str, ...]:
+    return tuple(_numeral(t) for t in tokens)
+
+
+def _joined_match(c: Sequence[str], g: Sequence[str]) -> bool:
+    """A name romanised from a script without spaces is one run of syllables: it matches the
+    other name's words run together, in either order (family name first, as Chinese, Japanese
+    and Korean write it: ``Yukawa Hideki``), at 85% (by transliteration keys too: ``Gim Dae-jung``
+    = ``Kim Dae-jung``, ``Bong Jun-ho`` = ``Bong Joon-ho``)."""
+    a = "".join(c)
+    for order in (g, tuple(reversed(g))):
+        b = "".join(order)
+        if min(len(a), len(b)) < 4:
+            continue
+        if Indel.normalized_similarity(a, b) >= 0.85:
+            return True
+        if Indel.normalized_similarity(_translit_key(a), _translit_key(b)) >= 0.85:
+            return True
+    return False
+
+
 def names_match(claim: str, gold: str) -> bool:
     """Fuzzy token match of two names (SCORING.md, names and places).
 
@@ -261,9 +321,19 @@ def names_match(claim: str, gold: str) -> bool:
     ``Germany`` for ``West Germany``); so does a claim that only adds words to the gold (a
     middle name added).  Anything else, such as a different first name, contradicts.
     """
-    c, g = name_tokens(claim), name_tokens(gold)
+    c, g = _numerals(name_tokens(claim)), _numerals(name_tokens(gold))
     if not c or not g or _all_initials(c):
         return False
+    if _UNSPACED_SCRIPT.search(claim) or _UNSPACED_SCRIPT.search(gold):
+        unspaced, other = (c, g) if _UNSPACED_SCRIPT.search(claim) else (g, c)
+        if _joined_match(unspaced, other):
+            return True
+    elif len(c) == 1 and len(g) > 1 and len(c[0]) >= 10 and _joined_match(c, g[:1] + g[1:]):
+        # One long word for the gold's words written together (a German compound,
+        # "Wankdorfstadion" for "Wankdorf Stadium"): in the gold's order only.
+        a, b = c[0], "".join(g)
+        if Indel.normalized_similarity(a, b) >= 0.85:
+            return True
     if _tokens_within(c, g) and _full_word_shared(c, g):
         return True
     # The claim adds words (a middle name, "Olympiastadion Berlin"), but never in front of the

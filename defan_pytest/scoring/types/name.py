@@ -12,7 +12,7 @@ import re
 from typing import FrozenSet, List, Optional
 
 from defan_pytest.scoring.text.names import fold, name_tokens, names_match
-from defan_pytest.scoring.text.tokens import looks_like_sentence
+from defan_pytest.scoring.text.tokens import is_generic, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
 
@@ -41,9 +41,27 @@ _NONE_STATEMENT = re.compile(
     r"|não\s+(?:foi|houve)\s+(?:atribuído|atribuido|concedido|entregue|prêmio|prémio|vencedor)"
     # Italian
     r"|nessun\s+(?:premio|vincitore)\b|nessuno\b"
-    r"|non\s+(?:è\s+stato|e\s+stato|fu|venne)\s+(?:assegnato|conferito|attribuito)\b)",
+    r"|non\s+(?:è\s+stato|e\s+stato|fu|venne)\s+(?:assegnato|conferito|attribuito)\b"
+    r"|pas\s+eu\s+de\s+(?:prix|lauréat|laureat|gagnant)"
+    # Clarification 16 (any language): the few other languages' phrases of the fresh forms.
+    # No library carries "no prize was awarded"; each line is one language's negation plus
+    # its award verb or "none", kept small on purpose.
+    # Dutch
+    r"|geen\s+(?:[\w-]+\s+){0,2}?(?:prijs|winnaar|laureaat|prijswinnaar)\b|niet\s+(?:uitgereikt|toegekend)\b"
+    # Polish
+    r"|nie\s+(?:została|zostala|został|zostal|było|bylo)\s+(?:przyznana|przyznany|przyznane|przyznana)\b"
+    r"|nie\s+przyznano\b|(?:nie\s+)?(?:przyznana|przyznano)\s+nie\b|brak\s+laureata\b"
+    # Turkish, Indonesian
+    r"|verilmedi\b|verilmemiştir\b|kazanan\s+yok\b|tidak\s+ada\b|tidak\s+diberikan\b"
+    # Russian
+    r"|не\s+(?:был[аио]?\s+)?(?:присужд\w*|вруч\w*|присужден\w*)|никто\s+не\b)"
+    # Chinese, Japanese, Korean: no word boundaries in these scripts.
+    r"|未颁发|未頒發|没有颁发|沒有頒發|未颁奖|未頒獎|无人获奖|無人獲獎|空缺"
+    r"|授与されなかった|授与されず|該当者なし|受賞者なし|수여되지\s*않",
     re.I,
 )
+# A capitalized word after the first: the statement names someone ("X won it in 1929, so ...").
+_NAMED = re.compile(r"(?<=\s)[A-Z][a-z]")
 _REFUSAL = re.compile(
     r"\b(?:i\s+(?:don't|do\s+not|cannot|can't|am\s+unable|'m\s+unable|am\s+not\s+able)|"
     r"as\s+an\s+ai|i'm\s+sorry|i\s+apologi[sz]e|unable\s+to\s+(?:find|provide|determine))",
@@ -85,13 +103,25 @@ def _words(t: str) -> int:
     return sum(1 for w in t.split() if _WORDLIKE.search(w))
 
 
+# "Parasite (기생충)": a name followed by its original-script form in brackets is one name.
+_SCRIPT_GLOSS = re.compile(r"^([^()]+?)\s*\(([^()A-Za-z]+)\)$")
+
+
 def _bare_name(t: str, ctx: Context) -> Optional[str]:
     if len(t) > 90:
         return None
     if _NONE_STATEMENT.fullmatch(t) or (
-        ctx.empty_gold and _words(t) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
+        _words(t) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
+        # A short statement that there was none answers the question, right (an empty gold)
+        # or wrong ("Il n'y a pas eu de lauréat" for a year with a laureate): aligned.
+        and (ctx.empty_gold or not looks_like_sentence(t) or not _NAMED.search(t))
     ):
         return NONE_CLAIM
+    m = _SCRIPT_GLOSS.match(t)
+    if m and any(c.isalpha() for c in m.group(2)):
+        inner = _bare_name(m.group(1), ctx)
+        if inner is not None:
+            return inner
     gaz = ctx.gazetteer
     if gaz is not None and t in gaz:
         return t  # a known answer, even one that reads like a sentence ("It Happened One Night")
@@ -119,8 +149,9 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
             _person_shaped(p) for p in rest
         ):
             return None
-    if not name_tokens(t):
-        return None
+    toks = name_tokens(t)
+    if not toks or is_generic(toks):
+        return None  # "Best Supporting Actress": a category, not a name
     return t
 
 
