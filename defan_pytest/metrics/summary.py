@@ -105,6 +105,7 @@ from defan_pytest.dataset import DOMAINS
 from defan_pytest.metrics.groups import Figure, Group, Interval, errored
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.scoring.equivalence import group_consistent
+from defan_pytest.stats.design import rate_design
 from defan_pytest.stats.intervals import cluster_effective_size, korn_graubard, mean_interval
 from defan_pytest.verdicts import outcome_of
 
@@ -186,7 +187,8 @@ def cluster_rate(units: Sequence[tuple[int, int]], events_key: str | None = None
     if found is None:
         return Figure(None, None, counts)
     interval, df = found
-    return Figure(events / total, interval, counts, df)
+    kept = tuple((int(y), int(n)) for y, n in units if n > 0)
+    return Figure(events / total, interval, counts, df, kept)
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,7 +229,7 @@ def collect_groups(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, Any]
         grp.claims.append(rec.get("claim"))
     for grp in groups.values():
         if grp.counts_for_rc:
-            grp.consistent = bool(group_consistent(grp.type, grp.claims))
+            grp.consistent = bool(group_consistent(grp.type, grp.scored_claims))
     return groups
 
 
@@ -237,8 +239,9 @@ def _ci(interval: tuple[float, float] | None) -> list[float] | None:
     return [round(interval[0], 4), round(interval[1], 4)]
 
 
-# A figure's unrounded interval and its degrees of freedom, kept for the overall mean.
-_Raw = dict[str, tuple[Interval | None, float]]
+# A figure's unrounded interval, its degrees of freedom and its per-group units, kept for the
+# overall mean.
+_Raw = dict[str, tuple[Interval | None, float, tuple[tuple[int, int], ...] | None]]
 
 
 def _figures(groups: Sequence[Group], metrics: Sequence[Metric]) -> tuple[dict[str, Any], _Raw]:
@@ -265,7 +268,7 @@ def _figures(groups: Sequence[Group], metrics: Sequence[Metric]) -> tuple[dict[s
     for metric, fig in counted:
         out[metric.name] = fig.value
         out[metric.ci_key] = _ci(fig.interval)
-        raw[metric.name] = (fig.interval, math.inf if fig.df is None else fig.df)
+        raw[metric.name] = (fig.interval, math.inf if fig.df is None else fig.df, fig.units)
     return out, raw
 
 
@@ -287,21 +290,36 @@ def _mean(
         rate = metric.name
         # A domain without the figure (no scored response; no RC groups) has nothing to average.
         present: list[tuple[float, float, float, float]] = []
+        strata: list[tuple[tuple[int, int], ...]] = []
         for figs, raw in per_domain:
-            value, (interval, df) = figs[rate], raw[rate]
+            value, (interval, df, units) = figs[rate], raw[rate]
             if value is not None and interval is not None:
                 present.append((value, interval[0], interval[1], df))
+                if units is not None:
+                    strata.append(units)
         if not present:
             out[rate] = None
             out[metric.ci_key] = None
             continue
-        # Each side of a domain interval read as quantile(df_d) SE on that side, independent
-        # domains adding variances, the quantile on Welch-Satterthwaite df; with one domain
-        # this gives back that domain's own interval.
-        mean, lo, hi, _ = mean_interval(present, CONFIDENCE)
-        out[rate] = mean
-        out[metric.ci_key] = _ci((max(0.0, lo), min(1.0, hi)))
+        out[rate], out[metric.ci_key] = _mean_figure(present, strata)
     return out
+
+
+def _mean_figure(present: Sequence[tuple[float, float, float, float]],
+                 strata: Sequence[Sequence[tuple[int, int]]]) -> tuple[float, list[float] | None]:
+    """The mean of the domains' figures and its interval: from the stratified cluster variance
+    of the groups' counts (each domain a stratum; a domain of one group centred at the mean),
+    never from the domains' intervals clipped to [0, 1]."""
+    mean = sum(value for value, _, _, _ in present) / len(present)
+    if len(strata) == len(present):
+        design = rate_design(strata)
+        if design is not None:
+            return mean, _ci(korn_graubard(min(max(design.estimate, 0.0), 1.0), design.n_eff, 1.0, design.df,
+                                           CONFIDENCE))
+    # A registered metric that is not a rate over groups: each side of a domain interval read
+    # as quantile(df_d) SE on that side, independent domains adding variances.
+    _, lo, hi, _ = mean_interval(present, CONFIDENCE)
+    return mean, _ci((max(0.0, lo), min(1.0, hi)))
 
 
 def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
