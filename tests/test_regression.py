@@ -158,9 +158,10 @@ def test_errored_prompts_leave_fch_and_pmh_and_count_for_the_error_rate() -> Non
     assert (err.worse_flips, err.better_flips, err.pairs) == (2, 1, 300)
     assert err.change == pytest.approx(1 / 300) and err.tolerance == 0.0
     assert (err.old, err.new) == (pytest.approx(1 / 300), pytest.approx(2 / 300))
-    # Groups 0 (error in the baseline) and the group of prompts 5-6 (errors now) no longer
-    # count for RC: every response of an RC group must be scored in both runs.
-    assert result.scopes["nobel"]["rc"].pairs == 19
+    # Groups 0 (error in the baseline) and the group of prompts 5-6 (errors now) still count
+    # for RC: each run's answered paraphrases are compared, the errored ones left out (as from
+    # FCH and PMH), and each group keeps at least two answered ones.
+    assert result.scopes["nobel"]["rc"].pairs == 20
 
 
 def test_rc_flips_and_groups_that_count() -> None:
@@ -249,7 +250,7 @@ def test_overall_mean_and_pooled() -> None:
     # as nobel; pooling is dominated by nobel's 1,000 groups.
     assert mean.change == pytest.approx(0.015)
     assert pooled.change == pytest.approx(450 / 15150)
-    assert mean.interval[1] - mean.interval[0] > 5 * (pooled.interval[1] - pooled.interval[0])
+    assert mean.interval[1] - mean.interval[0] > 3 * (pooled.interval[1] - pooled.interval[0])
     assert pooled.regressed and not mean.regressed
     assert (mean.groups, pooled.groups, mean.worse_flips, pooled.worse_flips) == (1010, 1010, 450, 450)
     # One domain: the mean is that domain.
