@@ -116,6 +116,7 @@ __all__ = [
     "cluster_interval",
     "cluster_rate",
     "collect_groups",
+    "stratified_rate_interval",
     "domain_sort_key",
     "summarize",
 ]
@@ -169,6 +170,19 @@ def cluster_interval(
     """
     found = _cluster(units, confidence)
     return None if found is None else found[0]
+
+
+def stratified_rate_interval(strata: Sequence[Sequence[tuple[int, int]]],
+                             confidence: float = CONFIDENCE) -> Interval | None:
+    """The interval of the unweighted mean over ``strata`` (domains) of their rates
+    ``sum(y) / sum(n)`` over groups ``(y_g, n_g)``: the Korn-Graubard interval at the effective
+    size and degrees of freedom of the stratified cluster variance
+    (:func:`defan_pytest.stats.design.rate_design`). One stratum is :func:`cluster_interval`.
+    ``None`` when nothing is counted."""
+    design = rate_design(strata)
+    if design is None:
+        return None
+    return korn_graubard(min(max(design.estimate, 0.0), 1.0), design.n_eff, 1.0, design.df, confidence)
 
 
 def cluster_rate(units: Sequence[tuple[int, int]], events_key: str | None = None) -> Figure:
@@ -312,10 +326,9 @@ def _mean_figure(present: Sequence[tuple[float, float, float, float]],
     never from the domains' intervals clipped to [0, 1]."""
     mean = sum(value for value, _, _, _ in present) / len(present)
     if len(strata) == len(present):
-        design = rate_design(strata)
-        if design is not None:
-            return mean, _ci(korn_graubard(min(max(design.estimate, 0.0), 1.0), design.n_eff, 1.0, design.df,
-                                           CONFIDENCE))
+        interval = stratified_rate_interval(strata, CONFIDENCE)
+        if interval is not None:
+            return mean, _ci(interval)
     # A registered metric that is not a rate over groups: each side of a domain interval read
     # as quantile(df_d) SE on that side, independent domains adding variances.
     _, lo, hi, _ = mean_interval(present, CONFIDENCE)
