@@ -182,6 +182,11 @@ def test_one_group_changing_consistency_passes_defan_gate(tmp_path: Path, capsys
         assert schema.validate_report(data) == []
         docs.append(write(tmp_path, data, f"{'new' if changed else 'old'}.json"))
     old, new = docs
-    assert main(["gate", str(new), "--baseline", str(old)]) == 0
+    judged = tmp_path / "judged.json"
+    # (The level gate fails sports' min_samples: two groups; the regression gate is the point.)
+    main(["gate", str(new), "--baseline", str(old), "--json", str(judged)])
     out = capsys.readouterr().out
     assert "REGRESSED" not in out and "overall: RC 1.000 -> 0.938" in out
+    regression = json.loads(judged.read_text(encoding="utf-8"))["regression"]
+    assert regression["status"] == "pass"
+    assert regression["scopes"]["overall"]["rc"]["interval"][1] > 0.0
