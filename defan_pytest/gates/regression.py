@@ -116,7 +116,7 @@ def _message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -
     tol = c.get("tolerance")
     tail = []
     if c.get("regressed"):
-        tail.append(f"significantly worse than the tolerance {tol:g}")
+        tail.append(f"worse beyond the tolerance {tol:g} and significant")
     elif tol is None:
         tail.append("not judged (no tolerance)")
     elif c.get("significant_worse"):

@@ -37,19 +37,21 @@ sample, where a plain Wilson interval at ``n_eff`` (what this module used before
 true rate only 85-93% of the time in simulations with 15 answers per group and realistic
 between-group variation (``bench/regression_stability.py``):
 
-1. **Few rare responses cannot show how they cluster.** The estimated design effect rests on
-   the ``k = min(Y, N - Y)`` responses of the rarer outcome. Two hallucinations that happen to
-   fall in different groups look independent (``deff`` near 1) even when the model's failures
-   cluster strongly, and the interval is then far too narrow exactly when the rate is low. So
-   the estimate, floored at 1 (clustering can only lose information, ``n_eff <= N``), is
-   averaged with the worst case ``N/G`` (every group one observation), weighted ``k`` to 1
-   (:func:`defan_pytest.stats.intervals.shrink_design_effect`): as if one more rare response had been
-   seen clustered as badly as possible
-   (:func:`defan_pytest.stats.intervals.cluster_effective_size`). With hundreds of rare responses this changes nothing;
-   with none (``p`` = 0 or 1), or when ``V`` is exactly 0 (every group has the same rate: the
-   variance says nothing), ``n_eff = G``. ``V`` is computed from integers, so "exactly 0" is
-   exact, not a float accident. With a single group (G = 1) nothing can be estimated across
-   groups: ``n_eff = 1``.
+1. **Few groups with the rare outcome cannot show how it clusters.** The estimated design
+   effect rests on the ``k`` groups that carry the rarer outcome (any event when events are
+   rare, any non-event when they are common): two hallucinations that happen to fall in
+   different groups look independent (``deff`` near 1) even when the model's failures cluster
+   strongly, and three groups of fifteen wrong answers are three observations, not forty-five.
+   So the estimate, floored at 1 (clustering can only lose information, ``n_eff <= N``), is
+   averaged with the worst case ``sum n_g^2 / N`` (every group one observation; the mean group
+   size only when the sizes are equal), weighted ``k`` to 1
+   (:func:`defan_pytest.stats.design.shrink_design_effect`, :func:`defan_pytest.stats.design.rate_design`):
+   as if one more group had been seen clustered as badly as possible. With none (``p`` = 0 or
+   1) the worst case is used. When ``V`` is exactly 0 with 0 < p < 1 (every group has the same
+   rate) the estimate is design effect 1, then shrunk: reading it as the worst case made one
+   flip more look *better* (the decision was not monotone). ``V`` is computed from integers, so
+   "exactly 0" is exact, not a float accident. With a single group (G = 1) nothing can be
+   estimated across groups: ``n_eff = 1`` (not estimable; the interval is all but [0, 1]).
 2. **The variance is estimated from G groups**, so its quantile is Student's t on ``G - 1``
    degrees of freedom (1 for a single group), not the normal 1.96: 2.78 at 5 groups, 2.26 at
    10, 2.05 at 30, 1.98 at 100 (:func:`defan_pytest.stats.distributions.t_quantile`, written there
@@ -81,13 +83,15 @@ Overall figures
 ---------------
 
 ``overall["mean"]`` is the unweighted mean of the domain figures, as the paper reports it (RC over
-the domains that have RC). Its interval treats domains as independent: each domain interval is
-read as standard errors on each side, ``(p_d - lo_d) / q_d`` below and ``(hi_d - p_d) / q_d``
-above, with ``q_d`` the quantile that domain's interval was built with (t on its ``G_d - 1``
-degrees of freedom; normal for RC's exact interval); independent domains add variances, and each
-side of the mean's interval is ``q * sqrt(sum se_d^2) / D`` with ``q`` the t quantile on the
-Welch-Satterthwaite degrees of freedom of that sum (:func:`defan_pytest.stats.intervals.mean_interval`),
-clipped to [0, 1]; with one domain this is that domain's own interval. ``overall["pooled"]``
+the domains that have RC). Its interval comes from the stratified cluster variance of every
+group's counts, each domain a stratum (:func:`stratified_rate_interval`,
+:func:`defan_pytest.stats.design.rate_design`): unclipped, on ``sum(G_d - 1)`` degrees of freedom,
+a domain of a single group centred at the overall mean (survey software's "lonely cluster"
+adjustment), the Korn-Graubard interval at its effective size. It is never rebuilt from the
+domains' intervals clipped to [0, 1]: that read a domain of one group as nearly exact and covered
+35% at one group a domain. A registered metric whose figure carries no per-group ``units`` keeps
+the side-by-side combination of its domains' intervals (:func:`defan_pytest.stats.intervals.mean_interval`),
+clipped to [0, 1]. ``overall["pooled"]``
 computes the same figures over all records together, with all groups as clusters. The two differ
 when domains differ in size: the pooled figure is dominated by the big domains, the mean is not.
 
