@@ -1,6 +1,6 @@
 """Coverage of the intervals, stability and power of the gates, by simulation.
 
-    python bench/regression_stability.py [--reps 4000] [--only coverage,paired,rc,stability,gate]
+    python bench/regression_stability.py [--reps 4000] [--only coverage,paired,rc,stability,gate,wholegate]
 
 Every figure is simulated the way DefAn data look: paraphrase groups of 15 answers, each group
 with its own hallucination rate (between-group variation: the intra-class correlation ``rho``),
@@ -22,13 +22,14 @@ Sections (``--only``):
   change, correlation of group rates between runs, how often an answer stays the same).
 - ``stability``: a model compared with an independent second run of itself (answers re-drawn):
   how often the regression gate falsely reports an FCH regression (per domain, overall, and
-  any of the 9 scopes), at tolerance 0.02, per change at confidence 0.95 and at the gate's
-  Bonferroni level (1 - 0.05/27, FCH, PMH and RC judged in 8 domains and overall, which is what
-  the gate does at its default confidence 0.95); and how often a real 5-point FCH rise is caught
-  (power), at
-  10, 30 and 100 groups per domain, 8 domains. Each scope's false-regression rate stays below
-  the one-sided 2.5% of a 95% interval; the whole gate's does not (9 chances, 27 with PMH and
-  RC judged too), which is what the 0.995 columns show.
+  any of the 9 scopes), at tolerance 0.02 tested one-sided (the lower bound beyond it), with
+  intervals at a two-sided 0.95 and at the gate's level 1 - 2 * 0.05 / 26 (one-sided Bonferroni
+  over FCH, PMH and RC judged in 8 domains and overall: 26 changes on the public split, math has
+  no RC); and how often a real 5-point FCH rise is caught (power), at 10, 30 and 100 groups per
+  domain, 8 domains.
+- ``wholegate``: the whole regression gate (:func:`defan_pytest.gates.regression.judge`) on
+  records of 8 domains at 5, 10 and 30 groups each: how often a re-run of the same model fails
+  it (with 0, 5 and 10% call errors), and how often a real 5- or 10-point FCH rise does (power).
 - ``gate``: a model whose true FCH is the limit - 0.03 (or + 0.03): how often the level gate
   fails it when deciding on the point estimate or on the interval, at 10-300 groups.
 
@@ -50,10 +51,11 @@ from numpy.polynomial.hermite_e import hermegauss
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from defan_pytest.dataset import DOMAINS  # noqa: E402
 from defan_pytest.metrics.summary import cluster_interval  # noqa: E402
 from defan_pytest.stats.distributions import t_quantile  # noqa: E402
 from defan_pytest.stats.intervals import clopper_pearson, mean_interval  # noqa: E402
-from defan_pytest.stats.paired import paired_interval  # noqa: E402
+from defan_pytest.stats.paired import paired_interval, stratified_paired_interval  # noqa: E402
 
 K = 15  # answers per paraphrase group
 Z = 1.959963984540054
@@ -284,20 +286,73 @@ def section_paired(reps: int) -> None:
 def _gate_decisions(units_by_domain: Sequence[np.ndarray], tolerance: float, confidence: float = 0.95
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per replicate: (regressed per domain ``reps x D``, overall mean regressed ``reps``),
-    exactly as :func:`compare` decides FCH (lower is better)."""
+    exactly as :func:`compare` decides FCH (lower is better): the interval's lower bound (one-sided
+    at (1 + confidence) / 2) beyond the tolerance; the overall mean from the stratified variance."""
     reps = len(units_by_domain[0])
     d = len(units_by_domain)
     per = np.zeros((reps, d), dtype=bool)
     overall = np.zeros(reps, dtype=bool)
     for i in range(reps):
-        parts = []
+        strata = []
         for j, units in enumerate(units_by_domain):
-            change, lo, hi, df = paired_interval([tuple(u) for u in units[i].tolist()], confidence)
-            per[i, j] = lo > 0.0 and change > tolerance
-            parts.append((change, lo, hi, df))
-        mean, lo, hi, _ = mean_interval(parts, confidence)
-        overall[i] = max(-1.0, lo) > 0.0 and mean > tolerance
+            rows = [tuple(u) for u in units[i].tolist()]
+            strata.append(rows)
+            _, lo, _, _ = paired_interval(rows, confidence)
+            per[i, j] = lo > tolerance
+        _, lo, _, _ = stratified_paired_interval(strata, confidence)
+        overall[i] = lo > tolerance
     return per, overall
+
+
+def _records(rng: np.random.Generator, g: int, p: np.ndarray, errors: float) -> list[dict[str, object]]:
+    """One run's records over the eight domains: ``p`` the group rates ``8 x g``; a wrong answer
+    claims one of two wrong values (so groups can be inconsistent), a call fails at ``errors``."""
+    wrong = rng.random((8, g, K)) < p[..., None]
+    other = rng.random((8, g, K)) < 0.5
+    failed = rng.random((8, g, K)) < errors
+    out: list[dict[str, object]] = []
+    for d, domain in enumerate(DOMAINS):
+        for j in range(g):
+            for i in range(K):
+                key = f"{domain}-q{j:04d}"
+                if failed[d, j, i]:
+                    out.append({"id": f"{key}-p{i:02d}", "domain": domain, "group": key, "type": "numeric",
+                                "claim": None, "aligned": None, "correct": None, "error": "TimeoutError"})
+                    continue
+                bad = bool(wrong[d, j, i])
+                claim = ("334" if other[d, j, i] else "335") if bad else "386"
+                out.append({"id": f"{key}-p{i:02d}", "domain": domain, "group": key, "type": "numeric",
+                            "claim": claim, "aligned": not bad, "correct": not bad, "error": None})
+    return out
+
+
+def section_wholegate(reps: int) -> None:
+    """The whole regression gate (:func:`defan_pytest.gates.regression.judge`: FCH, PMH and RC in
+    8 domains and overall, one-sided Bonferroni over the K judged changes at the default
+    confidence 0.95, tolerance 0.02) on records: how often it fails."""
+    from defan_pytest.gates.regression import judge
+    from defan_pytest.gates.thresholds import parse_thresholds
+
+    thresholds = parse_thresholds({"regression": {"confidence": 0.95}})
+    reps = max(reps // 4, 50)
+    print(f"\n## The whole regression gate (judge) on records, 8 domains, {reps} replicates per row")
+    print("group FCH rates ~ Beta(mean 0.2, ICC 1/3); false: a re-run of the same model (answers re-drawn); "
+          "power: every group's rate + delta (answers re-drawn); calls fail at 'errors'")
+    print(_row(["groups/d", "case", "delta", "errors", "K", "gate fails"]))
+    rng = np.random.default_rng(20261202)
+    for g in (5, 10, 30):
+        for case, delta, errors in (("false", 0.0, 0.0), ("false", 0.0, 0.05), ("false", 0.0, 0.10),
+                                    ("power", 0.05, 0.0), ("power", 0.10, 0.0)):
+            failed = 0
+            judged = 0
+            for _ in range(reps):
+                p = rng.beta(0.4, 1.6, size=(8, g))
+                old = _records(rng, g, p, errors)
+                new = _records(rng, g, np.minimum(p + delta, 1.0), errors)
+                result = judge({"rows": old}, new, thresholds)
+                failed += result["status"] == "fail"
+                judged = int(result["judged"])
+            print(_row([g, case, delta, errors, judged, failed / reps]), flush=True)
 
 
 def section_stability(reps: int) -> None:
@@ -308,10 +363,11 @@ def section_stability(reps: int) -> None:
     print("false: the model against an independent second run of itself (answers re-drawn);")
     print("power: a real +5-point FCH rise (answers re-drawn, or 80% of answers kept).")
     print("domain: rate per domain; overall: the mean of domains; any: any of the 9 scopes regressed.")
-    per_test = 1 - 0.05 / 27
-    print(f"At a per-change confidence of 0.95 (no correction) and {per_test:.5f}: what the gate uses with its "
-          "default confidence 0.95 when FCH, PMH and RC are judged in 8 domains and overall (27 changes, "
-          "Bonferroni); 'any' counts FCH's 9 scopes only; over all 27 the false rate is at most 0.05 by construction.")
+    per_test = 1 - 2 * 0.05 / 26
+    print(f"Intervals at a two-sided 0.95 (no correction) and {per_test:.5f}: what the gate uses with its "
+          "default confidence 0.95 when FCH, PMH and RC are judged in 8 domains and overall (26 changes on the "
+          "public split: math has no RC), one-sided Bonferroni: a regression when the lower bound passes the "
+          "tolerance; 'any' counts FCH's 9 scopes only.")
     print(_row(["groups/d", "FCH", "rho", "case", "dom.95", "all.95", "any.95", "dom.gate", "all.gate", "any.gate"]))
     rng = np.random.default_rng(20240603)
     for g in (10, 30, 100):
@@ -352,6 +408,7 @@ SECTIONS: dict[str, Callable[[int], None]] = {
     "paired": section_paired,
     "stability": section_stability,
     "gate": section_gate,
+    "wholegate": section_wholegate,
 }
 
 

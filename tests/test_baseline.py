@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from defan_pytest.dataset import DOMAINS
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import Report, ReportMeta, ScoredRecord
 from defan_pytest.gates.comparability import comparability
@@ -145,3 +146,47 @@ def test_disjoint_prompts_are_refused() -> None:
     other = [dict(r, id=r["id"].replace("sports", "nobel")) for r in rows()]
     problems = comparable(report(), meta(), other)
     assert len(problems) == 1 and "no prompt in common" in problems[0]
+
+
+def _two_domain_rows(changed: bool) -> list[dict[str, Any]]:
+    out = []
+    # sports: two groups (too few to be judged, still in the overall mean); seven more of sixty (narrow intervals).
+    others = ("census", "nobel", "entertainment", "world_org", "qs_ranking", "conference_venue", "math")
+    for domain, groups in (("sports", 2), *((d, 60) for d in others)):
+        for g in range(groups):
+            for p in range(3):
+                claim = "Chile" if changed and domain == "sports" and g == 0 and p == 2 else "Brazil"
+                out.append({
+                    "id": f"{domain}-q{g:04d}-p{p:02d}", "domain": domain, "group": f"{domain}-q{g:04d}",
+                    "type": "name", "question": f"Who won the {g}?", "answer": "Brazil", "response": claim,
+                    "claim": claim, "aligned": True, "correct": claim == "Brazil", "error": None, "error_kind": None,
+                })
+    return out
+
+
+def test_one_group_changing_consistency_passes_defan_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 25's CLI reproduction: one group of one domain turning inconsistent failed
+    # `defan gate --baseline` with "REGRESSED overall: RC 1.000 -> 0.938 (99.81% CI -0.067 to
+    # -0.057)": the overall interval was rebuilt from the domains' intervals clipped to [-1, 1].
+    from defan_pytest.cli import main
+
+    sel = {"domains": sorted(DOMAINS), "sample": None, "seed": 0, "selected": 1266, "ran": 1266, "narrowed": False,
+           "shard": None}
+    docs = []
+    for changed in (False, True):
+        rs = [ScoredRecord.from_json(r) for r in _two_domain_rows(changed)]
+        m = meta()
+        m["selection"] = sel
+        m["calls"]["prompts"] = 1266
+        data = build_report(rs, summarize(rs), ReportMeta.from_json(m)).to_json()
+        assert schema.validate_report(data) == []
+        docs.append(write(tmp_path, data, f"{'new' if changed else 'old'}.json"))
+    old, new = docs
+    judged = tmp_path / "judged.json"
+    # (The level gate fails sports' min_samples: two groups; the regression gate is the point.)
+    main(["gate", str(new), "--baseline", str(old), "--json", str(judged)])
+    out = capsys.readouterr().out
+    assert "REGRESSED" not in out and "overall: RC 1.000 -> 0.938" in out
+    regression = json.loads(judged.read_text(encoding="utf-8"))["regression"]
+    assert regression["status"] == "pass"
+    assert regression["scopes"]["overall"]["rc"]["interval"][1] > 0.0

@@ -158,9 +158,10 @@ def test_errored_prompts_leave_fch_and_pmh_and_count_for_the_error_rate() -> Non
     assert (err.worse_flips, err.better_flips, err.pairs) == (2, 1, 300)
     assert err.change == pytest.approx(1 / 300) and err.tolerance == 0.0
     assert (err.old, err.new) == (pytest.approx(1 / 300), pytest.approx(2 / 300))
-    # Groups 0 (error in the baseline) and the group of prompts 5-6 (errors now) no longer
-    # count for RC: every response of an RC group must be scored in both runs.
-    assert result.scopes["nobel"]["rc"].pairs == 19
+    # Groups 0 (error in the baseline) and the group of prompts 5-6 (errors now) still count
+    # for RC: each run's answered paraphrases are compared, the errored ones left out (as from
+    # FCH and PMH), and each group keeps at least two answered ones.
+    assert result.scopes["nobel"]["rc"].pairs == 20
 
 
 def test_rc_flips_and_groups_that_count() -> None:
@@ -249,7 +250,7 @@ def test_overall_mean_and_pooled() -> None:
     # as nobel; pooling is dominated by nobel's 1,000 groups.
     assert mean.change == pytest.approx(0.015)
     assert pooled.change == pytest.approx(450 / 15150)
-    assert mean.interval[1] - mean.interval[0] > 5 * (pooled.interval[1] - pooled.interval[0])
+    assert mean.interval[1] - mean.interval[0] > 3 * (pooled.interval[1] - pooled.interval[0])
     assert pooled.regressed and not mean.regressed
     assert (mean.groups, pooled.groups, mean.worse_flips, pooled.worse_flips) == (1010, 1010, 450, 450)
     # One domain: the mean is that domain.
@@ -380,3 +381,173 @@ def test_paired_interval_coverage() -> None:
         if cov < 0.94:
             low.append((g, mu, rho, delta, cov))
     assert low == []
+
+
+# --- issue 25: the overall interval, unequal groups, monotone decisions, the tolerance, K = 0 ----
+
+from defan_pytest.gates.regression import NOTHING_JUDGED, judge  # noqa: E402
+from defan_pytest.gates.thresholds import parse_thresholds  # noqa: E402
+from defan_pytest.metrics.summary import stratified_rate_interval  # noqa: E402
+
+
+def _strata(rng: np.random.Generator, mus: Iterable[float], groups: int, rho: float) -> list[list[tuple[int, int]]]:
+    s = 1.0 / rho - 1.0
+    out = []
+    for mu in mus:
+        y = rng.binomial(K, rng.beta(mu * s, (1.0 - mu) * s, size=groups))
+        out.append([(int(v), K) for v in y])
+    return out
+
+
+@pytest.mark.parametrize("mus", [(0.05, 0.1, 0.2, 0.3, 0.5, 0.6, 0.8, 0.95), (0.1,) * 8, (0.5,) * 8])
+def test_overall_interval_covers_at_one_to_three_groups_a_domain(mus: tuple[float, ...]) -> None:
+    # Eight domains of 1, 2 or 3 groups (intra-class correlation 0.3): the mean of domains'
+    # interval from the stratified cluster variance covers the mean of the domains' true rates.
+    # The old one, built from the domains' clipped intervals, covered 35% at one group a domain.
+    rng = np.random.default_rng(25)
+    truth = sum(mus) / len(mus)
+    for groups in (1, 2, 3):
+        hits = 0
+        for _ in range(150):
+            found = stratified_rate_interval(_strata(rng, mus, groups, 0.3))
+            assert found is not None
+            hits += found[0] <= truth <= found[1]
+        assert hits / 150 >= 0.94, (groups, hits)
+
+
+def test_unequal_group_sizes_cover() -> None:
+    # Half singletons, half groups of 15 (the mean group size 8 understated the worst case,
+    # sum n^2 / N = 14.1: coverage 0.83 before).
+    rng = np.random.default_rng(2)
+    for mu, rho, groups in ((0.05, 0.3, 30), (0.2, 0.6, 30), (0.5, 0.3, 100), (0.02, 0.6, 100)):
+        s = 1.0 / rho - 1.0
+        hits = 0
+        for _ in range(200):
+            n = np.array([1 if g % 2 else K for g in range(groups)])
+            y = rng.binomial(n, rng.beta(mu * s, (1.0 - mu) * s, size=groups))
+            found = cluster_interval([(int(a), int(b)) for a, b in zip(y, n)])
+            assert found is not None
+            hits += found[0] <= mu <= found[1]
+        assert hits / 200 >= 0.94, (mu, rho, groups, hits)
+
+
+def test_one_flip_per_group_regresses_monotonically() -> None:
+    # 30 groups, 5 of 15 wrong; then j groups get one more wrong prompt, or every group gets k
+    # more. With zero between-group variance read as the worst case, 30 flips (one a group)
+    # did not regress where 29 and 31 did: the decisions must only ever switch on.
+    old = run("nobel", 30)
+    decided = []
+    for extra in range(0, 61):
+        new = run("nobel", 30, wrong=lambda g, i: i < 5 + (extra // 30) + (g < extra % 30))
+        decided.append(compare(old, new, tolerances={"fch": 0.02}).scopes["nobel"]["fch"].regressed)
+    assert decided == sorted(decided) and decided[-1] and not decided[0]
+
+
+def _rerun(rng: np.random.Generator, domains: Iterable[str], groups: int, errors: float,
+           rise: float = 0.0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A run and a re-run of the same model (each answer re-drawn at its group's rate, plus
+    ``rise``), each call failing with probability ``errors``."""
+    old: list[dict[str, Any]] = []
+    new: list[dict[str, Any]] = []
+    for domain in domains:
+        p = rng.beta(0.2 * 2.0, 0.8 * 2.0, size=groups)  # mean 0.2, intra-class correlation 1/3
+        for g in range(groups):
+            for out, rate in ((old, p[g]), (new, min(p[g] + rise, 1.0))):
+                for i in range(K):
+                    wrong = bool(rng.random() < rate)
+                    claim = ("334", "335")[int(rng.random() < 0.5)] if wrong else "386"
+                    err = "TimeoutError" if rng.random() < errors else None
+                    out.append(rec(domain, g, i, correct=not wrong, aligned=not wrong, claim=claim, error=err))
+    return old, new
+
+
+def test_a_model_against_its_own_rerun_with_call_errors_fails_at_most_the_level() -> None:
+    # Three domains of 10 groups, 5% and 10% call errors; the whole gate (FCH, PMH, RC judged in
+    # every scope, one-sided Bonferroni over K = 12) at the configured 95%. Before: 7-13%.
+    thresholds = parse_thresholds({"regression": {"confidence": 0.95}})
+    rng = np.random.default_rng(7)
+    for errors in (0.05, 0.10):
+        failed = 0
+        for _ in range(45):
+            old, new = _rerun(rng, ("sports", "nobel", "census"), 10, errors)
+            result = judge({"rows": old}, new, thresholds)
+            assert result["judged"] == 12 and result["status"] in ("pass", "fail")
+            failed += result["status"] == "fail"
+        assert failed / 45 <= 0.05, (errors, failed)
+
+
+def test_a_rise_within_the_tolerance_regresses_at_most_the_level() -> None:
+    # A true 1-point FCH rise under the 2-point tolerance at 300 groups: the point rule
+    # regressed 19% of the time; the one-sided 95% bound beyond the tolerance at most 5%.
+    rng = np.random.default_rng(11)
+    regressed = 0
+    for _ in range(200):
+        p = rng.beta(0.4, 1.6, size=300)
+        was = rng.random((300, K)) < p[:, None]
+        now = rng.random((300, K)) < np.minimum(p + 0.01, 1.0)[:, None]
+        units = [(int(b), int(c), K) for b, c in zip((now & ~was).sum(1), (was & ~now).sum(1))]
+        found = paired_interval(units, confidence=0.9)
+        assert found is not None
+        regressed += found[1] > 0.02
+    assert regressed / 200 <= 0.05
+
+
+def test_the_tolerance_is_tested_not_the_point_estimate() -> None:
+    # A 3-point rise over 1,000 groups (interval about 0.027-0.033) regresses at 0.02; a change
+    # whose point passes the tolerance but whose bound does not is no regression.
+    old = run("nobel", 1000)
+    new = run("nobel", 1000, wrong=lambda g, i: i < 5 or (g % 20 < 9 and i == 5))
+    c = compare(old, new, tolerances={"fch": 0.028}).scopes["nobel"]["fch"]
+    assert c.change > 0.028 and c.interval[0] < 0.028 and c.significant_worse and not c.regressed
+    assert compare(old, new, tolerances={"fch": 0.02}).scopes["nobel"]["fch"].regressed
+
+
+def test_nothing_judged_is_not_a_pass() -> None:
+    # Every compared metric without a tolerance: K = 0, the gate says "not judged" (skipped).
+    old = run("nobel", 10)
+    off = {m: None for m in ("max_fch_rise", "max_pmh_rise", "max_rc_drop")}
+    thresholds = parse_thresholds({"regression": {"confidence": 0.95}})
+    result = judge({"rows": old}, [dict(r) for r in old], thresholds)
+    assert result["status"] == "pass" and result["judged"] > 0
+    untested = judge({"rows": old}, [dict(r) for r in old], _no_tolerances(thresholds))
+    assert untested["judged"] == 0 and untested["status"] == "skipped" and untested["reason"] == NOTHING_JUDGED
+    assert off  # the keys a file would leave out
+
+
+def _no_tolerances(thresholds: Any) -> Any:
+    class NoTolerance:
+        """The thresholds with no tolerance anywhere."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(thresholds, name)
+
+        def tolerance(self, scope: str, metric: str) -> None:
+            return None
+
+    return NoTolerance()
+
+
+def test_one_group_changing_consistency_does_not_regress_overall() -> None:
+    # Issue 25's reproduction: a domain with one RC group and another with 15; the one group
+    # turns inconsistent. The old overall interval, read off the lone domain's interval clipped
+    # to [-1, 1], was a point: "REGRESSED overall: RC 1.000 -> 0.938 (CI -0.067 to -0.057)".
+    old = run("sports", 1, wrong=lambda g, i: False) + run("nobel", 15, wrong=lambda g, i: False)
+    new = [dict(r) for r in old]
+    new[0].update(claim="999", correct=False)
+    result = compare(old, new, confidence=1 - 2 * 0.05 / 8)
+    rc = result.scopes[OVERALL]["rc"]
+    assert rc.change == pytest.approx(-0.5) and not rc.regressed and rc.interval[0] < -0.5 < rc.interval[1]
+    assert rc.interval[1] > 0.0
+
+
+def test_rc_keeps_a_group_with_one_errored_call() -> None:
+    old = run("nobel", 6, wrong=lambda g, i: False)
+    new = [dict(r) for r in old]
+    new[0].update(error="TimeoutError", claim=None, correct=None, aligned=None)
+    rc = compare(old, new).scopes["nobel"]["rc"]
+    assert rc.pairs == 6  # the group's 14 answered paraphrases still say whether it is consistent
+    two = run("nobel", 1, size=3, wrong=lambda g, i: False)
+    two_new = [dict(r) for r in two]
+    for r in two_new[:2]:
+        r.update(error="TimeoutError", claim=None, correct=None, aligned=None)
+    assert "rc" not in compare(two, two_new).scopes.get("nobel", {})  # one answered: no RC

@@ -51,10 +51,11 @@ def test_table_cells(rows: list[dict[str, Any]]) -> None:
     s = summary["domains"]["sports"]
     # FCH 1/2 with its interval, three decimals.
     assert f"0.500 [{s['fch_ci'][0]:.3f}, {s['fch_ci'][1]:.3f}]" in sports
-    # sports' only group has an errored response: no RC -> "-"; error rate 1/3.
+    # sports' only group has an errored response: RC over its two answered ones (issue 25);
+    # error rate 1/3.
     assert sports.split()[1:3] == ["3", "1"]
     assert sports.rstrip().endswith("0.333")
-    assert " - " in sports
+    assert s["rc_groups"] == 1 and " - " not in sports
     # math has singletons only: no RC either.
     assert " - " in by_label["math"]
     # nobel: both claims name the same man -> RC 1.000

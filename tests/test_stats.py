@@ -204,3 +204,53 @@ def test_paired_score_interval() -> None:
     assert lo < (12.3 - 4.1) / 77.7 < hi
     with pytest.raises(ValueError):
         paired_score_interval(30, 30, 50)
+
+
+# --- the stratified cluster design (issue 25) ------------------------------------------------
+
+from defan_pytest.stats.design import paired_design, rate_design, stratified_design  # noqa: E402
+
+
+def test_design_of_one_stratum_is_the_cluster_design() -> None:
+    units = [(0, 5), (1, 5), (1, 5), (2, 5), (3, 5), (5, 5)]
+    design = rate_design([units])
+    assert design is not None and design.estimable and design.df == 5.0 and design.n_kish == 30.0
+    # estimated deff 8/3, shrunk with 5 groups carrying an event toward the worst case 5
+    assert design.deff == pytest.approx((5 * 8 / 3 + 5) / 6)
+    assert rate_design([[(0, 0)]]) is None and rate_design([]) is None
+
+
+def test_worst_case_is_sum_of_squared_sizes_over_n() -> None:
+    # No event at all: the worst case, sum n^2 / N = (1 + 225) / 16, not the mean size 8.
+    design = rate_design([[(0, 1), (0, 15)]])
+    assert design is not None and design.deff == pytest.approx(226 / 16)
+
+
+def test_zero_between_group_variance_is_design_effect_one_before_shrinking() -> None:
+    design = stratified_design([[(1, 15)] * 30], spread=(1 / 15) * (14 / 15), informative=30)
+    assert design is not None and design.deff == pytest.approx((30 * 1.0 + 15.0) / 31)
+
+
+def test_lonely_groups_are_centred_at_the_overall_mean() -> None:
+    # Two domains of one group each: each group's deviation from the mean of the two rates.
+    design = rate_design([[(3, 15)], [(9, 15)]])
+    assert design is not None and design.estimable and design.df == 1.0
+    w = 1 / (2 * 15)
+    assert design.estimate == pytest.approx(0.4)
+    # V = w^2 (3 - 6)^2 + w^2 (9 - 6)^2 = 18 w^2; deff = V / (p(1-p) / n_kish)
+    assert design.deff >= 1.0 and design.variance == pytest.approx(design.deff * 0.24 / design.n_kish)
+    # n_kish = 30: estimated deff 18 w^2 / (0.24 / 30) = 2.5; two groups carry events, worst 15
+    assert 18 * w * w / (0.24 / design.n_kish) == pytest.approx(2.5)
+    assert design.deff == pytest.approx((2 * 2.5 + 15) / 3)
+    # One group in all cannot be estimated: the worst case on one degree of freedom.
+    alone = rate_design([[(3, 15)]])
+    assert alone is not None and not alone.estimable and alone.n_eff == pytest.approx(1.0) and alone.df == 1.0
+
+
+def test_paired_design_rates_and_none() -> None:
+    found = paired_design([[(2, 0, 15), (0, 1, 15)], [(1, 0, 5)]])
+    assert found is not None
+    design, rate_b, rate_c = found
+    assert rate_b == pytest.approx((2 / 30 + 1 / 5) / 2) and rate_c == pytest.approx((1 / 30) / 2)
+    assert design.estimate == pytest.approx(rate_b - rate_c) and design.df == 2.0
+    assert paired_design([[(0, 0, 0)]]) is None

@@ -36,11 +36,15 @@ freedom, as for the level figures), or ``"pooled"``, the same test over all grou
 The decision
 ------------
 
-A scope's metric **regresses** only when the worsening is both significant - the interval lies
-wholly on the worse side of 0 (above it for a lower-is-better metric such as FCH, below it for a
-higher-is-better one such as RC) - and larger than the tolerance for that scope and metric. A
-tolerance of ``None`` means the metric's change is reported but never judged. Identical runs
-never regress (the change is 0).
+A scope's metric **regresses** when the tolerance itself is exceeded significantly: the
+interval's bound on the worse side lies beyond the tolerance (its lower bound above ``+tol`` for
+a lower-is-better metric such as FCH, its upper bound below ``-tol`` for a higher-is-better one
+such as RC). That bound is one-sided at ``(1 + confidence) / 2``, so a true change within the
+tolerance regresses at most ``(1 - confidence) / 2`` of the time at any sample size (applying
+the tolerance to the point estimate, as before, let a true 1-point rise under a 2-point
+tolerance regress 19% of the time at 300 groups). ``significant_worse`` still says whether the
+interval lies wholly on the worse side of 0. A tolerance of ``None`` means the metric's change
+is reported but never judged. Identical runs never regress (the change is 0).
 """
 from __future__ import annotations
 
@@ -54,8 +58,7 @@ from defan_pytest.metrics.builtin import hallucinated
 from defan_pytest.metrics.groups import PairedGroup, errored
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.metrics.summary import OVERALL, domain_sort_key
-from defan_pytest.stats.intervals import mean_interval
-from defan_pytest.stats.paired import paired_interval
+from defan_pytest.stats.paired import paired_interval, stratified_paired_interval
 
 __all__ = ["Tolerances", "compare", "compared_metrics"]
 
@@ -220,13 +223,17 @@ def _verdict(scope: str, metric: str, old: float, new: float, change: float, int
     worse_amount = -change if higher else change
     lo, hi = interval
     significant_worse = (hi < 0.0) if higher else (lo > 0.0)
+    # The tolerance itself is tested: the scope regresses when the worse side's bound of the
+    # interval (one-sided at (1 + confidence) / 2) lies beyond it, so a true change within the
+    # tolerance regresses at most that one-sided level, whatever the sample size.
+    beyond = tolerance is not None and ((hi < -tolerance) if higher else (lo > tolerance))
     return Change(
         scope=scope, metric=metric, old=old, new=new, change=change, interval=(lo, hi), df=df,
         confidence=confidence, groups=groups, pairs=pairs, worse_flips=worse_flips,
         better_flips=better_flips, higher_is_better=higher, tolerance=tolerance,
         worse=worse_amount > 0.0, significant=lo > 0.0 or hi < 0.0,
         significant_worse=significant_worse,
-        regressed=tolerance is not None and significant_worse and worse_amount > tolerance,
+        regressed=beyond,
     )
 
 
@@ -242,14 +249,14 @@ def _scope_change(scope: str, metric: str, units: Sequence[Unit], level: tuple[i
                     len(kept), pairs, sum(u[0] for u in kept), sum(u[1] for u in kept), tolerance)
 
 
-def _mean_change(metric: str, parts: Sequence[Change], confidence: float,
+def _mean_change(metric: str, parts: Sequence[Change], strata: Sequence[Sequence[Unit]], confidence: float,
                  tolerance: float | None) -> Change | None:
     if not parts:
         return None
-    mean, lo, hi, df = mean_interval(
-        [(p.change, p.interval[0], p.interval[1], math.inf if p.df is None else p.df) for p in parts],
-        confidence,
-    )
+    found = stratified_paired_interval(strata, confidence)
+    if found is None:
+        return None
+    mean, lo, hi, df = found
     higher = parts[0].higher_is_better
     # Back to event counts: the verdict wants (b, c) as "event gained / lost", while a Change
     # stores them as worse / better.
@@ -264,15 +271,18 @@ def _mean_change(metric: str, parts: Sequence[Change], confidence: float,
 
 def _overall_change(metric: str, tallies: Mapping[str, _Tally], scopes: Mapping[str, Mapping[str, Change]],
                     confidence: float, tolerance: float | None, overall: str) -> Change | None:
-    """The overall change of ``metric``: the mean of the domains' changes, or the paired test
-    over all their groups together (``"pooled"``)."""
+    """The overall change of ``metric``: the mean of the domains' changes (its variance the
+    stratified cluster variance of every domain's groups, never read off the domains' clipped
+    intervals), or the paired test over all their groups together (``"pooled"``)."""
     if overall == "pooled":
         units = [u for tally in tallies.values() for u in tally.units.get(metric, ())]
         levels = [tally.level(metric) for tally in tallies.values()]
         pooled = (sum(x[0] for x in levels), sum(x[1] for x in levels), sum(x[2] for x in levels))
         return _scope_change(OVERALL, metric, units, pooled, confidence, tolerance)
-    parts = [changes[metric] for changes in scopes.values() if metric in changes]
-    return _mean_change(metric, parts, confidence, tolerance)
+    names = [name for name, changes in scopes.items() if metric in changes]
+    parts = [scopes[name][metric] for name in names]
+    strata = [tallies[name].units.get(metric, []) for name in names]
+    return _mean_change(metric, parts, strata, confidence, tolerance)
 
 
 def _changes(tallies: Mapping[str, _Tally], metrics: Sequence[str], confidence: float,
@@ -310,9 +320,9 @@ def compare(
 ) -> Comparison:
     """Compare the ``current`` run's per-prompt records with the ``baseline`` run's.
 
-    - ``confidence``: of every interval (two-sided); a worsening is significant when the
-      interval lies wholly on the worse side of 0, so the one-sided false-alarm rate of a
-      scope's metric is at most ``(1 - confidence) / 2``.
+    - ``confidence``: of every interval (two-sided); a scope's metric regresses when the
+      worse side's bound lies beyond its tolerance, so its one-sided false-alarm rate (a true
+      change within the tolerance) is at most ``(1 - confidence) / 2``.
     - ``tolerances``: the largest worsening that is not a regression, per scope and metric
       (see :data:`Tolerances`); default: each metric's
       :attr:`~defan_pytest.metrics.registry.Metric.default_tolerance` (FCH, PMH, RC 0.02; the

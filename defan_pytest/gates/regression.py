@@ -7,7 +7,7 @@ file (``[regression]``), and returns the plain JSON that goes into the report, t
 GitHub step summary and the ``defan::regression[<scope>]`` tests::
 
     {"status": "pass" | "fail" | "skipped", "reason": ..., "baseline": {...}, "confidence": 0.95,
-     "judged": K, "per_test_confidence": 1 - 0.05 / K,
+     "judged": K, "per_test_confidence": 1 - 2 * 0.05 / K,
      "pairs": {"paired": ..., "only_baseline": ..., "only_current": ..., "groups": ...},
      "shared": {scope: {"prompts": P, "groups": G, "needed": M, "judged": bool}},
      "scopes": {scope: {metric: {"old", "new", "change", "interval", "tolerance", "groups",
@@ -41,8 +41,13 @@ from defan_pytest.metrics.registry import METRICS
 from defan_pytest.safetext import inline, printable
 from defan_pytest.verdicts import FLIPPED_WORSE_TEXT
 
+#: The regression gate's reason when it could judge no change (K = 0): its status is then
+#: ``skipped`` ("not judged"), never ``pass``.
+NOTHING_JUDGED = ("not judged: no change could be judged (no compared metric has a tolerance in a scope "
+                  "that shares min_samples paraphrase groups with the baseline)")
+
 __all__ = [
-    "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
+    "NOTHING_JUDGED", "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
     "unjudgeable",
 ]
 
@@ -146,9 +151,12 @@ def judge(
             old_rows, records, confidence=level, tolerances=thresholds.tolerance, overall=thresholds.overall_figure,
         )
 
-    # The configured confidence is the whole gate's: with K scope-metric changes judged, each is
-    # tested at 1 - (1 - confidence) / K (Bonferroni), so that a model compared with itself fails
-    # the gate at most 1 - confidence of the time, however many domains and metrics it has.
+    # The configured confidence is the whole gate's, and each question is one-sided (did this
+    # scope's metric get worse by more than its tolerance?): with K scope-metric changes judged,
+    # each is tested one-sided at (1 - confidence) / K (Bonferroni), i.e. with the two-sided
+    # interval at 1 - 2 (1 - confidence) / K whose worse-side bound is that one-sided bound, so
+    # a model compared with itself (or with a run within every tolerance) fails the gate at
+    # most 1 - confidence of the time, however many domains and metrics it has.
     shared = shared_groups(
         old_rows, [(str(r.get("id")), str(r.get("domain")), r.get("group")) for r in records], thresholds,
     )
@@ -157,8 +165,9 @@ def judge(
         1 for scope, changes in first.scopes.items() for c in changes.values()
         if c.tolerance is not None and shared.get(scope, {}).get("judged")
     )
-    per_test = 1.0 - (1.0 - confidence) / max(1, judged)
-    data = (run(per_test) if judged > 1 else first).to_json()
+    # (confidence >= 0.5 keeps this >= 0; a two-sided 0 is the point estimate, one-sided 50%.)
+    per_test = max(1.0 - 2.0 * (1.0 - confidence) / max(1, judged), 1e-9)
+    data = run(per_test).to_json()
     scopes = {
         scope: {metric: _with_message(scope, metric, c, per_test, shared.get(scope)) for metric, c in mets.items()}
         for scope, mets in data["scopes"].items()
@@ -166,6 +175,9 @@ def judge(
     regressed = any(c.get("regressed") for mets in scopes.values() for c in mets.values())
     if skipped is None and not any(v["judged"] for v in shared.values()):
         skipped = unjudgeable(shared, "the baseline")[0]
+    if skipped is None and judged == 0:
+        # Nothing judged is no pass: every change lacked a tolerance or enough shared groups.
+        skipped = NOTHING_JUDGED
     return {
         "status": "skipped" if skipped else ("fail" if regressed else "pass"),
         "reason": skipped,

@@ -3,13 +3,15 @@ are compared.
 
 - **FCH** = responses not correct / responses scored;
 - **PMH** = responses not aligned / responses scored;
-- **RC** = consistent paraphrase groups / groups of more than one response with every response
-  scored (``None`` for a domain without such groups, e.g. ``math``, whose groups are singletons);
+- **RC** = consistent paraphrase groups / groups with at least two scored responses, a group's
+  consistency decided over its scored (answered) paraphrases (``None`` for a domain without
+  such groups, e.g. ``math``, whose groups are singletons);
 - **error rate** = errored responses / responses asked.
 
 An errored response (``error`` set: the model call failed) is never a hallucination: it is left
-out of the FCH and PMH numerators *and* denominators and only counts towards the error rate.
-A scored response whose ``correct`` (``aligned``) is ``None`` counts as not correct (not
+out of the FCH and PMH numerators *and* denominators and only counts towards the error rate;
+RC leaves it out the same way: a group's consistency is that of its answered paraphrases (one
+errored call does not drop the group; fewer than two answered ones do). A scored response whose ``correct`` (``aligned``) is ``None`` counts as not correct (not
 aligned): "no claim is never correct", and an unknown alignment must not flatter a model.
 What a response counts for is the verdict vocabulary's (:func:`defan_pytest.verdicts.outcome_of`),
 so the figures, the regression gate's pairs and every verdict shown agree.
@@ -63,11 +65,13 @@ def misaligned(record: Mapping[str, Any]) -> bool:
 
 
 def consistency(answer_type: str, records: Sequence[Mapping[str, Any]]) -> bool | None:
-    """RC's event of one run's records of a group: whether its claims agree, ``None`` when the
-    group does not count for RC (fewer than two responses, or one errored)."""
-    if len(records) < 2 or any(errored(r) for r in records):
+    """RC's event of one run's records of a group: whether the claims of its answered (scored)
+    responses agree, ``None`` when the group does not count for RC (fewer than two answered:
+    an errored response is never scored, so it is left out rather than dropping the group)."""
+    answered = [r for r in records if not errored(r)]
+    if len(answered) < 2:
         return None
-    return bool(group_consistent(answer_type, [r.get("claim") for r in records]))
+    return bool(group_consistent(answer_type, [r.get("claim") for r in answered]))
 
 
 def _fch(groups: Sequence[Group]) -> Figure:
@@ -87,12 +91,14 @@ def _rc(groups: Sequence[Group]) -> Figure:
         return Figure(None, None)
     consistent = sum(1 for g in rc_groups if g.consistent)
     rate = consistent / len(rc_groups)
-    return Figure(rate, clopper_pearson(consistent, len(rc_groups), CONFIDENCE))
+    # One unit a group (consistent, 1): what the overall mean's stratified variance counts.
+    units = tuple((int(bool(g.consistent)), 1) for g in rc_groups)
+    return Figure(rate, clopper_pearson(consistent, len(rc_groups), CONFIDENCE), units=units)
 
 
 def _rc_pairs(group: PairedGroup) -> list[tuple[bool, bool]]:
     # The group is the one pair, when it counts for RC in both runs (restricted to its paired
-    # prompts); RC's event is "consistent", so higher is better.
+    # prompts, each run's answered ones compared); RC's event is "consistent", so higher is better.
     was, now = consistency(group.type, group.old), consistency(group.type, group.new)
     return [] if was is None or now is None else [(was, now)]
 

@@ -34,7 +34,7 @@ class Group:
     ``records`` are the group's per-response records in input order (the caller's mappings, not
     copies: read them, never change them). ``size``, ``errors``, ``not_correct`` and
     ``not_aligned`` are running counts over them; ``claims`` has one entry per response
-    (``None`` for an errored one). ``consistent`` is set by
+    (``None`` for an errored one; RC reads the scored ones, :attr:`scored_claims`). ``consistent`` is set by
     :func:`defan_pytest.metrics.summary.collect_groups` for the groups that count for RC
     (:attr:`counts_for_rc`) and stays ``None`` for the others.
     """
@@ -56,8 +56,15 @@ class Group:
 
     @property
     def counts_for_rc(self) -> bool:
-        """True for a group of more than one response with every response scored."""
-        return self.size > 1 and self.errors == 0
+        """True for a group with at least two scored responses: RC compares the answered
+        paraphrases, an errored one left out as it is from FCH and PMH (SCORING.md: "An
+        errored response is never scored ... left out of the denominators")."""
+        return self.scored > 1
+
+    @property
+    def scored_claims(self) -> list[str | None]:
+        """The claims of the scored responses, in input order (what RC compares)."""
+        return [rec.get("claim") for rec in self.scored_records]
 
     @property
     def scored_records(self) -> list[Mapping[str, Any]]:
@@ -75,13 +82,18 @@ class Figure:
     :attr:`Metric.publishes`. ``df``: the degrees of freedom of the variance behind the
     interval (``G - 1`` for a rate over G groups), which the overall mean's interval needs to
     combine domains; ``None`` when nothing was estimated (an exact interval), read as a normal
-    quantile.
+    quantile. ``units``: the figure's per-group counts ``(u_g, n_g)`` when it is a rate over
+    groups (``sum(u) / sum(n)``), from which the overall mean of domains gets its variance
+    (:func:`defan_pytest.stats.design.rate_design`, one stratum a domain); ``None`` for a
+    figure that is not such a rate (its overall interval is then read off the domains'
+    intervals, :func:`defan_pytest.stats.intervals.mean_interval`).
     """
 
     value: float | None
     interval: Interval | None = None
     counts: Mapping[str, int] = field(default_factory=dict)
     df: float | None = None
+    units: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -37,19 +37,21 @@ sample, where a plain Wilson interval at ``n_eff`` (what this module used before
 true rate only 85-93% of the time in simulations with 15 answers per group and realistic
 between-group variation (``bench/regression_stability.py``):
 
-1. **Few rare responses cannot show how they cluster.** The estimated design effect rests on
-   the ``k = min(Y, N - Y)`` responses of the rarer outcome. Two hallucinations that happen to
-   fall in different groups look independent (``deff`` near 1) even when the model's failures
-   cluster strongly, and the interval is then far too narrow exactly when the rate is low. So
-   the estimate, floored at 1 (clustering can only lose information, ``n_eff <= N``), is
-   averaged with the worst case ``N/G`` (every group one observation), weighted ``k`` to 1
-   (:func:`defan_pytest.stats.intervals.shrink_design_effect`): as if one more rare response had been
-   seen clustered as badly as possible
-   (:func:`defan_pytest.stats.intervals.cluster_effective_size`). With hundreds of rare responses this changes nothing;
-   with none (``p`` = 0 or 1), or when ``V`` is exactly 0 (every group has the same rate: the
-   variance says nothing), ``n_eff = G``. ``V`` is computed from integers, so "exactly 0" is
-   exact, not a float accident. With a single group (G = 1) nothing can be estimated across
-   groups: ``n_eff = 1``.
+1. **Few groups with the rare outcome cannot show how it clusters.** The estimated design
+   effect rests on the ``k`` groups that carry the rarer outcome (any event when events are
+   rare, any non-event when they are common): two hallucinations that happen to fall in
+   different groups look independent (``deff`` near 1) even when the model's failures cluster
+   strongly, and three groups of fifteen wrong answers are three observations, not forty-five.
+   So the estimate, floored at 1 (clustering can only lose information, ``n_eff <= N``), is
+   averaged with the worst case ``sum n_g^2 / N`` (every group one observation; the mean group
+   size only when the sizes are equal), weighted ``k`` to 1
+   (:func:`defan_pytest.stats.design.shrink_design_effect`, :func:`defan_pytest.stats.design.rate_design`):
+   as if one more group had been seen clustered as badly as possible. With none (``p`` = 0 or
+   1) the worst case is used. When ``V`` is exactly 0 with 0 < p < 1 (every group has the same
+   rate) the estimate is design effect 1, then shrunk: reading it as the worst case made one
+   flip more look *better* (the decision was not monotone). ``V`` is computed from integers, so
+   "exactly 0" is exact, not a float accident. With a single group (G = 1) nothing can be
+   estimated across groups: ``n_eff = 1`` (not estimable; the interval is all but [0, 1]).
 2. **The variance is estimated from G groups**, so its quantile is Student's t on ``G - 1``
    degrees of freedom (1 for a single group), not the normal 1.96: 2.78 at 5 groups, 2.26 at
    10, 2.05 at 30, 1.98 at 100 (:func:`defan_pytest.stats.distributions.t_quantile`, written there
@@ -81,13 +83,15 @@ Overall figures
 ---------------
 
 ``overall["mean"]`` is the unweighted mean of the domain figures, as the paper reports it (RC over
-the domains that have RC). Its interval treats domains as independent: each domain interval is
-read as standard errors on each side, ``(p_d - lo_d) / q_d`` below and ``(hi_d - p_d) / q_d``
-above, with ``q_d`` the quantile that domain's interval was built with (t on its ``G_d - 1``
-degrees of freedom; normal for RC's exact interval); independent domains add variances, and each
-side of the mean's interval is ``q * sqrt(sum se_d^2) / D`` with ``q`` the t quantile on the
-Welch-Satterthwaite degrees of freedom of that sum (:func:`defan_pytest.stats.intervals.mean_interval`),
-clipped to [0, 1]; with one domain this is that domain's own interval. ``overall["pooled"]``
+the domains that have RC). Its interval comes from the stratified cluster variance of every
+group's counts, each domain a stratum (:func:`stratified_rate_interval`,
+:func:`defan_pytest.stats.design.rate_design`): unclipped, on ``sum(G_d - 1)`` degrees of freedom,
+a domain of a single group centred at the overall mean (survey software's "lonely cluster"
+adjustment), the Korn-Graubard interval at its effective size. It is never rebuilt from the
+domains' intervals clipped to [0, 1]: that read a domain of one group as nearly exact and covered
+35% at one group a domain. A registered metric whose figure carries no per-group ``units`` keeps
+the side-by-side combination of its domains' intervals (:func:`defan_pytest.stats.intervals.mean_interval`),
+clipped to [0, 1]. ``overall["pooled"]``
 computes the same figures over all records together, with all groups as clusters. The two differ
 when domains differ in size: the pooled figure is dominated by the big domains, the mean is not.
 
@@ -105,6 +109,7 @@ from defan_pytest.dataset import DOMAINS
 from defan_pytest.metrics.groups import Figure, Group, Interval, errored
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.scoring.equivalence import group_consistent
+from defan_pytest.stats.design import rate_design
 from defan_pytest.stats.intervals import cluster_effective_size, korn_graubard, mean_interval
 from defan_pytest.verdicts import outcome_of
 
@@ -115,6 +120,7 @@ __all__ = [
     "cluster_interval",
     "cluster_rate",
     "collect_groups",
+    "stratified_rate_interval",
     "domain_sort_key",
     "summarize",
 ]
@@ -170,6 +176,19 @@ def cluster_interval(
     return None if found is None else found[0]
 
 
+def stratified_rate_interval(strata: Sequence[Sequence[tuple[int, int]]],
+                             confidence: float = CONFIDENCE) -> Interval | None:
+    """The interval of the unweighted mean over ``strata`` (domains) of their rates
+    ``sum(y) / sum(n)`` over groups ``(y_g, n_g)``: the Korn-Graubard interval at the effective
+    size and degrees of freedom of the stratified cluster variance
+    (:func:`defan_pytest.stats.design.rate_design`). One stratum is :func:`cluster_interval`.
+    ``None`` when nothing is counted."""
+    design = rate_design(strata)
+    if design is None:
+        return None
+    return korn_graubard(min(max(design.estimate, 0.0), 1.0), design.n_eff, 1.0, design.df, confidence)
+
+
 def cluster_rate(units: Sequence[tuple[int, int]], events_key: str | None = None) -> Figure:
     """The :class:`~defan_pytest.metrics.registry.Figure` of a rate ``sum(y) / sum(n)`` over
     clusters ``[(y_g, n_g), ...]``.
@@ -186,7 +205,8 @@ def cluster_rate(units: Sequence[tuple[int, int]], events_key: str | None = None
     if found is None:
         return Figure(None, None, counts)
     interval, df = found
-    return Figure(events / total, interval, counts, df)
+    kept = tuple((int(y), int(n)) for y, n in units if n > 0)
+    return Figure(events / total, interval, counts, df, kept)
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,7 +247,7 @@ def collect_groups(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, Any]
         grp.claims.append(rec.get("claim"))
     for grp in groups.values():
         if grp.counts_for_rc:
-            grp.consistent = bool(group_consistent(grp.type, grp.claims))
+            grp.consistent = bool(group_consistent(grp.type, grp.scored_claims))
     return groups
 
 
@@ -237,8 +257,9 @@ def _ci(interval: tuple[float, float] | None) -> list[float] | None:
     return [round(interval[0], 4), round(interval[1], 4)]
 
 
-# A figure's unrounded interval and its degrees of freedom, kept for the overall mean.
-_Raw = dict[str, tuple[Interval | None, float]]
+# A figure's unrounded interval, its degrees of freedom and its per-group units, kept for the
+# overall mean.
+_Raw = dict[str, tuple[Interval | None, float, tuple[tuple[int, int], ...] | None]]
 
 
 def _figures(groups: Sequence[Group], metrics: Sequence[Metric]) -> tuple[dict[str, Any], _Raw]:
@@ -265,7 +286,7 @@ def _figures(groups: Sequence[Group], metrics: Sequence[Metric]) -> tuple[dict[s
     for metric, fig in counted:
         out[metric.name] = fig.value
         out[metric.ci_key] = _ci(fig.interval)
-        raw[metric.name] = (fig.interval, math.inf if fig.df is None else fig.df)
+        raw[metric.name] = (fig.interval, math.inf if fig.df is None else fig.df, fig.units)
     return out, raw
 
 
@@ -287,21 +308,35 @@ def _mean(
         rate = metric.name
         # A domain without the figure (no scored response; no RC groups) has nothing to average.
         present: list[tuple[float, float, float, float]] = []
+        strata: list[tuple[tuple[int, int], ...]] = []
         for figs, raw in per_domain:
-            value, (interval, df) = figs[rate], raw[rate]
+            value, (interval, df, units) = figs[rate], raw[rate]
             if value is not None and interval is not None:
                 present.append((value, interval[0], interval[1], df))
+                if units is not None:
+                    strata.append(units)
         if not present:
             out[rate] = None
             out[metric.ci_key] = None
             continue
-        # Each side of a domain interval read as quantile(df_d) SE on that side, independent
-        # domains adding variances, the quantile on Welch-Satterthwaite df; with one domain
-        # this gives back that domain's own interval.
-        mean, lo, hi, _ = mean_interval(present, CONFIDENCE)
-        out[rate] = mean
-        out[metric.ci_key] = _ci((max(0.0, lo), min(1.0, hi)))
+        out[rate], out[metric.ci_key] = _mean_figure(present, strata)
     return out
+
+
+def _mean_figure(present: Sequence[tuple[float, float, float, float]],
+                 strata: Sequence[Sequence[tuple[int, int]]]) -> tuple[float, list[float] | None]:
+    """The mean of the domains' figures and its interval: from the stratified cluster variance
+    of the groups' counts (each domain a stratum; a domain of one group centred at the mean),
+    never from the domains' intervals clipped to [0, 1]."""
+    mean = sum(value for value, _, _, _ in present) / len(present)
+    if len(strata) == len(present):
+        interval = stratified_rate_interval(strata, CONFIDENCE)
+        if interval is not None:
+            return mean, _ci(interval)
+    # A registered metric that is not a rate over groups: each side of a domain interval read
+    # as quantile(df_d) SE on that side, independent domains adding variances.
+    _, lo, hi, _ = mean_interval(present, CONFIDENCE)
+    return mean, _ci((max(0.0, lo), min(1.0, hi)))
 
 
 def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

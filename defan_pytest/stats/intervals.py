@@ -16,10 +16,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from defan_pytest.stats.design import PSEUDO_COUNT, rate_design, shrink_design_effect
 from defan_pytest.stats.distributions import beta_quantile, check_df, two_sided_quantile
-
-#: The weight, in responses, of the worst-case design effect in :func:`shrink_design_effect`.
-PSEUDO_COUNT = 1.0
 
 __all__ = [
     "PSEUDO_COUNT",
@@ -74,31 +72,6 @@ def welch_df(variances: Sequence[float], dfs: Sequence[float]) -> float:
     if total == 0.0 or denom == 0.0:
         return math.inf
     return total * total / denom
-
-
-def shrink_design_effect(estimated: float | None, informative: float, worst: float,
-                         pseudo: float = PSEUDO_COUNT) -> float:
-    """The design effect to use when the estimated one rests on few informative responses.
-
-    ``estimated`` is the cluster-robust design effect (variance over the variance the same
-    figure would have with independent responses; ``None`` when the data cannot estimate it,
-    e.g. no variation at all), ``informative`` the number of responses that reveal how outcomes
-    cluster (the rarer outcome: events when they are rare, non-events when they are common;
-    flips in a comparison), ``worst`` the largest design effect possible (the mean group size:
-    every group counts as one observation).
-
-    Returns ``(k * max(estimated, 1) + c * worst) / (k + c)`` with ``k = informative`` and
-    ``c = pseudo``: the estimate, floored at 1 (clustering can only lose information), averaged
-    with the worst case as if ``c`` more rare responses had been seen clustered as badly as
-    possible. With a handful of rare responses the estimate is unreliable and mostly too small
-    (two hallucinations that happen to fall in different groups look independent even when the
-    model's failures cluster strongly), which made intervals at small samples cover far less
-    than promised; with hundreds of them the average is the estimate. With none, or no
-    estimate, it is ``worst``.
-    """
-    if estimated is None or informative <= 0.0:
-        return float(worst)
-    return (informative * max(estimated, 1.0) + pseudo * worst) / (informative + pseudo)
 
 
 def korn_graubard(events: float, n_eff: float, total: float, df: float,
@@ -158,27 +131,13 @@ def cluster_effective_size(units: Sequence[tuple[int, int]]) -> tuple[int, int, 
     ``None`` when nothing is counted (every ``n_g`` is 0; such clusters are ignored).
 
     ``n_eff = N / deff`` with the cluster-robust ("sandwich") design effect
-    ``deff = G/(G-1) * sum_g (y_g - p*n_g)^2 / N^2 / (p(1-p)/N)``, shrunk toward the worst case
-    ``N/G`` while the rarer outcome is scarce (:func:`shrink_design_effect`). With a single
-    cluster nothing can be estimated across clusters: ``n_eff = 1``.
+    ``deff = G/(G-1) * sum_g (y_g - p*n_g)^2 / N^2 / (p(1-p)/N)`` (1 when every group has the
+    same rate), shrunk toward the worst case ``sum_g n_g^2 / N`` while few groups carry the
+    rarer outcome (:func:`defan_pytest.stats.design.rate_design`). With a single cluster nothing
+    can be estimated across clusters: ``n_eff = 1``.
     """
     kept = [(int(y), int(n)) for y, n in units if n > 0]
-    total = sum(n for _, n in kept)
-    if total == 0:
+    design = rate_design([kept])
+    if design is None:
         return None
-    events = sum(y for y, _ in kept)
-    g = len(kept)
-    if g == 1:
-        # Nothing can be estimated across groups: the one group is one observation.
-        return events, total, g, 1.0
-    # (y_g - p*n_g) * N = y_g*N - Y*n_g is an integer, so s == 0 is an exact test.
-    s = sum((y * total - events * n) ** 2 for y, n in kept)
-    estimated: float | None = None
-    if s > 0:
-        # V / (p(1-p)/N) with V = G/(G-1) * S / N^4, simplified to stay in integers as long as
-        # possible. s > 0 implies 0 < Y < N.
-        estimated = g * s / ((g - 1) * total * events * (total - events))
-    # The rarer outcome's responses are what show how outcomes cluster; the worst case, N/G,
-    # makes every group one observation (the old zero-variance fallback n_eff = G).
-    deff = shrink_design_effect(estimated, min(events, total - events), total / g)
-    return events, total, g, total / deff
+    return sum(y for y, _ in kept), sum(n for _, n in kept), len(kept), design.n_eff

@@ -11,10 +11,11 @@ most paraphrases), so the paraphrase group is the unit, as in :mod:`defan_pytest
   run only, ``m_g`` pairs; the change is the ratio estimator ``sum(b_g - c_g) / sum(m_g)``;
 - its cluster-robust variance ``G/(G-1) * sum_g (d_g - change*m_g)^2 / M^2`` (``d_g = b_g - c_g``),
   over the variance the same change would have with independent prompts, is the design
-  effect; it is shrunk toward the worst case (each group one observation) while flips are
-  scarce, exactly as the level intervals do
-  (:func:`~defan_pytest.stats.intervals.shrink_design_effect`, the flips being the informative
-  responses);
+  effect; it is shrunk toward the worst case (each group one observation, ``sum m_g^2 / M``)
+  while few groups carry a flip, exactly as the level intervals do
+  (:func:`~defan_pytest.stats.design.stratified_design`); no between-group variation at all
+  (every group changed by the same amount) is design effect 1 before shrinking, so one flip
+  more can only make a change look worse, never better;
 - the counts and the number of pairs are divided by the design effect, and the interval is
   Tango's score interval for a paired difference (:func:`paired_score_interval`) at those
   effective counts, with the Student t quantile on ``G - 1`` degrees of freedom.
@@ -38,9 +39,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from defan_pytest.stats.distributions import two_sided_quantile
-from defan_pytest.stats.intervals import shrink_design_effect
+from defan_pytest.stats.design import paired_design
 
-__all__ = ["paired_interval", "paired_score_interval"]
+__all__ = ["paired_interval", "paired_score_interval", "stratified_paired_interval"]
 
 
 def _tango_z(b: float, c: float, n: float, d0: float) -> float:
@@ -126,30 +127,29 @@ def paired_interval(
     >>> paired_interval([(0, 0, 15)] * 4)[0]
     0.0
     """
-    kept = [(int(b), int(c), int(m)) for b, c, m in units if m > 0]
-    total = sum(m for _, _, m in kept)
-    if total == 0:
+    return stratified_paired_interval([units], confidence)
+
+
+def stratified_paired_interval(
+    strata: Sequence[Sequence[tuple[int, int, int]]], confidence: float = 0.95
+) -> tuple[float, float, float, float] | None:
+    """:func:`paired_interval` of the unweighted mean of several strata's changes (the overall
+    change as the mean of domains): the stratified cluster variance of every group's flips
+    (:func:`defan_pytest.stats.design.paired_design`; a domain of one group centred at the
+    mean), and Tango's interval at the effective counts it leaves. One stratum is
+    :func:`paired_interval`. ``None`` when there is no pair."""
+    for units in strata:
+        for b, c, m in units:
+            if b < 0 or c < 0 or b + c > m:
+                raise ValueError(f"a paired unit needs 0 <= b, c and b + c <= m, got {(b, c, m)!r}")
+    found = paired_design([[(int(b), int(c), int(m)) for b, c, m in units] for units in strata])
+    if found is None:
         return None
-    for b, c, m in kept:
-        if b < 0 or c < 0 or b + c > m:
-            raise ValueError(f"a paired unit needs 0 <= b, c and b + c <= m, got {(b, c, m)!r}")
-    worse = sum(b for b, _, _ in kept)
-    better = sum(c for _, c, _ in kept)
-    g = len(kept)
-    net = worse - better
-    flips = worse + better
-    estimated: float | None = None
-    if g > 1:
-        # Integer residuals d_g*M - net*m_g, so s == 0 is exact; independent-prompt variance
-        # ((b+c)/M - change^2)/M, times M^3 -> flips*M - net^2 (an integer too).
-        s = sum(((b - c) * total - net * m) ** 2 for b, c, m in kept)
-        independent = flips * total - net * net
-        if s > 0 and independent > 0:
-            # V_cluster / V_independent = G/(G-1) * S/M^4 / (independent/M^3).
-            estimated = g * s / ((g - 1) * total * independent)
-    # The flips (or, if nearly every pair flipped, the pairs that did not) are what show how
-    # changes cluster; the worst case, M/G, makes every group one observation.
-    deff = shrink_design_effect(estimated, min(flips, total - flips), total / g)
-    df = float(max(g - 1, 1))
-    lo, hi = paired_score_interval(worse / deff, better / deff, total / deff, confidence, df)
-    return net / total, lo, hi, df
+    design, rate_b, rate_c = found
+    n = design.n_eff
+    # The weighted flip rates at the effective number of pairs; b + c <= n up to rounding.
+    worse, better = min(rate_b * n, n), min(rate_c * n, n)
+    if worse + better > n:
+        worse, better = worse * n / (worse + better), better * n / (worse + better)
+    lo, hi = paired_score_interval(worse, better, n, confidence, design.df)
+    return design.estimate, lo, hi, design.df
