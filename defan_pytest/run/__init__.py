@@ -169,9 +169,9 @@ class Run:
                 store.report_progress(stats.snapshot())
 
         self.pool = CallPool(
-            caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout, max_backoff=s.max_backoff,
-            store=store,
-            secrets=redaction.known_secrets(getattr(model, "params", {}) or {}), on_progress=publish,
+            caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout,
+            max_backoff=s.max_backoff, store=store, on_progress=publish,
+            secrets=redaction.known_secrets(getattr(model, "params", {}) or {}),
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
         )
         self.pool.start([Prompt(r.id, r.question) for r in rows])
@@ -227,9 +227,8 @@ class Run:
 
     def score_all(self, rows: Sequence[Any]) -> None:
         """Score every row's answer in one batch (NER once through ``nlp.pipe``)."""
-        answers = [self.pool.result(r.id) for r in rows]
         inputs = [ScoreInput(r.question, r.answer, r.type, a.text, a.error, r.domain, a.finish_reason)
-                  for r, a in zip(rows, answers)]
+                  for r, a in ((r, self.pool.result(r.id)) for r in rows)]
         self.scores = dict(zip((r.id for r in rows), self.get_scorer().score_many(inputs)))
 
     def record(self, row: Any, index: int) -> ScoredRecord:
