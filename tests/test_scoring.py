@@ -111,12 +111,26 @@ def test_validation_set_agreement(
     assert not worse, (worse, wrong)
 
 
+@pytest.mark.parametrize("name", sorted(labelled.FLOORS))
+def test_the_blind_sets_keep_their_agreement(name: str, public_dir: Path) -> None:
+    """The blind sets of issue 21 (tests/labelled.py): the agreement reached is kept, and every
+    row is scored as the plugin would, its finish reason included (clarification 14)."""
+    rows = _validation(name, public_dir)
+    scores = Scorer(nlp=None).score_many([
+        ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"],
+                   finish_reason=r.get("finish_reason")) for r in rows])
+    aligned = sum(s.aligned == r["expected_aligned"] for r, s in zip(rows, scores)) / len(rows)
+    correct = sum(s.correct == r["expected_correct"] for r, s in zip(rows, scores)) / len(rows)
+    floor_aligned, floor_correct = labelled.FLOORS[name]
+    assert aligned >= floor_aligned and correct >= floor_correct, (name, aligned, correct)
+
+
 def test_labelled_sets_store_no_defan_questions(public_dir: Path) -> None:
     """The labelled sets hold no DefAn text: a row of the public split is stored by its id
     (which must resolve), and an inline question must be one we wrote, not DefAn's."""
     by_id = labelled.public_rows(public_dir)
     questions = {r.question.strip() for r in by_id.values()}
-    for name in (*labelled.SETS, labelled.FRESH):
+    for name in (*labelled.SETS, labelled.FRESH, labelled.BLIND):
         for i, r in enumerate(labelled.raw_rows(name), 1):
             where = f"{name}:{i}"
             if "id" in r:
