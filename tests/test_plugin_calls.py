@@ -108,7 +108,7 @@ def test_errors_are_counted_apart_and_gated(project: pytest.Pytester) -> None:
     nobel = json.loads((project.path / "r.json").read_text())["domains"]["nobel"]
     assert (nobel["n"], nobel["errors"], nobel["scored"]) == (60, 1, 59)
     assert nobel["fch"] == pytest.approx(30 / 59)  # the errored prompt is no hallucination
-    assert nobel["rc_groups"] == 3  # its group is not fully scored
+    assert nobel["rc_groups"] == 4  # its group is judged on its 14 answered paraphrases
     assert "1 call error" in result.stdout.lines[-1]
 
 

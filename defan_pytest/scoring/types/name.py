@@ -107,11 +107,22 @@ def _words(t: str) -> int:
 _SCRIPT_GLOSS = re.compile(r"^([^()]+?)\s*\(([^()A-Za-z]+)\)$")
 
 
+# A run of capitalised words is a name, even one that begins with a word meaning "nobody"
+# ("Nobody Special", "Nadie Gómez"); a statement of none is not written so.
+_NAME_SHAPED = re.compile(r"(?:[A-Z][\w'’.-]*\s+)+[A-Z][\w'’.-]*")
+_NONE_WORDS = frozenset({"nobody", "none", "niemand", "nadie", "nessuno", "ninguém", "no one"})
+
+
+def _names_someone(t: str) -> bool:
+    m = _NONE_STATEMENT.search(t)
+    return bool(m) and m.group().lower() in _NONE_WORDS and bool(_NAME_SHAPED.fullmatch(t))
+
+
 def _bare_name(t: str, ctx: Context) -> Optional[str]:
     if len(t) > 90:
         return None
     if _NONE_STATEMENT.fullmatch(t) or (
-        _words(t) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
+        not _names_someone(t) and _words(t) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
         # A short statement that there was none answers the question, right (an empty gold)
         # or wrong ("Il n'y a pas eu de lauréat" for a year with a laureate): aligned.
         and (ctx.empty_gold or not looks_like_sentence(t) or not _NAMED.search(t))
