@@ -115,7 +115,7 @@ _NONE_WORDS = frozenset({"nobody", "none", "niemand", "nadie", "nessuno", "ningu
 
 def _names_someone(t: str) -> bool:
     m = _NONE_STATEMENT.search(t)
-    return bool(m) and m.group().lower() in _NONE_WORDS and bool(_NAME_SHAPED.fullmatch(t))
+    return m is not None and m.group().lower() in _NONE_WORDS and bool(_NAME_SHAPED.fullmatch(t))
 
 
 def _bare_name(t: str, ctx: Context) -> Optional[str]:
