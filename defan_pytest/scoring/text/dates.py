@@ -10,7 +10,8 @@ numeric forms (``11/19/1946``, ``19.11.1946``) and ISO dates and timestamps
 without a digit costs one scan for a digit.
 
 Long because the date forms and their reader are one grammar (each form's pattern and the
-reading of its parts); what the language data says lives in :mod:`.month_data`.
+reading of its parts); what the language data says, and the month one word names, live in
+:mod:`.month_data`.
 
 Values are ``(year, month, day)`` with ``None`` for the parts a date leaves out: a year
 ``(1946, None, None)``, a month and year ``(1946, 11, None)``, a day and month
@@ -24,7 +25,7 @@ from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.language import language
-from defan_pytest.scoring.text.month_data import MARKS, WORD, MonthData, fold, load, strip_accents
+from defan_pytest.scoring.text.month_data import MARKS, WORD, MonthData, english_month, fold, load, month_number, strip_accents
 from defan_pytest.scoring.text.search import DisjointSpans
 
 DateValue = Tuple[Optional[int], Optional[int], Optional[int]]
@@ -124,64 +125,6 @@ def _word_start(text: str, pos: int) -> int:
     while j > floor and (text[j - 1].isalpha() or unicodedata.category(text[j - 1]).startswith("M")):
         j -= 1
     return j if j < i else -1
-
-
-def _language_of(text: str) -> str:
-    # The response's language decides a word that is a different month in two languages
-    # ("listopad": November in Polish and Czech, October in Croatian).
-    return language(text)
-
-
-def month_number(
-    word: str,
-    text: str = "",
-    full_only: bool = False,
-    lang: Optional[Callable[[], str]] = None,
-    english_only_in_english: bool = False,
-) -> Optional[int]:
-    """The month that ``word`` names in some language, or ``None``.
-
-    An English month word is read as English (``mar``, ``may``, ``dec``).  Otherwise a full
-    month name of any language counts, and an abbreviation (``out`` of ``outubro``, ``set``,
-    ``sie``) only outside English text, where these are common words; ``full_only`` (dates
-    without a year, where a short word next to a number is rarely a month) takes full names
-    only.  A word that is a different month in different languages takes the month of
-    ``text``'s language (``lang``: a function that returns it, for a caller that asks once
-    per text), else the month of the most used language.  ``english_only_in_english``: in
-    English text, English month words only.
-    """
-    data = load()
-    key = fold(word)
-    if key not in data.months:
-        key = strip_accents(key)
-    by_month = data.months.get(key)
-    if by_month is None:
-        return None
-    for number, langs in by_month.items():
-        if "en" in langs:
-            return number
-    language = lang() if lang is not None else (_language_of(text) if text else "")
-    if (full_only or english_only_in_english) and language == "en":
-        return None  # "3 out of 5": in English text a date without a year is an English one
-    if full_only or language == "en":
-        by_month = data.full.get(key, {})
-        if not by_month:
-            return None
-    if len(by_month) == 1:
-        return next(iter(by_month))
-    if language:
-        for number, langs in by_month.items():
-            if language in langs:
-                return number
-    # Else the month of the most used language that writes it so (dateparser's own order of
-    # languages by use): "listopada" is Polish before it is Croatian.
-    rank = load().rank
-    return min(by_month, key=lambda n: (min(rank.get(code, len(rank)) for code in by_month[n]), n))
-
-
-def _english_month(word: str) -> bool:
-    by_month = load().months.get(fold(word), {})
-    return any("en" in langs for langs in by_month.values())
 
 
 def question_years(question: str) -> Tuple[int, ...]:
@@ -302,7 +245,7 @@ class _Reading:
     def lang(self) -> str:
         """The text's language, asked once per text (it reads the first 4000 characters)."""
         if self._lang is None:
-            self._lang = _language_of(self.text)
+            self._lang = language(self.text)
         return self._lang
 
     def _connectives_ok(self, m: "re.Match[str]", kind: str) -> bool:
@@ -365,7 +308,7 @@ class _Reading:
             # Year first with a plain year and an English month ("in 1990 May 3 people") is
             # English prose, not a date: the languages that write so mark the year
             # ("1946. november 19.", "1946 m. lapkričio 19 d.") or use their own month word.
-            if kind == "ymd-word" and g.get("c1") is None and g.get("yd") is None and _english_month(g["w"]):
+            if kind == "ymd-word" and g.get("c1") is None and g.get("yd") is None and english_month(g["w"]):
                 return None
         month = self._month(m, kind)
         if month is None:

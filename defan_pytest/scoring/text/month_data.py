@@ -1,7 +1,8 @@
 """What dateparser's per-language data says about dates (its ~200 CLDR-derived languages),
 folded for lookup and built once, lazily: month words with their inflected forms, connectives,
 year and day words, weekdays, the CJK and Korean units, and the order of languages by use.
-Read by :mod:`defan_pytest.scoring.text.dates`."""
+Read by :mod:`defan_pytest.scoring.text.dates`, through :func:`month_number`: the month one word
+names, with the response's language deciding a word that two languages read differently."""
 from __future__ import annotations
 
 import importlib
@@ -10,9 +11,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Set
+from typing import Callable, Dict, FrozenSet, List, Optional, Set
 
-__all__ = ["MARKS", "WORD", "MonthData", "fold", "load", "strip_accents"]
+from defan_pytest.scoring.text.language import language
+
+__all__ = ["MARKS", "WORD", "MonthData", "fold", "load", "english_month", "month_number", "strip_accents"]
 
 
 def _mark_class() -> str:
@@ -175,3 +178,62 @@ def load() -> MonthData:
         cjk_year=re.compile(rf"(?<!\d)(?P<y>\d{{4}})\s?{y}"),
         cjk_unit=re.compile(_alternation(cjk_y | cjk_m | cjk_d)),
     )
+
+
+def _language_of(text: str) -> str:
+    # The response's language decides a word that is a different month in two languages
+    # ("listopad": November in Polish and Czech, October in Croatian).
+    return language(text)
+
+
+def month_number(
+    word: str,
+    text: str = "",
+    full_only: bool = False,
+    lang: Optional[Callable[[], str]] = None,
+    english_only_in_english: bool = False,
+) -> Optional[int]:
+    """The month that ``word`` names in some language, or ``None``.
+
+    An English month word is read as English (``mar``, ``may``, ``dec``).  Otherwise a full
+    month name of any language counts, and an abbreviation (``out`` of ``outubro``, ``set``,
+    ``sie``) only outside English text, where these are common words; ``full_only`` (dates
+    without a year, where a short word next to a number is rarely a month) takes full names
+    only.  A word that is a different month in different languages takes the month of
+    ``text``'s language (``lang``: a function that returns it, for a caller that asks once
+    per text), else the month of the most used language.  ``english_only_in_english``: in
+    English text, English month words only.
+    """
+    data = load()
+    key = fold(word)
+    if key not in data.months:
+        key = strip_accents(key)
+    by_month = data.months.get(key)
+    if by_month is None:
+        return None
+    for number, langs in by_month.items():
+        if "en" in langs:
+            return number
+    language = lang() if lang is not None else (_language_of(text) if text else "")
+    if (full_only or english_only_in_english) and language == "en":
+        return None  # "3 out of 5": in English text a date without a year is an English one
+    if full_only or language == "en":
+        by_month = data.full.get(key, {})
+        if not by_month:
+            return None
+    if len(by_month) == 1:
+        return next(iter(by_month))
+    if language:
+        for number, langs in by_month.items():
+            if language in langs:
+                return number
+    # Else the month of the most used language that writes it so (dateparser's own order of
+    # languages by use): "listopada" is Polish before it is Croatian.
+    rank = load().rank
+    return min(by_month, key=lambda n: (min(rank.get(code, len(rank)) for code in by_month[n]), n))
+
+
+def english_month(word: str) -> bool:
+    """Whether ``word`` is an English month word (``Nov``, ``march``)."""
+    by_month = load().months.get(fold(word), {})
+    return any("en" in langs for langs in by_month.values())
