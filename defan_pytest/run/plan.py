@@ -52,16 +52,14 @@ class Baseline:
 
 @dataclass(frozen=True)
 class Plan:
-    """A run, ready: ``rows`` (this process's selection, dataset order), every domain's full
-    answer list (``answers``: kept for callers; the scorer no longer reads it, a claim depends
-    on its own row only), the whole selection's domains (a shard's
+    """A run, ready: ``rows`` (this process's selection, dataset order), the whole selection's
+    domains (a shard's
     too), the ``shard`` (``"I/N"``) and why the gates are skipped (``gate_skipped``), the
     thresholds and their file, the ``model``, its ``backend`` and ``call_path`` (the backend's name: ``callable``,
     ``litellm``, ``openai`` or one a plugin added), the files the run reads (``inputs``: never an output), the baseline, and what
     was read other than as written (``notes``)."""
 
     rows: Tuple[Any, ...]
-    answers: Mapping[str, List[str]]
     selection_domains: Tuple[str, ...]
     thresholds: Any
     thresholds_source: Optional[str]
@@ -319,7 +317,7 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
     if found:
         raise ConfigError(problems=found)
     return Plan(
-        rows=tuple(selected.rows), answers=selected.answers, selection_domains=selected.domains,
+        rows=tuple(selected.rows), selection_domains=selected.domains,
         thresholds=limits, thresholds_source=str(tpath) if tpath.exists() else None, model=model,
         shard=selected.shard, gate_skipped=selected.gate_skipped,
         call_path=backend.name if backend is not None else "", backend=backend, inputs=tuple(inputs),

@@ -16,7 +16,6 @@ __all__ = ["Selected", "load", "min_groups", "sample"]
 @dataclass
 class Selected:
     rows: List[Any] = field(default_factory=list)
-    answers: Dict[str, List[str]] = field(default_factory=dict)
     user_domains: List[str] = field(default_factory=list)
     domains: Tuple[str, ...] = ()
     shard: Optional[str] = None
@@ -25,8 +24,7 @@ class Selected:
 
 
 def load(s: Settings, found: List[str], notes: List[str]) -> Selected:
-    """The data set's rows (all of them: :func:`sample` selects), every domain's answers and
-    the user's own domains."""
+    """The data set's rows (all of them: :func:`sample` selects) and the user's own domains."""
     out = Selected()
     loaded: Sequence[Any] = []
     # A bad --defan-dataset or --defan-domain is already a problem: loading the default in its
@@ -39,8 +37,6 @@ def load(s: Settings, found: List[str], notes: List[str]) -> Selected:
             out.user_domains = sorted(d for d in loaded.source_domains if d not in dataset.DOMAINS)
         except dataset.DatasetError as exc:
             found.extend(problems_of(exc))
-    for r in loaded:
-        out.answers.setdefault(r.domain, []).append(r.answer)
     out.rows = list(loaded)
     return out
 
