@@ -23,7 +23,7 @@ from defan_pytest.gates.level import Verdict
 from defan_pytest.plugin import integrations
 from defan_pytest.plugin.outputs import ReportWriters
 from defan_pytest.plugin.items import (
-    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, notes_of, record_of,
+    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, NOTES_PROPERTY, notes_of, record_of,
 )
 from defan_pytest.plugin.terminal import Terminal
 from defan_pytest.report.formats import FORMATS
@@ -240,9 +240,21 @@ class DefanPlugin:
             if self.watcher is not None:
                 self.watcher.stop()
                 self.watcher = None
-        if not self.worker.is_worker:
+        if self.worker.is_worker:
+            # Notes from calls after this worker's last report (or of a worker that ran no
+            # item: it asked prompts another worker's items read): xdist hands workeroutput to
+            # the controller's pytest_testnodedown.
+            self.config.workeroutput[NOTES_PROPERTY] = self.fresh_notes()  # type: ignore[attr-defined]
+        else:
             self._finish(session)
         return result
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist controller: the notes a worker had not sent on a report."""
+        for note in getattr(node, "workeroutput", {}).get(NOTES_PROPERTY, ()) or ():
+            if isinstance(note, str) and note not in self.run.notes:
+                self.run.notes.append(note)
 
     # -- results (controller only) -----------------------------------------------------------
 
