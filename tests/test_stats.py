@@ -221,9 +221,22 @@ def test_design_of_one_stratum_is_the_cluster_design() -> None:
 
 
 def test_worst_case_is_sum_of_squared_sizes_over_n() -> None:
-    # No event at all: the worst case, sum n^2 / N = (1 + 225) / 16, not the mean size 8.
+    # The worst case is sum n^2 / N = (1 + 225) / 16, not the mean size 8; no event at all is
+    # design effect 1 on one informative group, shrunk toward it.
     design = rate_design([[(0, 1), (0, 15)]])
-    assert design is not None and design.deff == pytest.approx(226 / 16)
+    assert design is not None and design.deff == pytest.approx((1 + 226 / 16) / 2)
+
+
+def test_the_interval_is_monotone_at_the_boundary() -> None:
+    # Issue 25: 90/90 wrong over 6 groups got 0.35-1.00 where 89/90 got 0.55-1.00.
+    from defan_pytest.metrics.summary import stratified_rate_interval
+    all_wrong = stratified_rate_interval([[(15, 15)] * 6])
+    one_right = stratified_rate_interval([[(14, 15)] + [(15, 15)] * 5])
+    assert all_wrong is not None and one_right is not None
+    assert all_wrong[0] >= one_right[0] and all_wrong[1] == 1.0
+    none = stratified_rate_interval([[(0, 15)] * 6])
+    one = stratified_rate_interval([[(1, 15)] + [(0, 15)] * 5])
+    assert none is not None and one is not None and none[1] <= one[1]
 
 
 def test_zero_between_group_variance_is_design_effect_one_before_shrinking() -> None:

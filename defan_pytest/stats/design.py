@@ -24,6 +24,9 @@ reads a stratified cluster sample (each domain a stratum, each paraphrase group 
 - ``V = 0`` with some variation (every group changed by exactly the same amount, or every group
   has the same rate) is design effect 1 before shrinking, not the worst case: otherwise one flip
   more in one group could turn a regression into a pass (the decision would not be monotone);
+- no variation at all (every response the same, 0/N or N/N) is read as the limit of one rare
+  response: design effect 1 on one informative group, shrunk; the worst case there made 90/90
+  wrong over 6 groups a wider interval (0.35-1.00) than 89/90 (0.55-1.00);
 - degrees of freedom: ``sum_h (G_h - 1)`` over the strata with two groups or more, plus one per
   lonely stratum (one less when every stratum is lonely: the overall estimate used up one).
 
@@ -155,10 +158,15 @@ def stratified_design(strata: Sequence[Sequence[Unit]], spread: float, informati
         return Design(float(theta), max(spread, 0.0) * worst / n_kish, n_kish, worst, n_kish / worst, 1.0,
                       groups, False)
     between, zero = _between(kept, theta)
-    estimated: float | None = None
     if spread > 0.0:
         # No between-group variation at all is design effect 1 (then shrunk), not unknown.
         estimated = 1.0 if zero else between / (spread / n_kish)
+    else:
+        # Every response the same (0/N or N/N): read as the limit of one rare response in one
+        # group (estimated design effect 1, one informative group), so that the interval is
+        # monotone in the counts: with the worst case here, 90/90 wrong over 6 groups got
+        # 0.35-1.00 where 89/90 got 0.55-1.00.
+        estimated, informative = 1.0, max(informative, 1)
     deff = shrink_design_effect(estimated, informative, worst)
     return Design(float(theta), max(spread, 0.0) * deff / n_kish, n_kish, deff, n_kish / deff, df, groups, True)
 
