@@ -243,7 +243,7 @@ class DefanPlugin:
             # item: it asked prompts another worker's items read): xdist hands workeroutput to
             # the controller's pytest_testnodedown.
             self.config.workeroutput[NOTES_PROPERTY] = self.fresh_notes()  # type: ignore[attr-defined]
-        else:
+        elif not session.config.option.collectonly:  # nothing ran: no figures, no gate, no report
             self._finish(session)
         return result
 
