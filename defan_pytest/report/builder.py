@@ -114,7 +114,7 @@ def call_counts(records: Sequence[ScoredRecord], *, asked: bool = True) -> Calls
     kinds = error_kinds(r.error for r in records)
     if not asked:
         return Calls(prompts=len(records), errors=kinds.total, error_kinds=dict(kinds.counts),
-                     extra={"cut": count_cut(records)})
+                     extra={"cut": cut} if (cut := count_cut(records)) else {})
     if not records:
         return Calls(error_kinds={})
 
