@@ -22,7 +22,7 @@ import re
 import socket
 import time
 from datetime import timezone
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence, Set
 
 from defan_pytest.calls.redaction import redact
 
@@ -108,7 +108,8 @@ def describe(exc: BaseException, secrets: Sequence[str] = ()) -> str:
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     """``exc``, what it was raised from or during, and the OS error a client kept on it
     (aiohttp's ``os_error``): at most 8 deep, each once."""
-    seen, todo = set(), [exc]
+    seen: Set[int] = set()
+    todo = [exc]
     while todo and len(seen) < 8:
         e = todo.pop(0)
         if id(e) in seen:
