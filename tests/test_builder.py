@@ -80,6 +80,7 @@ def test_call_counts_of_a_run_and_of_responses() -> None:
     assert builder.call_counts(rows).to_json() == {
         "prompts": 8, "answered": 3, "cached": 1, "peer": 2, "retries": 3, "errors": 4,
         "error_kinds": {"TimeoutError": 2, "BudgetExceeded": 1, "NotSent": 1}, "not_sent": 2, "failed": 2,
+        "cut": 0,
     }
     assert builder.call_counts(rows, asked=False).to_json() == {
         "prompts": 8, "errors": 4, "error_kinds": {"TimeoutError": 2, "BudgetExceeded": 1, "NotSent": 1}}

@@ -74,3 +74,19 @@ def test_plain_lines_in_logs_and_a_live_line_on_a_terminal() -> None:
     printer.stop()
     assert all(l.startswith("\r") for l in live) and live[-1].endswith("\n")
     assert sum(l.endswith("\n") for l in live) == 1
+
+
+def test_a_stall_holds_the_eta_and_a_long_one_hides_it() -> None:
+    """Two answers a second for 20 s, then none for 90 s (a server stalled): the ETA held at
+    the last answer's never climbs second by second, and once the stall outlasts the window the
+    ETA is not shown (no pace to read); answers again give it back."""
+    ticks = [(0.5 * k, k, 0) for k in range(1, 41)]  # 40 answers in 20 s
+    stall = [(20.0 + 0.5 * k, 40, 0) for k in range(1, 181)]  # nothing for 90 s
+    etas = feed(Pace(), ticks + stall, total=240)
+    held = etas[len(ticks) - 1]
+    assert held is not None and 90 <= held <= 110  # 200 left at two a second
+    during = etas[len(ticks):]
+    assert all(e is None or e == held for e in during)  # held, never climbing
+    assert during[-1] is None  # 90 s without an answer: no pace to speak of
+    again = feed(Pace(), ticks + stall + [(110.0 + 0.5 * k, 40 + k, 0) for k in range(1, 31)], total=240)
+    assert again[-1] is not None

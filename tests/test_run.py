@@ -70,7 +70,7 @@ def test_a_whole_run_without_pytest(project: Path) -> None:
     assert {g["scope"] for g in report["gate"]} == {"toy", "sky", "overall"}
     counts = run.call_counts()
     assert counts == {"prompts": 15, "answered": 15, "cached": 0, "peer": 0, "retries": 0, "errors": 0,
-                      "not_sent": 0, "failed": 0, "cached_from": counts["cached_from"]}
+                      "not_sent": 0, "failed": 0, "cut": 0, "cached_from": counts["cached_from"]}
     assert counts["cached_from"].startswith("run-echo version 1, source ")
     run.close(worker)
 

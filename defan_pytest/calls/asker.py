@@ -25,6 +25,7 @@ from defan_pytest.calls.protocol import (
     ResponseStore,
     Verdict,
 )
+from defan_pytest.calls.reach import Reach
 from defan_pytest.calls.redaction import redact, scrub
 from defan_pytest.calls.retry import Backoff, RateLimiter
 from defan_pytest.calls.sizes import check_answer
@@ -131,6 +132,7 @@ class Asker:
         self._maybe_cached: Optional[Set[str]] = None  # prompts the cache held when the pool started
         self._prepared: "Optional[asyncio.Future[Any]]" = None
         self._budget_waiters: "List[asyncio.Future[None]]" = []
+        self.reach = Reach(caller)  # a server that cannot be reached stops the run at once
 
     def verdict(self, exc: BaseException) -> Verdict:
         """What a failed call means: a :class:`FatalCallError` stops the run whoever raised it;
@@ -140,7 +142,7 @@ class Asker:
             return "fatal"
         if isinstance(exc, AnswerTooLarge):
             return "fail"
-        return self.caller.backend.classify(exc)
+        return self.reach.judge(exc, self.caller.backend.classify(exc))
 
     async def run(self, prompts: List[Prompt], deliver: Callable[[str, Response], None]) -> None:
         """Ask every prompt, handing each response to ``deliver(key, response)``."""
@@ -277,7 +279,8 @@ class Asker:
                 if kind == "fatal":
                     self._unbook(booked)
                     return self._fatal_failure(
-                        prompt, f"{message} -- stopping: every other call would fail the same way", attempt,
+                        prompt, self.reach.why(exc) or f"{message} -- stopping: every other call would fail the same way",
+                        attempt,
                     )
                 if kind == "retry" and attempt <= self.retries and not self.stop.is_set():
                     self.stats.retries += 1
@@ -303,6 +306,7 @@ class Asker:
     async def _answered(self, prompt: Prompt, reply: Reply, took: float, attempt: int, booked: Optional[float],
                         t0: float) -> Response:
         """The model's answer: paid for, cleaned, committed to the store, then returned."""
+        self.reach.answered()
         if self.budget is not None and booked is not None:
             self.budget.settle(booked, reply.prompt_tokens, reply.completion_tokens, prompt.text)
             self._budget_changed()

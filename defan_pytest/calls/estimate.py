@@ -130,6 +130,8 @@ def format_estimate(e: Estimate, model_table: str = "[models.<name>]") -> str:
     if e.to_send == 0:
         return head + ": nothing to pay"
     tokens = f"~{e.prompt_tokens:,} prompt + ~{e.completion_tokens:,} completion tokens"
+    if e.price is not None and e.price.local:  # said here, once: the summary says no cost at all
+        return f"{head}: {tokens}; {e.price.source}: no cost"
     if e.price is None:
         return (f"{head}: {tokens}, cost unknown (no price for {e.model or 'the model'}: set price_in and "
                 f"price_out, USD per million tokens, in {model_table})")

@@ -10,19 +10,36 @@ failure *means* (retry, stop the run, or an errored answer) is its backend's ver
 (429, 2.0, 'RateLimited (HTTP 429): slow down')
 >>> [parse_retry_after(v) for v in ("1e9", "-3", "nan", "soon", "Wed, 21 Oct 2015 07:28:00 GMT")]
 [1000000000.0, 0.0, None, None, 0.0]
+>>> unreachable(ConnectionRefusedError(111, "Connection refused")), unreachable(RateLimited("Connection refused"))
+('refused', None)
 """
 from __future__ import annotations
 
 import asyncio
 import email.utils
 import math
+import re
+import socket
 import time
 from datetime import timezone
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence, Set
 
 from defan_pytest.calls.redaction import redact
 
-__all__ = ["describe", "parse_retry_after", "retry_after", "status_of"]
+__all__ = ["describe", "parse_retry_after", "retry_after", "status_of", "unreachable"]
+
+# What the clients say when no server answered at all (aiohttp, httpx, the openai SDK, litellm,
+# each wrapping the other's words): the connection refused, the host unknown, an address that
+# is no http(s) URL.  Read in the message too: litellm keeps only the text of what it wraps.
+_UNREACHABLE = (
+    ("url", re.compile(r"NonHttpUrlClientError|InvalidUrlClientError|InvalidURL|UnsupportedProtocol"
+                       r"|missing an 'http://' or 'https://' protocol|unsupported url scheme|No scheme", re.I)),
+    ("dns", re.compile(r"ClientConnectorDNSError|Name or service not known|nodename nor servname|"
+                       r"Temporary failure in name resolution|getaddrinfo failed|No address associated", re.I)),
+    ("refused", re.compile(r"Connect call failed|Connection refused|Errno 111|Errno 61\b|WinError 10061|"
+                           r"All connection attempts failed|actively refused", re.I)),
+)
+_URL_CLASSES = ("NonHttpUrlClientError", "InvalidUrlClientError", "InvalidURL", "UnsupportedProtocol")
 
 
 def status_of(exc: BaseException) -> Optional[int]:
@@ -86,3 +103,40 @@ def describe(exc: BaseException, secrets: Sequence[str] = ()) -> str:
         head = "TimeoutError"
     # Redacted before it is cut, so that a key across the cut cannot leave a readable part.
     return redact(f"{head}: {msg}" if msg else head, secrets)[:500]
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, what it was raised from or during, and the OS error a client kept on it
+    (aiohttp's ``os_error``): at most 8 deep, each once."""
+    seen: Set[int] = set()
+    todo = [exc]
+    while todo and len(seen) < 8:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo.extend(x for x in (e.__cause__, e.__context__, getattr(e, "os_error", None))
+                    if isinstance(x, BaseException))
+
+
+def unreachable(exc: BaseException) -> Optional[str]:
+    """Why no server answered a call at all, or ``None`` (one did, with a status; or the failure
+    is of another kind): ``"refused"`` (nothing listens at the address), ``"dns"`` (the host
+    name is unknown) or ``"url"`` (the address is no ``http://`` or ``https://`` URL)."""
+    # The client's own failure, wherever a wrapper put it (litellm wraps a refused connection
+    # in a "500" of its own, which no server sent).
+    for e in _chain(exc):
+        if type(e).__name__ in _URL_CLASSES:
+            return "url"
+        if isinstance(e, socket.gaierror) or type(e).__name__ == "ClientConnectorDNSError":
+            return "dns"
+        if isinstance(e, ConnectionRefusedError):
+            return "refused"
+    # Else the words, of the failures that carry no status: a server that answered (a proxy's
+    # 502 saying "connection refused" upstream) is not unreachable.
+    text = " ".join(f"{type(e).__name__}: {e}" for e in _chain(exc) if status_of(e) is None)[:4000]
+    for kind, pattern in _UNREACHABLE:
+        if pattern.search(text):
+            return kind
+    return None

@@ -21,7 +21,7 @@ from typing import Any, Dict, Mapping, Optional
 
 from defan_pytest.calls.models import litellm_table
 
-__all__ = ["Price", "find_price", "format_usd", "model_table", "price_table"]
+__all__ = ["Price", "find_price", "format_usd", "local_price", "model_table", "price_table"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class Price:
     input: float
     output: float
     source: str
+    #: The model runs on the user's own server (:func:`local_price`): nothing to pay, and
+    #: nothing to say about it but once.
+    local: bool = False
 
     def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
         return prompt_tokens * self.input + completion_tokens * self.output
@@ -41,7 +44,20 @@ class Price:
                 f"({self.source})")
 
     def to_json(self) -> Dict[str, Any]:
-        return {"price_in": self.input * 1e6, "price_out": self.output * 1e6, "source": self.source}
+        out: Dict[str, Any] = {"price_in": self.input * 1e6, "price_out": self.output * 1e6, "source": self.source}
+        if self.local:
+            out["local"] = True
+        return out
+
+
+def local_price(host: str) -> Price:
+    """The price of a model on the user's own server at ``host`` (a loopback or private
+    address, :func:`defan_pytest.calls.local.local_server`): 0.
+
+    >>> local_price("127.0.0.1:8080").to_json()
+    {'price_in': 0.0, 'price_out': 0.0, 'source': 'local server 127.0.0.1:8080', 'local': True}
+    """
+    return Price(0.0, 0.0, f"local server {host}", local=True)
 
 
 def model_table(name: str) -> str:

@@ -126,19 +126,20 @@ def format_summary(u: Mapping[str, Any]) -> List[str]:
         if lat.get("p50") is not None:
             parts.append(f"latency p50 {lat['p50'] * 1000:,.0f} ms, p95 {lat['p95'] * 1000:,.0f} ms")
     cost = u.get("cost")
-    if cost is not None:
+    local = bool((u.get("price") or {}).get("local"))  # no cost, said once before the calls
+    if cost is not None and not local:
         text = f"cost {format_usd(cost['spent'])}"
         if not cost.get("complete", True):
             text += " (some answers' tokens unknown)"
         if u.get("cached"):
             text += f"; {u['cached']:,} cached answers saved {format_usd(cost['cached'])}"
         parts.append(text)
-    elif answered and path != "callable":
+    elif answered and path != "callable" and not local:
         parts.append("cost unknown (no price)")
     if parts:
         via = f" via {describe_path(path)}" if path else ""
         lines.append(f"usage{via}: " + "; ".join(parts))
-    lines.extend(_domain_table(u.get("domains") or {}))
+    lines.extend(_domain_table(u.get("domains") or {}, cost=not local))
     budget = u.get("budget")
     if budget is not None:
         spent = budget.get("spent")
@@ -155,23 +156,25 @@ def format_summary(u: Mapping[str, Any]) -> List[str]:
     return lines
 
 
-def _domain_table(domains: Mapping[str, Mapping[str, Any]]) -> List[str]:
+def _domain_table(domains: Mapping[str, Mapping[str, Any]], cost: bool = True) -> List[str]:
     """Per domain: answers asked of the model, their tokens, latency p50/p95 and cost (within
-    80 columns); nothing when no domain had an answer from the model."""
+    80 columns; no cost column for a local server's); nothing when no domain had an answer
+    from the model."""
     rows = [(d, b) for d, b in domains.items() if b.get("answered")]
     if not rows:
         return []
-    table = [["domain", "answered", "tokens", "p50 ms", "p95 ms", "cost"]]
+    table = [["domain", "answered", "tokens", "p50 ms", "p95 ms", "cost"][:6 if cost else 5]]
     for d, b in rows:
-        t, lat, cost = b.get("tokens") or {}, b.get("latency") or {}, b.get("cost")
+        t, lat = b.get("tokens") or {}, b.get("latency") or {}
         known = int(b.get("answered") or 0) - int(t.get("unknown", 0))
         tokens = f"{int(t.get('prompt', 0)) + int(t.get('completion', 0)):,}" if known > 0 else "-"
 
         def ms(v: Any) -> str:
             return "-" if v is None else f"{float(v) * 1000:,.0f}"
 
+        spent = b.get("cost")
         table.append([d[:20], f"{int(b['answered']):,}", tokens, ms(lat.get("p50")), ms(lat.get("p95")),
-                      format_usd(cost["spent"]) if cost else "-"])
+                      format_usd(spent["spent"]) if spent else "-"][:6 if cost else 5])
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     return ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
             for r in table]

@@ -21,6 +21,7 @@ from defan_pytest.errors import format_problems
 from defan_pytest.gates import regression
 from defan_pytest.gates.level import Verdict
 from defan_pytest.plugin import integrations
+from defan_pytest.plugin.interrupt import kept_on_interrupt
 from defan_pytest.plugin.outputs import ReportWriters
 from defan_pytest.plugin.items import (
     DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, NOTES_PROPERTY, notes_of, record_of,
@@ -177,11 +178,8 @@ class DefanPlugin:
         self.start_pool(selected)
         printer = None if self.worker.is_worker else self.terminal.progress(run.pool.stats.snapshot)
         began = time.monotonic()
-        try:
+        with kept_on_interrupt(session, run, printer, self.worker.shared):  # Ctrl-C: one line, what is kept
             fatal = run.wait(deadline=self._session_deadline())
-        finally:
-            if printer is not None:
-                printer.stop()
         run.durations["calls"] = round(time.monotonic() - began, 3)
         if fatal is None and not self.worker.is_worker:
             # One process runs every item: score them all in one batch, so that spaCy NER (for the
@@ -245,7 +243,7 @@ class DefanPlugin:
             # item: it asked prompts another worker's items read): xdist hands workeroutput to
             # the controller's pytest_testnodedown.
             self.config.workeroutput[NOTES_PROPERTY] = self.fresh_notes()  # type: ignore[attr-defined]
-        else:
+        elif not session.config.option.collectonly:  # nothing ran: no figures, no gate, no report
             self._finish(session)
         return result
 

@@ -19,6 +19,7 @@ from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.plugin.items import record_of
 from defan_pytest.plugin.wording import claim_and_gold, finish_tag, short
+from defan_pytest.report.cut import cut_line
 from defan_pytest.report.progress import ProgressPrinter
 from defan_pytest.report.tables import format_table
 from defan_pytest.records import error_kinds
@@ -200,12 +201,18 @@ class Terminal:
             unsent = f" ({reasons[0][1]})"
         elif reasons:
             unsent = " (" + "; ".join(f"{n}: {text}" for n, text in reasons) + ")"
-        peer = (f"; {c['peer']} of them through another worker, session or prompt of the same text"
-                if c.get("peer") else "")
+        # Each prompt once, by its final outcome (the four add up to the prompts); how some came
+        # (another worker) and the retries are said apart, never as a fifth outcome.
+        peer = (f"; {c['peer']} of the {c['prompts']} prompts came through another worker, session or prompt of the "
+                "same text" if c.get("peer") else "")
+        retries = f"{c['retries']} retr{'y' if c['retries'] == 1 else 'ies'}"
         tr.write_line(
             f"{c['prompts']} prompts: {c['answered']} answered by the model, {c['cached']} from the cache{origin}, "
-            f"{c.get('not_sent', 0)} not sent{unsent}, {c.get('failed', 0)} failed; {c['retries']} retries{peer}"
+            f"{c.get('not_sent', 0)} not sent{unsent}, {c.get('failed', 0)} failed; {retries}{peer}"
         )
+        cut = cut_line(run.records, run.plan.model)
+        if cut:
+            tr.write_line(cut, yellow=True)
         for kind, n, text in error_kinds(r.get("error") for r in run.records).most_common(10):
             message = text.split(":", 1)[1].strip() if ":" in text else ""
             tr.write_line(printable(f"  {n} x {kind}: {short(message, 100)}" if message else f"  {n} x {kind}"), yellow=True)

@@ -22,6 +22,7 @@ from typing import Any, Optional
 from defan_pytest import dataset
 from defan_pytest.calls import budget, models, redaction
 from defan_pytest.dataset import reader
+from defan_pytest.report.cut import count_cut
 from defan_pytest.records import Calls, DatasetMeta, ModelMeta, Report, ReportMeta, ScoredRecord, ScorerMeta
 from defan_pytest.records import Selection, error_kinds
 from defan_pytest.scoring import ner
@@ -108,11 +109,12 @@ def call_counts(records: Sequence[ScoredRecord], *, asked: bool = True) -> Calls
     ``answered_by``, not ``via``), ``not_sent`` (the budget, or the run stopped first:
     :func:`defan_pytest.calls.budget.not_sent`) and ``failed`` (sent, no answer) -- which add
     up to the prompts --, through another worker, retries and call errors (not sent and
-    failed).  Otherwise (``defan score``'s responses) prompts and errors only.
+    failed); ``cut``: the answers cut by the token limit (:mod:`defan_pytest.report.cut`).  Otherwise (``defan score``'s responses) prompts and errors only.
     """
     kinds = error_kinds(r.error for r in records)
     if not asked:
-        return Calls(prompts=len(records), errors=kinds.total, error_kinds=dict(kinds.counts))
+        return Calls(prompts=len(records), errors=kinds.total, error_kinds=dict(kinds.counts),
+                     extra={"cut": cut} if (cut := count_cut(records)) else {})
     if not records:
         return Calls(error_kinds={})
 
@@ -127,7 +129,7 @@ def call_counts(records: Sequence[ScoredRecord], *, asked: bool = True) -> Calls
         peer=sum(1 for r in records if r.via == "peer"),
         retries=sum(max(0, (r.attempts or 1) - 1) for r in records if by(r) == "model"),
         errors=kinds.total, error_kinds=dict(kinds.counts),
-        extra={"not_sent": unsent, "failed": len(records) - len(answers) - unsent},
+        extra={"not_sent": unsent, "failed": len(records) - len(answers) - unsent, "cut": count_cut(answers)},
     )
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from defan_pytest.report.cut import count_cut, cut_text
 from defan_pytest.report.writer import Input, OutputError, append_output
 from defan_pytest.safetext import inline, markdown_cell
 from defan_pytest.verdicts import (
@@ -95,6 +96,13 @@ def step_summary(report: Report) -> str:
         facts.append(f"sample {_cell(sel.sample, 60)} (seed {_count(sel.seed)})")
     lines += [" · ".join(facts), ""]
     lines += _outcome_lines(report.rows)
+    cut = count_cut(report.rows)
+    if cut:
+        m = report.meta.model
+        params = (m.params if m is not None else None) or {}
+        text = cut_text(cut, sum(1 for r in report.rows if not r.error), m.kind if m is not None else None,
+                        m.name if m is not None else None, params.get("max_completion_tokens") or params.get("max_tokens"))
+        lines += [f"⚠️ {_cell(text, 400)}", ""]
 
     limits = (report.thresholds or {}).get("limits") or {}
     lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]

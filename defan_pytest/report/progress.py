@@ -40,25 +40,30 @@ class Pace:
     :meth:`add` takes the time (monotonic seconds) and the figures of a moment of the run; the
     answers counted are the prompts done less the cache hits (a hit takes no time, and a
     resumed run's first thousand hits say nothing of its calls).  :meth:`eta` is the seconds
-    left at the pace of the last :data:`ETA_WINDOW` seconds, or ``None`` until that pace rests
-    on :data:`ETA_MIN_ANSWERS` answers over :data:`ETA_MIN_SECONDS` (0 once every prompt is
-    done).
+    left at the pace of the last :data:`ETA_WINDOW` seconds up to the last answer (a stall holds
+    it, never climbs it), or ``None`` until that pace rests on :data:`ETA_MIN_ANSWERS` answers
+    over :data:`ETA_MIN_SECONDS` (0 once every prompt is done).
     """
 
     def __init__(self) -> None:
         self._samples: Deque[Tuple[float, int]] = deque()
         self._remaining = 0
+        self._now = 0.0
 
     def add(self, now: float, stats: Mapping[str, Any]) -> None:
         """One moment of the run."""
         done = int(stats.get("done") or 0)
         answered = done - int(stats.get("cache_hits") or 0)
         self._remaining = max(0, int(stats.get("total") or 0) - done)
+        self._now = now
         if len(self._samples) == 1 and answered == self._samples[0][1]:
             # Nothing answered since the first moment: the clock starts at the last such moment,
             # the time before the first answer being start-up, not pace.
             self._samples[0] = (now, answered)
-        else:
+        elif not self._samples or answered != self._samples[-1][1]:
+            # A moment is kept only when answers came: the pace is read up to the last answer, so
+            # that a stall neither climbs the ETA second by second nor passes for pace; a stall
+            # longer than the window leaves too few answers in it, and the ETA is not shown.
             self._samples.append((now, answered))
         while len(self._samples) > 2 and now - self._samples[1][0] >= ETA_WINDOW:
             self._samples.popleft()
@@ -70,7 +75,7 @@ class Pace:
         if len(self._samples) < 2:
             return None
         (t0, a0), (t1, a1) = self._samples[0], self._samples[-1]
-        if a1 - a0 < ETA_MIN_ANSWERS or t1 - t0 < ETA_MIN_SECONDS:
+        if a1 - a0 < ETA_MIN_ANSWERS or t1 - t0 < ETA_MIN_SECONDS or self._now - t1 > ETA_WINDOW:
             return None
         return self._remaining * (t1 - t0) / (a1 - a0)
 

@@ -215,7 +215,7 @@ class Run:
     def estimate_line(self, rows: Sequence[Any]) -> str:
         """What asking ``rows`` will send and cost, as the line printed before the first call
         (:func:`defan_pytest.run.plan.estimate_line`)."""
-        return estimate_line(self.settings, self.plan, rows, self.price, self.cache_folder(shared=False))
+        return estimate_line(self.settings, self.plan, rows, model_price(self.plan.model, local=True), self.cache_folder(shared=False))
 
     # -- scoring ---------------------------------------------------------------------------
 
@@ -325,7 +325,7 @@ class Run:
     def usage(self) -> Dict[str, Any]:
         """The run's usage block (plain JSON, :func:`defan_pytest.calls.usage.summarize`): tokens,
         latency percentiles, cost and the budget, from the records (after the calls)."""
-        return usage.summarize(self.records, price=self.price, path=self.plan.call_path, budget=self.settings.budget)
+        return usage.summarize(self.records, price=model_price(self.plan.model, local=True), path=self.plan.call_path, budget=self.settings.budget)
 
     def usage_lines(self) -> List[str]:
         """The usage lines of the terminal summary."""

@@ -17,6 +17,7 @@ from defan_pytest import dataset
 from defan_pytest.cache import folder
 from defan_pytest.cache.store import ResponseCache, uncached_in
 from defan_pytest.calls import backends, estimate, models, prices
+from defan_pytest.calls.local import local_server
 from defan_pytest.calls.budget import Budget
 from defan_pytest.calls.fingerprint import FingerprintError, fingerprint
 from defan_pytest.calls.protocol import Backend
@@ -87,12 +88,16 @@ def cache_folder(settings: Settings, shared: bool, run_id: str) -> Optional[Path
     return path if path.is_absolute() else root / path
 
 
-def model_price(model: Any) -> Optional[prices.Price]:
+def model_price(model: Any, local: bool = False) -> Optional[prices.Price]:
     """A litellm model's price (its table's ``price_in``/``price_out``, else litellm's price
-    table), or ``None``."""
+    table), or ``None``; with ``local``, a model on the user's own server that neither prices
+    costs 0 (:func:`defan_pytest.calls.prices.local_price`: what the run says and reports; not
+    for ``--defan-budget``, which needs a price to limit)."""
     if not isinstance(model, models.LitellmModel):
         return None
-    return prices.find_price(model.model, model.price_in, model.price_out, where=prices.model_table(model.name))
+    found = prices.find_price(model.model, model.price_in, model.price_out, where=prices.model_table(model.name))
+    host = local_server(model) if local and found is None else None
+    return prices.local_price(host) if host else found
 
 
 def _thresholds_path(s: Settings) -> Path:
