@@ -15,6 +15,11 @@ It speaks just enough of the OpenAI HTTP protocol for ``litellm`` (``model="open
 * Every chat request is counted per prompt (faulted ones too), optionally logged with its
   headers and body, delayed by ``latency`` seconds (``asyncio.sleep``), and may be turned into
   a fault by the first matching :class:`FaultRule`.
+* A server of fixed capacity, as llama.cpp's ``llama-server -np N`` is: with ``slots=N`` at
+  most N requests are served at once (each for ``latency`` seconds), the others wait in a
+  queue; ``timings=True`` adds llama.cpp's ``timings`` block to every completion (the time the
+  request was served, without its wait: ``prompt_ms`` + ``predicted_ms``); ``props=True`` serves
+  ``GET /props`` with ``{"total_slots": N}``, as llama.cpp does.
 
 Two ways to run it:
 
@@ -225,7 +230,11 @@ class _Core:
     def __init__(self, answers: Mapping[str, str] | None, default_answer: str | None,
                  answer_fn: Callable[[str, dict], Any] | None, latency: float,
                  faults: Iterable[FaultRule | Mapping[str, Any] | str] | None,
-                 log_requests: bool, models: Iterable[str], admin_routes: bool) -> None:
+                 log_requests: bool, models: Iterable[str], admin_routes: bool,
+                 slots: int | None = None, timings: bool = False, props: bool = False) -> None:
+        self.slots = slots
+        self.timings = timings
+        self._slot_sem: asyncio.Semaphore | None = None  # made on the serving loop
         self.answers: dict[str, str] = dict(answers or {})
         self.default_answer = default_answer
         self.answer_fn = answer_fn
@@ -251,6 +260,8 @@ class _Core:
             r.add_post(prefix + "/chat/completions", self.chat)
             r.add_get(prefix + "/models", self.list_models)
         r.add_post("/openai/deployments/{deployment}/chat/completions", self.chat)
+        if props:
+            r.add_get("/props", self.props_route)
         if admin_routes:
             r.add_get("/_stats", self.stats_route)
             r.add_get("/_requests", self.requests_route)
@@ -312,8 +323,7 @@ class _Core:
             rule = next((f for f in self.faults if f.take(prompt)), None)
             if rule is not None:
                 self.fault_counts[str(rule.fault)] += 1
-        if self.latency > 0:
-            await asyncio.sleep(self.latency)
+        served = await self._serve_slot()
         if body.get("stream"):
             return _error(400, "Streaming is not supported by this test server.",
                           "invalid_request_error", "stream_not_supported")
@@ -330,7 +340,22 @@ class _Core:
             content = None if rule.fault == "null" else ""
         else:
             content, finish = _answer_and_finish(await self._answer(prompt, body))
-        return self._completion(body, model, content, finish)
+        return self._completion(body, model, content, finish, served)
+
+    async def _serve_slot(self) -> float:
+        """Hold the request for ``latency`` seconds (in one of ``slots`` slots, waiting for one
+        when all are busy); the seconds it was served, its wait excluded."""
+        if self.slots is None:
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            return self.latency
+        if self._slot_sem is None:
+            self._slot_sem = asyncio.Semaphore(self.slots)
+        async with self._slot_sem:
+            began = time.monotonic()
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+            return time.monotonic() - began
 
     async def _answer(self, prompt: str, body: dict) -> Any:
         if prompt in self.answers:
@@ -342,11 +367,15 @@ class _Core:
             return out
         return self.default_answer
 
-    def _completion(self, body: dict, model: str, content: str | None, finish: str | None = "stop") -> web.Response:
+    def _completion(self, body: dict, model: str, content: str | None, finish: str | None = "stop",
+                    served: float = 0.0) -> web.Response:
         prompt_tokens = sum(_ntokens(_text_of(m.get("content")))
                             for m in body["messages"] if isinstance(m, dict))
         completion_tokens = _ntokens(content or "")
         data = self._envelope(model, content, prompt_tokens, completion_tokens, finish)
+        if self.timings:  # llama.cpp's block: the time served, split as prefill and generation
+            data["timings"] = {"prompt_n": prompt_tokens, "prompt_ms": served * 100.0,
+                               "predicted_n": completion_tokens, "predicted_ms": served * 900.0}
         return web.Response(body=json.dumps(data).encode(), headers=_JSON_HEADERS)
 
     def _envelope(self, model: str, content: Any, prompt_tokens: int, completion_tokens: int,
@@ -454,6 +483,9 @@ class _Core:
             for m in self.models]}
         return web.json_response(data)
 
+    async def props_route(self, request: web.Request) -> web.Response:
+        return web.json_response({"total_slots": self.slots or 1, "default_generation_settings": {"n_ctx": 4096}})
+
     async def stats_route(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats())
 
@@ -503,6 +535,7 @@ class OpenAIServer:
             each chat request in :attr:`requests`, header names lower-cased (turn off for
             benchmarks).
         models: ids listed by ``GET /v1/models``.
+        slots, timings, props: a server of fixed capacity (see the module docstring).
         host, port: bind address; port 0 lets the OS choose.
     """
 
@@ -513,9 +546,10 @@ class OpenAIServer:
                  faults: Iterable[FaultRule | Mapping[str, Any] | str] | None = None,
                  log_requests: bool = True,
                  models: Iterable[str] = ("test-model",),
+                 slots: int | None = None, timings: bool = False, props: bool = False,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self._core = _Core(answers, default_answer, answer_fn, latency, faults, log_requests,
-                           models, admin_routes=True)
+                           models, admin_routes=True, slots=slots, timings=timings, props=props)
         self.host = host
         self._want_port = port
         self.port: int | None = None
@@ -674,7 +708,8 @@ async def _serve(args: argparse.Namespace) -> None:
     faults: list[Any] = list(_load_json(args.faults) or [])
     faults += [parse_fault(s) for s in args.fault]
     core = _Core(_load_json(args.answers), args.default_answer, None, args.latency, faults,
-                 not args.no_log_requests, args.model or ["test-model"], admin_routes=True)
+                 not args.no_log_requests, args.model or ["test-model"], admin_routes=True,
+                 slots=args.slots, timings=args.timings, props=args.props)
     runner, port = await core.start(args.host, args.port)
     print(f"PORT={port}", flush=True)
     done = asyncio.Event()
@@ -701,6 +736,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fault", action="append", default=[],
                    help="fault rule: JSON object or FAULT[xK]:MATCH (~MATCH = substring)")
     p.add_argument("--model", action="append", help="model id for GET /v1/models")
+    p.add_argument("--slots", type=int, default=None, help="serve at most N requests at once; queue the rest")
+    p.add_argument("--timings", action="store_true", help="add llama.cpp's timings block (time served)")
+    p.add_argument("--props", action="store_true", help="serve GET /props with total_slots, as llama.cpp")
     p.add_argument("--no-log-requests", action="store_true",
                    help="do not keep request headers/bodies (for benchmarks)")
     args = p.parse_args(argv)

@@ -209,6 +209,9 @@ class Coordination:
             "retries": sum(s.get("retries", 0) for s in stats),
             "errors": sum(s.get("errors", 0) for s in stats),
         }
+        paces = [s["pace"] for s in stats if isinstance(s.get("pace"), dict)]
+        if paces:  # each process's pace of its requests (calls.pace.combined joins them)
+            out["paces"] = paces
         return out, fatal
 
     # -- spending (--defan-budget) -----------------------------------------------------------

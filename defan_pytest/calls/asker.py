@@ -12,8 +12,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from defan_pytest.calls.budget import STOPPED_ERROR, billed, charged_note
-from defan_pytest.calls.failures import describe, retry_after
+from defan_pytest.calls.bookings import Bookings
+from defan_pytest.calls.budget import STOPPED_ERROR, charged_note
+from defan_pytest.calls.capacity import stated_slots
+from defan_pytest.calls.failures import describe, retry_after, timed_out
+from defan_pytest.calls.local import server_url
+from defan_pytest.calls.pace import REQUEUES, Pace
 from defan_pytest.calls.protocol import (
     DEFAULT_MAX_ANSWER,
     AnswerTooLarge,
@@ -92,29 +96,36 @@ class Stats:
     retries: int = 0
     errors: int = 0
     started: float = field(default_factory=time.monotonic)
+    pace: Optional[Pace] = None
 
     def snapshot(self) -> Dict[str, Any]:
-        return {k: getattr(self, k) for k in ("total", "done", "calls", "cache_hits", "retries", "errors")}
+        out = {k: getattr(self, k) for k in ("total", "done", "calls", "cache_hits", "retries", "errors")}
+        if self.pace is not None:
+            out["pace"] = self.pace.snapshot()
+        return out
 
 
-class Asker:
+class Asker(Bookings):
     """Asks ``caller`` every prompt of a run, on the pool's loop, ``concurrency`` at a time.
 
     ``stats``: the run's counters (this side counts the requests, cache hits and retries, the
     pool the answers);
     ``stop``: set when no new prompt may be sent; ``halt(message)``: stop the run;
     ``halted()``: whether the run was stopped; ``max_answer``: the most bytes of one answer's
-    text (a larger one is an errored response).  The rest is the pool's configuration
-    (:class:`defan_pytest.calls.pool.CallPool`).
+    text (a larger one is an errored response); ``pace``: how many requests are in flight
+    (:class:`~defan_pytest.calls.pace.Pace`; ``concurrency`` fixed without one).  The rest is the
+    pool's configuration (:class:`defan_pytest.calls.pool.CallPool`).
     """
 
     def __init__(
         self, caller: Caller, *, concurrency: int, retries: int, timeout: float, backoff: Backoff,
         limiter: RateLimiter, watchdog: Watchdog, store: Optional[ResponseStore], budget: "Optional[Budget]",
         secrets: Sequence[str], stats: "Stats", stop: threading.Event, halt: Callable[[str], None],
-        halted: Callable[[], bool], max_answer: int = DEFAULT_MAX_ANSWER,
+        halted: Callable[[], bool], max_answer: int = DEFAULT_MAX_ANSWER, pace: Optional[Pace] = None,
     ) -> None:
         self.caller = caller
+        self.pace = pace or Pace(concurrency, adaptive=False)
+        stats.pace = self.pace
         self.max_answer = max_answer
         self.concurrency = concurrency
         self.retries = retries
@@ -256,14 +267,17 @@ class Asker:
         """Ask the model, retrying what the backend judges transient (``booked``: the budget's
         booking for this prompt, settled or released here; an attempt the provider may have
         billed is charged, and the next one booked anew)."""
-        attempt, charged, notes = 0, 0, []
+        attempt, charged, requeues = 0, 0, 0
+        notes: List[str] = []
         while True:
             attempt += 1
+            ticket = await self.pace.acquire()
             await self.limiter.wait()
             self.stats.calls += 1
             try:
                 reply, took = await self._call(prompt.text)
             except BaseException as exc:  # noqa: BLE001 - every failure is classified
+                self.pace.release()
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
                 if isinstance(exc, asyncio.CancelledError):
@@ -282,17 +296,20 @@ class Asker:
                         prompt, self.reach.why(exc) or f"{message} -- stopping: every other call would fail the same way",
                         attempt,
                     )
-                if kind == "retry" and attempt <= self.retries and not self.stop.is_set():
+                if (kind == "retry" and requeues < REQUEUES and not self.stop.is_set() and timed_out(exc)
+                        and self.pace.timed_out(ticket)):
+                    # It timed out in the server's queue, as likely as not: asked again at the
+                    # lower limit, with no backoff and not counted as an attempt.
+                    requeues += 1
+                    attempt -= 1
+                    again, booked = await self._rebook(prompt.text, booked, notes)
+                    if again:
+                        continue
+                elif kind == "retry" and attempt <= self.retries and not self.stop.is_set():
                     self.stats.retries += 1
                     await asyncio.sleep(self.backoff.delay(attempt, retry_after(exc)))
-                    if booked is None:  # the last attempt was charged: book the next one
-                        verdict, booked = await self._book(prompt.text)
-                        if verdict == "send":
-                            continue
-                        booked = None
-                        notes.append("not asked again: " + (
-                            "--defan-budget would be passed" if verdict == "refuse" else "the run stopped"))
-                    else:
+                    again, booked = await self._rebook(prompt.text, booked, notes)
+                    if again:
                         continue
                 self._unbook(booked)
                 if charged:  # said in the error, where the usage summary finds it
@@ -301,6 +318,10 @@ class Asker:
                 if self.store is not None:
                     self.store.release(prompt.text, message, attempt)
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
+            self.pace.release()
+            self.pace.answered(took, reply.server_seconds, ticket)
+            if reply.server_seconds is not None:
+                took = min(took, reply.server_seconds)  # the latency reported: the server's time, where it says
             return await self._answered(prompt, reply, took, attempt, booked, t0)
 
     async def _answered(self, prompt: Prompt, reply: Reply, took: float, attempt: int, booked: Optional[float],
@@ -324,8 +345,18 @@ class Asker:
         """The caller's preparation, once for the pool, off the loop (importing litellm takes
         seconds of CPU, during which the loop keeps the heartbeat and the cache hits going)."""
         if self._prepared is None:
-            self._prepared = asyncio.ensure_future(_in_daemon_thread(self.caller.prepare))
+            self._prepared = asyncio.ensure_future(_in_daemon_thread(self._prepare_sync))
         await asyncio.shield(self._prepared)
+
+    def _prepare_sync(self) -> None:
+        """The caller's preparation, then what its server states of its capacity (a local
+        server only: :func:`~defan_pytest.calls.capacity.stated_slots`)."""
+        self.caller.prepare()
+        if self.pace.adaptive:
+            url = server_url(getattr(self.caller, "model", None))
+            slots = stated_slots(url) if isinstance(url, str) else None
+            if slots is not None:
+                self.pace.state(slots, f"the server's {slots} slot{'s' if slots != 1 else ''} (GET /props)")
 
     async def _call(self, text: str) -> Tuple[Reply, float]:
         """One request, timed by the watchdog: the reply and the seconds it took."""
@@ -352,47 +383,3 @@ class Asker:
         if self.store is not None:
             self.store.release(prompt.text, redact(message, self.secrets), attempts)
         return None
-
-    # -- the budget's bookings -----------------------------------------------------------------
-
-    async def _book(self, text: str) -> Tuple[str, float]:
-        """The budget's verdict on sending ``text`` (``send`` with the booked cost, ``refuse``),
-        waiting while only the requests in flight stand in the way; ``stopped`` if the run
-        stopped meanwhile."""
-        assert self.budget is not None
-        while True:
-            if self.stop.is_set() or self.halted():
-                return "stopped", 0.0
-            verdict, booked = self.budget.decide(text)
-            if verdict != "wait":
-                return verdict, booked
-            # No await between the decision and the wait: a settlement cannot slip between.
-            # (The budget waits only for this pool's own requests: their settlements wake it.)
-            waiter = asyncio.get_running_loop().create_future()
-            self._budget_waiters.append(waiter)
-            await waiter
-
-    def _unbook(self, booked: Optional[float]) -> None:
-        """A booked request failed for good, or was never sent: release its booking (``None``:
-        it was settled already)."""
-        if self.budget is not None and booked is not None:
-            self.budget.cancel(booked)
-            self._budget_changed()
-
-    def _charge(self, booked: Optional[float], exc: BaseException) -> Optional[float]:
-        """A failed request the provider may have billed (an answer that could not be read:
-        :func:`~defan_pytest.calls.budget.billed`) is charged at its booking; returns the
-        booking still open (``None``: settled)."""
-        if self.budget is None or booked is None or not billed(exc):
-            return booked
-        self.budget.charge(booked)
-        self._budget_changed()
-        return None
-
-    def _budget_changed(self) -> None:
-        """A booking was settled or cancelled: the prompts waiting for room look again."""
-        waiters, self._budget_waiters = self._budget_waiters, []
-        for w in waiters:
-            if not w.done():
-                w.set_result(None)
-

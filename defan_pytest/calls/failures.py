@@ -26,7 +26,7 @@ from typing import Any, Iterator, Optional, Sequence, Set
 
 from defan_pytest.calls.redaction import redact
 
-__all__ = ["describe", "parse_retry_after", "retry_after", "status_of", "unreachable"]
+__all__ = ["describe", "parse_retry_after", "retry_after", "status_of", "timed_out", "unreachable"]
 
 # What the clients say when no server answered at all (aiohttp, httpx, the openai SDK, litellm,
 # each wrapping the other's words): the connection refused, the host unknown, an address that
@@ -140,3 +140,20 @@ def unreachable(exc: BaseException) -> Optional[str]:
         if pattern.search(text):
             return kind
     return None
+
+
+_TIMEOUT_NAMES = ("Timeout", "TimeoutError", "ReadTimeout", "ServerTimeoutError", "APITimeoutError",
+                  "ReadTimeoutError", "TimeoutException", "ConnectTimeout", "PoolTimeout")
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether a call failed for want of an answer within its timeout (whichever client said so:
+    asyncio, aiohttp, httpx, the openai SDK, litellm), not for an answer the server sent.
+
+    >>> timed_out(asyncio.TimeoutError()), timed_out(ConnectionResetError()), timed_out(TimeoutError())
+    (True, False, True)
+    """
+    for e in _chain(exc):
+        if isinstance(e, (asyncio.TimeoutError, TimeoutError)) or type(e).__name__ in _TIMEOUT_NAMES:
+            return status_of(e) in (None, 408)
+    return False

@@ -1,8 +1,8 @@
 """Model calls: one bounded async pool per run, retries that respect the provider.
 
 Every call of a run goes through one :class:`CallPool`: an asyncio loop in a background
-thread with at most ``concurrency`` requests in flight (and, optionally, at most ``rpm`` starts
-per minute).  pytest items only wait for their prompt's answer, so a serial run keeps many
+thread with at most ``concurrency`` requests in flight, fewer where the server queues them
+(:mod:`defan_pytest.calls.pace`), and, optionally, at most ``rpm`` starts per minute.  pytest items only wait for their prompt's answer, so a serial run keeps many
 requests in flight while items are reported in order.
 
 How one prompt reaches a model is the caller's business (made by a backend of
@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 
 from defan_pytest.calls.asker import Asker, Stats
 from defan_pytest.calls.failures import describe
+from defan_pytest.calls.pace import Pace
 from defan_pytest.calls.protocol import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_ANSWER,
@@ -81,6 +82,9 @@ class CallPool:
     :class:`defan_pytest.calls.budget.Budget`; the prompts it refuses are errored responses.
     ``max_answer``: the most bytes of one answer (set on the caller, checked on every answer).
     ``on_notice``: told each of :attr:`notices` once, as it arises (a warning for the user).
+    ``adaptive``: lower the requests in flight where the server queues them
+    (:mod:`defan_pytest.calls.pace`; ``--defan-pace``); ``processes``: how many processes of the
+    run share the server (xdist workers).
     """
 
     def __init__(
@@ -100,6 +104,8 @@ class CallPool:
         budget: "Optional[Budget]" = None,
         max_answer: int = DEFAULT_MAX_ANSWER,
         on_notice: Optional[Callable[[str], None]] = None,
+        adaptive: bool = False,
+        processes: int = 1,
     ) -> None:
         self.caller = caller
         try:
@@ -112,6 +118,9 @@ class CallPool:
         self.on_notice = on_notice
         self.budget = budget
         self.concurrency = max(1, int(concurrency))
+        #: How many requests are in flight: ``concurrency`` at most, fewer where the server
+        #: queues them (``adaptive``; ``processes``: the run's processes sharing the server).
+        self.pace = Pace(self.concurrency, adaptive=adaptive, processes=processes)
         self.retries = max(0, int(retries))
         self.timeout = timeout
         self.watchdog = Watchdog(timeout, margin)
@@ -132,7 +141,7 @@ class CallPool:
             backoff=Backoff(backoff, max_backoff, random.Random(seed), notice=self._notice),
             limiter=RateLimiter(rpm), watchdog=self.watchdog, store=store, budget=budget, secrets=self.secrets,
             stats=self.stats, stop=self._stop, halt=self._stop_run, halted=lambda: self._fatal is not None,
-            max_answer=int(max_answer),
+            max_answer=int(max_answer), pace=self.pace,
         )
 
     # -- public API (any thread) ---------------------------------------------------------------

@@ -92,12 +92,14 @@ class Response:
 
 class Reply(NamedTuple):
     """A caller's answer with the tokens the provider counted and its finish reason (``None``
-    when it did not say)."""
+    when it did not say); ``server_seconds``: how long the server says it worked on the answer,
+    its queue excluded (llama.cpp's ``timings``; ``None`` when it does not say)."""
 
     text: str
     prompt_tokens: Optional[int] = None
     completion_tokens: Optional[int] = None
     finish_reason: Optional[str] = None
+    server_seconds: Optional[float] = None
 
 
 class FatalCallError(RuntimeError):

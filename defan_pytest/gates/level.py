@@ -55,6 +55,7 @@ __all__ = [
     "format_limit",
     "interval_text",
     "overall_figures",
+    "verdict_line",
 ]
 
 Status = Literal["pass", "fail", "insufficient", "n/a"]
@@ -284,3 +285,20 @@ def explain_rc(verdicts: Sequence[Verdict], records: Sequence[Any]) -> list[Verd
                     f"{v.message}; {no_claim} of {counted} groups have a response with no claim: {RC_NO_CLAIM}"))
         out.append(v)
     return out
+
+
+def verdict_line(thresholds: Any, scope: str, verdicts: Sequence[Any]) -> int:
+    """The 0-based line of the thresholds file a scope's verdict points at: the key that
+    failed (or, when all passed, the first key judged), 0 when it cannot be told."""
+    if thresholds is None or not verdicts:
+        return 0
+    bad = [v for v in verdicts if v.status in (FAIL, INSUFFICIENT)]
+    verdict = (bad or list(verdicts))[0]
+    if verdict.metric == "samples":
+        key = "min_samples"
+    elif verdict.metric in METRICS:
+        key = METRICS[verdict.metric].threshold_key
+    else:
+        return 0
+    line = thresholds.line_of(scope, key)
+    return int(line) - 1 if line else 0

@@ -48,7 +48,7 @@ NOTHING_JUDGED = ("not judged: no change could be judged (no compared metric has
 
 __all__ = [
     "NOTHING_JUDGED", "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
-    "unjudgeable",
+    "tolerance_line", "unjudgeable",
 ]
 
 
@@ -318,3 +318,13 @@ def annotation_lines(thresholds: Thresholds | None, verdicts: Sequence[Verdict],
             if line:
                 out[f"regression/{scope}/{metric}"] = line
     return out
+
+
+def tolerance_line(thresholds: Any, scope: str, changes: Mapping[str, Any]) -> int:
+    """The 0-based line of the thresholds file a regression verdict points at: the tolerance
+    of the first metric that regressed (or of the first judged), 0 when it cannot be told."""
+    if thresholds is None or not changes:
+        return 0
+    bad = [m for m, c in changes.items() if c.get("regressed")] or list(changes)
+    line = thresholds.tolerance_line(scope, bad[0])
+    return int(line) - 1 if line else 0

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import pytest
 
 from defan_pytest.calls.budget import not_sent
+from defan_pytest.calls.pace import summary_of
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.plugin.items import record_of
@@ -213,6 +214,9 @@ class Terminal:
         cut = cut_line(run.records, run.plan.model)
         if cut:
             tr.write_line(cut, yellow=True)
+        paced = summary_of(run.pace())  # what the requests in flight settled on, and why
+        if paced:
+            tr.write_line(printable(paced))
         for kind, n, text in error_kinds(r.get("error") for r in run.records).most_common(10):
             message = text.split(":", 1)[1].strip() if ":" in text else ""
             tr.write_line(printable(f"  {n} x {kind}: {short(message, 100)}" if message else f"  {n} x {kind}"), yellow=True)

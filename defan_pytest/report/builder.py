@@ -133,6 +133,14 @@ def call_counts(records: Sequence[ScoredRecord], *, asked: bool = True) -> Calls
     )
 
 
+def with_pace(calls: Calls, pace: Optional[Mapping[str, Any]]) -> Calls:
+    """``calls`` with the pace of the requests (:mod:`defan_pytest.calls.pace`) when it was
+    adaptive."""
+    if not pace or not pace.get("adaptive", True):
+        return calls
+    return dataclasses.replace(calls, extra={**calls.extra, "pace": dict(pace)})
+
+
 def build_meta(
     *,
     producer: str,

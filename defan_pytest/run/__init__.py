@@ -31,12 +31,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from defan_pytest.cache.store import ResponseCache
-from defan_pytest.calls import redaction, usage
+from defan_pytest.calls import pace, redaction, usage
 from defan_pytest.calls.prices import Price
 from defan_pytest.calls.pool import CallPool
 from defan_pytest.calls.protocol import Prompt
 from defan_pytest.gates import level, regression
-from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection
 from defan_pytest.report import builder, formats
@@ -94,6 +93,8 @@ class Run:
         self.scores: Dict[str, Any] = {}  # row id -> Score, when scored in one batch
         self.records: List[Any] = []
         self.fatal: Optional[str] = None
+        self.watch: Optional[ResponseCache] = None  # an xdist controller's view of its workers' progress
+        self.paced: Optional[Dict[str, Any]] = None  # what the pace of the calls settled on (finish)
         self.started = time.monotonic()
         self.created = builder.now()
         self.durations: Dict[str, Optional[float]] = {"calls": None, "scoring": None, "total": None}
@@ -173,6 +174,7 @@ class Run:
             max_backoff=s.max_backoff, store=store, on_progress=publish,
             secrets=redaction.known_secrets(getattr(model, "params", {}) or {}),
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
+            adaptive=s.pace == "adaptive", processes=max(1, worker.count) if worker.shared else 1,
         )
         self.pool.start([Prompt(r.id, r.question) for r in rows])
 
@@ -197,7 +199,7 @@ class Run:
         folder = self.cache_folder(shared=True)
         assert folder is not None
         watch = ResponseCache(folder, {}, run=self.run_id, shared=True, owner="controller")
-        self.cache = watch
+        self.cache = self.watch = watch
 
         def source() -> Any:
             stats, fatal = watch.run_progress()
@@ -257,6 +259,7 @@ class Run:
     def finish(self) -> None:
         """Controller: figures from every record, then the gate (not after a fatal stop)."""
         self.records = sorted((ScoredRecord.from_json(r) for r in self.records), key=lambda r: r.index or 0)
+        self.paced = self.pace()
         self.summary = summarize(self.records)
         self.verdicts = (
             level.explain_rc(level.check(self.summary, self.thresholds, decide=self.settings.decide), self.records)
@@ -277,29 +280,14 @@ class Run:
         return self.comparison
 
     def thresholds_line(self, scope: str, verdicts: Sequence[Any]) -> int:
-        """The 0-based line of the thresholds file a scope's verdict points at: the key that
-        failed (or, when all passed, the first key judged), 0 when it cannot be told."""
-        if self.thresholds is None or not verdicts:
-            return 0
-        bad = [v for v in verdicts if v.status in (level.FAIL, level.INSUFFICIENT)]
-        verdict = (bad or list(verdicts))[0]
-        if verdict.metric == "samples":
-            key = "min_samples"
-        elif verdict.metric in METRICS:
-            key = METRICS[verdict.metric].threshold_key
-        else:
-            return 0
-        line = self.thresholds.line_of(scope, key)
-        return line - 1 if line else 0
+        """The 0-based line of the thresholds file a scope's verdict points at
+        (:func:`defan_pytest.gates.level.verdict_line`)."""
+        return level.verdict_line(self.thresholds, scope, verdicts)
 
     def regression_line(self, scope: str, changes: Mapping[str, Any]) -> int:
-        """The 0-based line of the thresholds file a regression verdict points at: the tolerance
-        of the first metric that regressed (or of the first judged), 0 when it cannot be told."""
-        if self.thresholds is None or not changes:
-            return 0
-        bad = [m for m, c in changes.items() if c.get("regressed")] or list(changes)
-        line = self.thresholds.tolerance_line(scope, bad[0])
-        return line - 1 if line else 0
+        """The 0-based line of the thresholds file a regression verdict points at
+        (:func:`defan_pytest.gates.regression.tolerance_line`)."""
+        return regression.tolerance_line(self.thresholds, scope, changes)
 
     def annotation_lines(self) -> Dict[str, int]:
         """1-based lines of the thresholds file for GitHub annotations (see
@@ -342,8 +330,19 @@ class Run:
                 sample=str(s.sample) if s.sample is not None else None, seed=s.seed, selected=len(self.rows),
                 ran=len(records), narrowed=self.narrowed, shard=self.plan.shard,
             ),
-            calls=builder.call_counts(records), durations=self.durations,
+            calls=builder.with_pace(builder.call_counts(records), self.pace()), durations=self.durations,
         )
+
+    def pace(self) -> Optional[Dict[str, Any]]:
+        """How many requests were in flight (:meth:`defan_pytest.calls.pace.Pace.snapshot`; an
+        xdist run's workers combined; read by :meth:`finish`, before the workers' progress goes),
+        or ``None`` (no call was made here)."""
+        if self.paced is not None:
+            return self.paced
+        if self.pool is not None:
+            return self.pool.pace.snapshot()  # type: ignore[no-any-return]
+        stats = self.watch.run_progress()[0] if self.watch is not None else None
+        return pace.combined((stats or {}).get("paces") or []) or None
 
     def report(self) -> Report:
         """The report of the run (after :meth:`finish`)."""

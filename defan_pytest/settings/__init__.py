@@ -32,7 +32,7 @@ from defan_pytest.calls.sizes import parse_size
 from defan_pytest.errors import DefanError, problems_of
 from defan_pytest.registry import RegistryError
 from defan_pytest.report.formats import FORMATS, Output
-from defan_pytest.settings.options import BY_NOUN, DECISIONS, DEFAULT_CACHE, FORMAT_PROBLEMS, OPTIONS
+from defan_pytest.settings.options import BY_NOUN, DECISIONS, DEFAULT_CACHE, FORMAT_PROBLEMS, OPTIONS, PACES
 from defan_pytest.scoring import ner
 
 if TYPE_CHECKING:
@@ -240,6 +240,7 @@ class Settings:
     decide: str = "point"
     spacy_model: Optional[str] = None
     concurrency: int = DEFAULT_CONCURRENCY
+    pace: str = "adaptive"
     rpm: Optional[float] = None
     retries: int = DEFAULT_RETRIES
     timeout: float = DEFAULT_TIMEOUT
@@ -302,10 +303,11 @@ class Settings:
         spacy_model = _spacy(values, problems)
         decide = _choice(values, "decide", DECISIONS, problems)
         call_path = _choice(values, "call-path", CALL_PATHS, problems)
+        pace = _choice(values, "pace", PACES, problems)
         invocation_dir = invocation_dir if invocation_dir is not None else Path.cwd()
         settings = cls(
             domains=tuple(names), sample=sample, seed=seed, shard=shard, model_args=model_args,
-            spacy_model=spacy_model, decide=decide, call_path=call_path, **_limits(values, problems),
+            spacy_model=spacy_model, decide=decide, call_path=call_path, pace=pace, **_limits(values, problems),
             **_as_given(values), outputs=_outputs(values, invocation_dir),
             root=root if root is not None else Path.cwd(), invocation_dir=invocation_dir, invalid=invalid,
         )

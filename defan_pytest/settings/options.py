@@ -22,6 +22,8 @@ DEFAULT_CACHE = ".defan_cache"
 #: How the level gate decides (``--defan-decide``): on the point estimate, or only when the
 #: whole interval lies beyond the limit.
 DECISIONS: Tuple[str, ...] = ("point", "interval")
+#: How the requests in flight are paced (``--defan-pace``, :mod:`defan_pytest.calls.pace`).
+PACES: Tuple[str, ...] = ("adaptive", "fixed")
 
 Kind = Literal["string", "bool", "linelist", "args"]
 
@@ -107,7 +109,12 @@ _BUILT_IN: Tuple[Option, ...] = (
     Option("spacy-model", "string", "auto",
            "spaCy pipeline for names and places: a package name, a folder, 'auto' (first installed "
            "English pipeline) or 'none'"),
-    Option("concurrency", "string", str(DEFAULT_CONCURRENCY), "requests in flight at once"),
+    Option("concurrency", "string", str(DEFAULT_CONCURRENCY),
+           "the most requests in flight at once (fewer where the server queues them: --defan-pace)"),
+    Option("pace", "string", "adaptive",
+           "'adaptive' lowers the requests in flight to what the server serves at once (the slots a "
+           "local server states, its queueing, timeouts under load) and raises them again; 'fixed' keeps "
+           "--defan-concurrency"),
     Option("rpm", "string", None, "at most this many requests per minute", shown="no limit"),
     Option("retries", "string", str(DEFAULT_RETRIES),
            "retries of a call after 429, 5xx, a timeout or a dropped connection"),

@@ -27,6 +27,7 @@ from defan_pytest.calls.backends.litellm_model import (
     provider_of,
     reported_tokens,
 )
+from defan_pytest.calls.capacity import server_seconds
 from defan_pytest.calls.models import LitellmModel, litellm_knows
 from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, finish_reason_of
 from defan_pytest.calls.redaction import known_secrets
@@ -175,4 +176,6 @@ class LitellmCaller(Caller):
         usage = getattr(resp, "usage", None)
         return Reply(content_text(content), reported_tokens(getattr(usage, "prompt_tokens", None)),
                      reported_tokens(getattr(usage, "completion_tokens", None)),
-                     finish_reason_of(getattr(choice, "finish_reason", None)))
+                     finish_reason_of(getattr(choice, "finish_reason", None)),
+                     # llama.cpp's timings, where litellm keeps the field it does not know
+                     server_seconds({"timings": getattr(resp, "timings", None)}))

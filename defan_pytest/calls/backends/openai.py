@@ -30,6 +30,7 @@ from defan_pytest.calls.backends.litellm_model import (
     reported_tokens,
 )
 from defan_pytest.calls.backends.openai_route import lean_route
+from defan_pytest.calls.capacity import server_seconds
 from defan_pytest.calls.models import LitellmModel
 from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, Verdict, finish_reason_of
 from defan_pytest.calls.redaction import known_secrets
@@ -279,7 +280,8 @@ class OpenAICaller(Caller):
         usage = usage if isinstance(usage, dict) else {}
         return Reply(content_text(content), reported_tokens(usage.get("prompt_tokens")),
                      reported_tokens(usage.get("completion_tokens")),
-                     finish_reason_of(choice.get("finish_reason") if isinstance(choice, dict) else None))
+                     finish_reason_of(choice.get("finish_reason") if isinstance(choice, dict) else None),
+                     server_seconds(data))
 
     async def aclose(self) -> None:
         session, self._session = self._session, None

@@ -1,0 +1,199 @@
+"""The pace of the requests in flight (defan_pytest/calls/pace.py, issue 24 point 1): slow start,
+Little's law on the server's own time, one halving per limit on timeouts under load, what the
+server states; then real sessions against a loopback server with a fixed number of slots."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import List
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from defan_pytest.calls.pace import FIRST, HOLD, Pace, Ticket, combined, summary_of
+from openai_server import OpenAIServer
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def serve(pace: Pace, slots: int, n: int, service: float = 0.05) -> List[int]:
+    """``n`` requests through ``pace`` into a server of ``slots`` slots; the in-flight counts seen."""
+    sem = asyncio.Semaphore(slots)
+    seen: List[int] = []
+
+    async def one() -> None:
+        ticket = await pace.acquire()
+        seen.append(pace.in_flight)
+        t0 = asyncio.get_running_loop().time()
+        async with sem:
+            t1 = asyncio.get_running_loop().time()
+            await asyncio.sleep(service)
+            served = asyncio.get_running_loop().time() - t1
+        pace.release()
+        pace.answered(asyncio.get_running_loop().time() - t0, served, ticket)
+
+    await asyncio.gather(*(one() for _ in range(n)))
+    return seen
+
+
+def test_it_starts_slow_and_doubles_while_nothing_queues() -> None:
+    clock = Clock()
+    p = Pace(16, clock=clock)
+    assert p.limit == FIRST
+    for _ in range(FIRST):
+        clock.now += 1
+        p.answered(1.0, 1.0, Ticket(1, 0))
+    assert p.limit == 2 * FIRST
+    for _ in range(2 * FIRST):
+        clock.now += 1
+        p.answered(1.0, 1.0, Ticket(1, 0))
+    assert p.limit == 16 and summary_of(p.snapshot()) is None  # it kept --defan-concurrency
+
+
+def test_a_queueing_server_brings_the_limit_down_to_what_it_serves() -> None:
+    p = Pace(16)
+    asyncio.run(serve(p, slots=2, n=80))
+    snap = p.snapshot()
+    assert snap["limit"] == 2, snap
+    assert "queued" in str(summary_of(snap))
+    assert p.requeued == 0
+
+
+def test_the_limit_is_never_exceeded() -> None:
+    p = Pace(6)
+    seen = asyncio.run(serve(p, slots=3, n=60, service=0.01))
+    assert max(seen) <= 6 and p.in_flight == 0
+
+
+def test_timeouts_under_load_halve_the_limit_once_per_limit() -> None:
+    p = Pace(16, processes=1)
+    p.limit = 16
+    tickets = [Ticket(16, 0) for _ in range(8)]
+    assert all(p.timed_out(t) for t in tickets)
+    assert p.limit == 8  # eight timeouts of requests sent under one limit: one halving
+    assert p.timed_out(Ticket(8, 1)) and p.limit == 4
+    assert not p.timed_out(Ticket(1, 2))  # alone with the server: a plain failure
+    assert p.requeued == 9
+    line = summary_of(p.snapshot())
+    assert line is not None and "timed out while the server was busy" in line and "9 requests" in line
+
+
+def test_after_a_decrease_it_holds_then_probes_up_by_one() -> None:
+    clock = Clock()
+    p = Pace(8, clock=clock)
+    p.timed_out(Ticket(4, 0))  # 4 -> 2
+    assert p.limit == 2
+    for _ in range(HOLD * 4):
+        clock.now += 1
+        p.answered(1.0, 1.0, Ticket(1, p._epoch))
+    assert p.limit == 3
+
+
+def test_what_the_server_states_is_the_ceiling_shared_by_the_processes() -> None:
+    p = Pace(16, processes=2)
+    p.state(4, "the server's 4 slots (GET /props)")
+    assert p.limit == 2 and p.ceiling == 2
+    assert "shared by 2 processes" in str(summary_of(p.snapshot()))
+    fixed = Pace(16, adaptive=False)
+    fixed.state(4, "x")
+    assert fixed.limit == 16 and summary_of(fixed.snapshot()) is None
+
+
+def test_the_processes_of_a_run_are_summed() -> None:
+    a, b = Pace(8), Pace(8)
+    a.state(2, "s")
+    b.state(2, "s")
+    both = combined([a.snapshot(), b.snapshot()])
+    assert both["start"] == 16 and both["limit"] == 4 and both["processes"] == 2
+    assert summary_of(both) == "concurrency 4 of 16 (8 in each of 2 processes): s"
+    assert combined([]) == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 64), st.lists(st.tuples(st.sampled_from(["answer", "timeout", "state"]),
+                                              st.floats(0.01, 50), st.floats(0.01, 50), st.integers(1, 64)),
+                                    max_size=80))
+def test_the_limit_stays_between_one_and_the_ceiling(ceiling: int, events: list) -> None:
+    clock = Clock()
+    p = Pace(ceiling, clock=clock)
+    for kind, a, b, n in events:
+        clock.now += a
+        if kind == "answer":
+            p.answered(a, b, Ticket(n, p._epoch))
+        elif kind == "timeout":
+            p.timed_out(Ticket(n, p._epoch))
+        else:
+            p.state(n, "s")
+        assert 1 <= p.limit <= max(1, ceiling)
+        assert p.lowest <= p.limit or p.lowest >= 1
+
+
+# -- real sessions against a server of fixed capacity ------------------------------------------
+
+ROWS = [{"question": f"How many moons does planet {i} have?", "answer": str(i % 7), "type": "numeric",
+         "domain": "toy", "group": f"g{i // 3}"} for i in range(40)]
+ANSWERS = {r["question"]: r["answer"] for r in ROWS}
+
+
+@pytest.fixture
+def toy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("DEFAN_PROGRESS_SECONDS", "60")
+    for var in ("CI", "BUILD_NUMBER", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(var, raising=False)
+    pytester.path.joinpath("toy.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    return pytester
+
+
+def run(toy: pytest.Pytester, srv: OpenAIServer, *extra: str) -> pytest.RunResult:
+    return toy.runpytest_subprocess(
+        "--defan-model=openai/smollm2", f"--defan-model-arg=api_base={srv.base_url}", "--defan-dataset=toy.jsonl",
+        "--defan-spacy-model=none", "--defan-concurrency=16", "--defan-timeout=1.2", "--defan-cache=off",
+        "-p", "no:cacheprovider", "-p", "no:randomly", *extra)
+
+
+def retries(result: pytest.RunResult) -> int:
+    m = re.search(r"40 prompts: 40 answered by the model, .*; (\d+) retr", result.stdout.str())
+    assert m, result.stdout.lines[-15:]
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_the_slots_a_llama_server_states_are_the_concurrency(toy: pytest.Pytester, workers: list) -> None:
+    with OpenAIServer(answers=ANSWERS, slots=2, latency=0.1, props=True) as srv:
+        result = run(toy, srv, *workers)
+        assert srv.peak_in_flight <= 2
+    assert result.ret == 0, result.stdout.lines[-15:]
+    assert retries(result) == 0
+    head = "concurrency 2 of 16: the server's 2 slots (GET /props)" if not workers else \
+        "concurrency 2 of 32 (16 in each of 2 processes): the server's 2 slots (GET /props), shared by 2 processes"
+    result.stdout.fnmatch_lines([head])
+
+
+def test_a_queueing_server_settles_near_its_slots_where_a_fixed_pace_retries(toy: pytest.Pytester) -> None:
+    with OpenAIServer(answers=ANSWERS, slots=2, latency=0.2, timings=True) as srv:
+        fixed = run(toy, srv, "--defan-pace=fixed")
+        srv.reset()
+        paced = run(toy, srv)
+    assert retries(fixed) > 5, fixed.stdout.lines[-15:]  # queued requests timed out and were asked again
+    assert paced.ret == 0 and retries(paced) == 0, paced.stdout.lines[-15:]
+    m = re.search(r"concurrency (\d) of 16: the server queued the requests beyond that", paced.stdout.str())
+    assert m and 2 <= int(m.group(1)) <= 3, paced.stdout.lines[-15:]
+    assert "asked again" not in paced.stdout.str()
+
+
+def test_without_the_servers_timings_timeouts_under_load_lower_the_pace(toy: pytest.Pytester) -> None:
+    with OpenAIServer(answers=ANSWERS, slots=2, latency=0.2) as srv:
+        result = run(toy, srv)
+    out = result.stdout.str()
+    assert result.ret == 0, result.stdout.lines[-15:]
+    assert "0 failed" in out
+    result.stdout.re_match_lines([r"concurrency \d+ of 16: requests timed out while the server was busy; \d+ requests? "
+                                  r"that timed out while others were in flight asked again"])
