@@ -178,6 +178,32 @@ def test_ctrl_c_says_what_is_kept_and_the_same_command_resumes(toy: pytest.Pytes
         assert all(n == 1 for q, n in srv.counts.items() if q != hung)
 
 
+def test_ctrl_c_under_xdist_says_what_the_cache_holds_and_the_same_command_resumes(toy: pytest.Pytester) -> None:
+    hung = [r["question"] for r in ROWS[5:]]
+    faults = [{"fault": "hang", "match": q, "hang_seconds": 60, "times": 1} for q in hung]
+    with OpenAIServer(answers=ANSWERS, faults=faults) as srv:
+        args = model_args(srv.base_url, "--defan-concurrency=4", "--defan-timeout=60", "-n", "2")
+        # Its own process group, signalled whole, as a terminal's Ctrl-C reaches the controller
+        # and the workers alike.
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=toy.path, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                start_new_session=True)
+        assert srv.wait_for_total(8, timeout=120)
+        deadline = 60
+        while sum(1 for q, n in srv.counts.items() if q not in hung) < 5 and deadline:
+            deadline -= 1
+            srv.wait_for_total(100, timeout=0.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+        assert out.count("defan-pytest: stopped by Ctrl-C during the model calls: 5 of the 15 prompts have an answer "
+                         "in the cache, 10 still to ask: run the same command again to resume") == 1, out
+        assert "Traceback" not in out and "threading.py" not in out and "KeyboardInterrupt" not in out
+        again = toy.runpytest_subprocess(*args)
+        assert again.ret == 0, again.stdout.lines[-20:]
+        again.stdout.fnmatch_lines(["*15 prompts: 10 answered by the model, 5 from the cache*"])
+
+
 # -- point 4: cut answers flagged -----------------------------------------------------------------
 
 @pytest.mark.parametrize("workers", WORKERS)

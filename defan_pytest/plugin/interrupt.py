@@ -1,5 +1,7 @@
 """Ctrl-C during the model calls: one line saying how many answers are kept and how to resume,
-instead of a bare ``KeyboardInterrupt`` from the waiting thread's ``threading.py``.
+instead of a bare ``KeyboardInterrupt`` from the waiting thread's ``threading.py`` -- in a
+serial run, and on the controller of an xdist run (its workers, interrupted too, have committed
+their answers; the line counts what the cache holds).
 
 Every answer is committed to the cache before it counts (:class:`defan_pytest.calls.asker.Asker`),
 so what the line counts is on disk; the same command run again asks only the rest.
@@ -7,11 +9,13 @@ so what the line counts is on disk; the same command run again asks only the res
 from __future__ import annotations
 
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import pytest
 
 from defan_pytest.run import Run
+from defan_pytest.run.plan import still_to_ask
 
 __all__ = ["interrupted_message", "kept_on_interrupt"]
 
@@ -20,13 +24,12 @@ def interrupted_message(run: Run, shared: bool = False) -> str:
     """What a run interrupted during its calls keeps: the answers of this run (and those the
     cache had), the prompts left, and how to resume."""
     pool = run.pool
-    stats = pool.stats if pool is not None else None
-    total = int(getattr(stats, "total", 0) or 0)
-    done = int(getattr(stats, "done", 0) or 0)
-    errors = int(getattr(stats, "errors", 0) or 0)
-    hits = int(getattr(stats, "cache_hits", 0) or 0)
-    new = max(0, done - errors - hits)
     folder = run.cache_folder(shared)
+    if pool is None:  # an xdist controller: its workers, interrupted too, committed what they have
+        return f"defan-pytest: stopped by Ctrl-C during the model calls: {_in_cache(run, folder)}"
+    stats = pool.stats
+    total, done, errors, hits = (int(getattr(stats, k, 0) or 0) for k in ("total", "done", "errors", "cache_hits"))
+    new = max(0, done - errors - hits)
     if folder is None or run.settings.cache == "off":
         kept = f"{_n(new, 'answer')} received, none kept (--defan-cache=off): a new run asks every prompt again"
     else:
@@ -34,6 +37,17 @@ def interrupted_message(run: Run, shared: bool = False) -> str:
         kept = (f"{_n(new, 'answer')} of this run kept in the cache{had}, {max(0, total - done + errors):,} of the "
                 f"{total:,} prompts still to ask: run the same command again to resume")
     return f"defan-pytest: stopped by Ctrl-C during the model calls: {kept}"
+
+
+def _in_cache(run: Run, folder: Optional[Path]) -> str:
+    """What the cache holds of the run's prompts, read from it (the workers' published
+    progress may lag behind their last answers)."""
+    texts = list(dict.fromkeys(r.question for r in run.rows))
+    if folder is None or run.settings.cache == "off":
+        return "--defan-cache=off: none of the answers is kept, a new run asks every prompt again"
+    left = len(still_to_ask(run.settings, run.plan, texts, folder))
+    return (f"{len(texts) - left:,} of the {len(texts):,} prompts have an answer in the cache, {left:,} still to ask: "
+            "run the same command again to resume")
 
 
 def _n(count: int, word: str) -> str:

@@ -11,6 +11,7 @@ integrations of the other plugins the session runs (:mod:`defan_pytest.plugin.in
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Tuple, Union
 
@@ -232,8 +233,9 @@ class DefanPlugin:
                 self.watcher = self._watch_workers()  # xdist controller: workers make the calls
             else:
                 self._prefetch(session)  # serial run, or an xdist worker
-        try:
-            result = yield
+        try:  # an xdist controller waits for its workers in xdist's loop: Ctrl-C lands there
+            with kept_on_interrupt(session, self.run, None, True) if self.watcher is not None else nullcontext():
+                result = yield
         finally:
             if self.watcher is not None:
                 self.watcher.stop()

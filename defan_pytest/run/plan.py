@@ -37,7 +37,7 @@ PickBackend = Callable[[Any, str], Optional[Backend]]
 
 __all__ = [
     "Baseline", "Plan", "budget", "cache_folder", "check_cache", "check_calls", "estimate_line", "model_price", "output_context",
-    "prepare",
+    "prepare", "still_to_ask",
 ]
 
 
@@ -266,11 +266,7 @@ def estimate_line(
     model = plan.model
     # Prompts of one text are asked once through the cache's claims (without a cache, each).
     texts = list(dict.fromkeys(r.question for r in rows)) if folder is not None else [r.question for r in rows]
-    to_send = texts
-    versionless = isinstance(model, models.CallableModel) and model.version is None
-    if folder is not None and plan.backend is not None and s.cache not in ("off", "refresh") and not versionless:
-        # (A callable without a version is never reused.)
-        to_send = uncached_in(folder, plan.backend.caller(model, s.timeout).identity, texts)
+    to_send = still_to_ask(s, plan, texts, folder)
     params = getattr(model, "params", {}) or {}
     estimated = estimate.estimate(
         to_send, len(texts) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
@@ -278,6 +274,17 @@ def estimate_line(
         path=plan.call_path, model=str(getattr(model, "model", s.model)), duplicates=len(rows) - len(texts),
     )
     return estimate.format_estimate(estimated, model_table=prices.model_table(s.model))
+
+
+def still_to_ask(s: Settings, plan: Plan, texts: Sequence[str], folder: Optional[Path]) -> List[str]:
+    """The prompts of ``texts`` the cache in ``folder`` holds no answer to for the run's model
+    (all of them without a cache, with ``--defan-cache=off`` or ``refresh``, and for a callable
+    without a version, whose answers are never reused)."""
+    model = plan.model
+    versionless = isinstance(model, models.CallableModel) and model.version is None
+    if folder is None or plan.backend is None or s.cache in ("off", "refresh") or versionless:
+        return list(texts)
+    return uncached_in(folder, plan.backend.caller(model, s.timeout).identity, texts)
 
 
 def output_context(s: Settings, inputs: Sequence[Input], baseline: Optional[Baseline] = None) -> formats.Context:
