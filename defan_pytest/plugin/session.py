@@ -24,7 +24,7 @@ from defan_pytest.plugin import integrations
 from defan_pytest.plugin.interrupt import kept_on_interrupt
 from defan_pytest.plugin.outputs import ReportWriters
 from defan_pytest.plugin.items import (
-    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, NOTES_PROPERTY, notes_of, record_of,
+    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, NOTES_PROPERTY, notes_of, record_of, repeats_of,
 )
 from defan_pytest.plugin.terminal import Terminal
 from defan_pytest.report.formats import FORMATS
@@ -310,6 +310,9 @@ class DefanPlugin:
         rec = record_of(report)
         if rec is not None:
             self.run.records.append(rec)
+            again = repeats_of(report)
+            if again is not None:
+                self.run.repeats[str(rec.get("id"))] = again
 
     def _finish(self, session: pytest.Session) -> None:
         """The figures, the gate, the regression gate, their tests and the reports."""
