@@ -195,3 +195,22 @@ def test_a_non_deterministic_server_shows_its_flip_rate_in_the_regression_gate(t
 
 def figures_absent(project: pytest.Pytester) -> bool:
     return "repeat" not in json.loads((project.path / "base.json").read_text())["meta"]
+
+
+def test_the_shards_of_a_repeated_run_merge_to_the_whole_run_s_figures(toy: pytest.Pytester, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from defan_pytest.cli import main
+
+    args = ["--defan-model=wobbly", "--defan-repeat=3", "--defan-cache=off", *TOY_ARGS]
+    toy.runpytest_subprocess(*args, "--defan-report=whole.json")
+    whole = figures(toy, "whole.json")
+    for i in (1, 2):
+        (tmp_path / "asks.txt").unlink()
+        toy.runpytest_subprocess(*args, f"--defan-shard={i}/2", f"--defan-report=shard{i}.json")
+        assert figures(toy, f"shard{i}.json")["overall"]["prompts"] < len(ROWS)
+    merged = toy.path / "merged.json"
+    main(["merge", str(toy.path / "shard1.json"), str(toy.path / "shard2.json"), "-o", str(merged)])
+    assert figures(toy, "merged.json") == whole
+    # defan compare states the newer report's flip rate with its FCH changes.
+    assert main(["compare", str(toy.path / "shard1.json"), str(merged)]) in (0, 1)
+    assert "the model's own verdict flip rate is 22.2% (3 repeats of 18 prompts)" in capsys.readouterr().out

@@ -10,7 +10,7 @@ import pytest
 
 from defan_pytest.calls.protocol import Prompt, Response
 from defan_pytest.dataset.sampling import Repeat
-from defan_pytest.metrics.repeats import agreement, noise_sentence, normalise, summary_lines
+from defan_pytest.metrics.repeats import agreement, add_up, noise_sentence, normalise, summary_lines
 from defan_pytest.run import repeats
 from defan_pytest.scoring.scorer import Scorer
 
@@ -130,3 +130,14 @@ def test_the_controller_joins_records_and_repeats() -> None:
 def test_the_temperature_is_the_model_s_when_its_parameters_set_one(params: dict, expected: object) -> None:
     assert repeats.temperature_of(SimpleNamespace(params=params)) == expected
     assert repeats.temperature_of(object()) is None
+
+
+def test_the_shards_of_one_run_add_up() -> None:
+    one = agreement([("a", [RIGHT, WRONG]), ("b", [RIGHT, RIGHT])], 2, temperature=0)
+    two = agreement([("a", [RIGHT, RIGHT]), ("a", [WRONG, FAILED])], 2, temperature=0)
+    whole = agreement([("a", [RIGHT, WRONG]), ("b", [RIGHT, RIGHT]), ("a", [RIGHT, RIGHT]), ("a", [WRONG, FAILED])],
+                      2, temperature=0)
+    assert add_up([one, None, two]) == whole
+    assert add_up([None]) is None and add_up([]) is None
+    assert add_up([one, agreement([("a", [RIGHT] * 3)], 3)]) is None  # asked a different number of times
+    assert add_up([one, agreement([("a", [RIGHT] * 2)], 2, temperature=0.5)])["temperature"] is None  # type: ignore[index]

@@ -14,6 +14,7 @@ counts, per domain and overall (pooled over the prompts):
   wrong has ``c (K - c)`` such pairs of ``K (K - 1) / 2``).
 
 A prompt with an errored ask (the budget, a failure) is left out and counted as ``incomplete``.
+:func:`add_up` adds up the figures of the shards of one run (``defan merge``);
 :func:`noise_sentence` is what the regression gate says with it; :func:`summary_lines` the
 terminal's lines.  Plain Python: the figures travel as JSON.
 
@@ -30,7 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from defan_pytest.verdicts import outcome_of
 
-__all__ = ["agreement", "noise_sentence", "normalise", "summary_lines"]
+__all__ = ["add_up", "agreement", "noise_sentence", "normalise", "summary_lines"]
 
 #: One repeated prompt: its domain and its K asks' records (the run's own first).
 Asks = Tuple[str, Sequence[Mapping[str, Any]]]
@@ -51,13 +52,8 @@ def _scope(prompts: Sequence[Sequence[Mapping[str, Any]]], times: int, incomplet
         wrong = sum(1 for w, _ in verdicts if w)
         flipped += wrong * (len(asks) - wrong)
     n = len(prompts)
-    pairs = n * times * (times - 1) // 2
-    return {
-        "prompts": n, "incomplete": incomplete,
-        "identical": identical, "identical_share": identical / n if n else None,
-        "verdicts_agree": agree, "verdicts_agree_share": agree / n if n else None,
-        "flipped_pairs": flipped, "pairs": pairs, "flip_rate": flipped / pairs if pairs else None,
-    }
+    return _shares({"prompts": n, "incomplete": incomplete, "identical": identical, "verdicts_agree": agree,
+                    "flipped_pairs": flipped, "pairs": n * times * (times - 1) // 2})
 
 
 def agreement(prompts: Iterable[Asks], times: int, temperature: Optional[float] = None) -> Dict[str, Any]:
@@ -78,6 +74,43 @@ def agreement(prompts: Iterable[Asks], times: int, temperature: Optional[float] 
         "times": times, "temperature": temperature,
         "domains": {d: _scope(complete[d], times, incomplete[d]) for d in complete},
         "overall": _scope(everything, times, sum(incomplete.values())),
+    }
+
+
+_COUNTS = ("prompts", "incomplete", "identical", "verdicts_agree", "flipped_pairs", "pairs")
+
+
+def _shares(counts: Mapping[str, int]) -> Dict[str, Any]:
+    n, pairs = counts["prompts"], counts["pairs"]
+    return {
+        "prompts": n, "incomplete": counts["incomplete"],
+        "identical": counts["identical"], "identical_share": counts["identical"] / n if n else None,
+        "verdicts_agree": counts["verdicts_agree"], "verdicts_agree_share": counts["verdicts_agree"] / n if n else None,
+        "flipped_pairs": counts["flipped_pairs"], "pairs": pairs,
+        "flip_rate": counts["flipped_pairs"] / pairs if pairs else None,
+    }
+
+
+def add_up(parts: Sequence[Optional[Mapping[str, Any]]]) -> Optional[Dict[str, Any]]:
+    """The figures of one run from those of its shards (each shard's prompts its own): the
+    counts added up, scope by scope, the shares and rates of the sums; ``None`` when no shard
+    measured any, or when the shards asked a different number of times."""
+    given = [p for p in parts if p]
+    if not given or len({p.get("times") for p in given}) != 1:
+        return None
+    temps = {p.get("temperature") for p in given}
+
+    def add(figs: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+        return _shares({k: sum(int(f.get(k) or 0) for f in figs) for k in _COUNTS})
+
+    domains: Dict[str, List[Mapping[str, Any]]] = {}
+    for p in given:
+        for d, fig in (p.get("domains") or {}).items():
+            domains.setdefault(d, []).append(fig)
+    return {
+        "times": given[0]["times"], "temperature": temps.pop() if len(temps) == 1 else None,
+        "domains": {d: add(figs) for d, figs in domains.items()},
+        "overall": add([p.get("overall") or {} for p in given]),
     }
 
 
