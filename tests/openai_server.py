@@ -87,7 +87,7 @@ from typing import Any
 
 from aiohttp import web
 
-__all__ = ["FaultRule", "OpenAIServer", "parse_fault", "main"]
+__all__ = ["FaultRule", "OpenAIServer", "nondeterministic", "parse_fault", "pattern_of", "main"]
 
 _NAMED_FAULTS = frozenset({"hang", "malformed", "empty", "null", "drop", "redirect", "huge", "endless", "parts"})
 _PIECE = b"x" * 65536
@@ -187,6 +187,54 @@ def parse_fault(spec: str) -> FaultRule:
     return FaultRule(
         fault=fault, match=match, substring=substring, times=int(times) if times else None
     )
+
+
+# ---- deterministic and non-deterministic answers ---------------------------------------------
+# ``answers`` alone is the deterministic server: the same text for every request of a prompt.
+# ``answer_fn=nondeterministic(answers, seed=...)`` is a server like a batched local one at
+# temperature 0 (llama.cpp's llama-server gave the same answer to 47 of 111 prompts in two runs
+# at different concurrency): each prompt has, by a generator seeded with ``seed`` and the prompt,
+# one of three patterns (:func:`pattern_of`), applied to the n-th request of that prompt:
+#
+# * ``stable``: always its answer;
+# * ``reworded``: every second request says it in other words (``The answer is: 3.``), the
+#   same claim (only its text differs);
+# * ``flipping``: every second request gives another answer (``3`` -> ``4``; ``I don't know.``
+#   for an answer that is not a number) -- a verdict flip.
+#
+# The pattern depends on the request's rank among that prompt's requests only, so the answers a
+# prompt gets (as a multiset) are the same whatever the concurrency or the client processes.
+PATTERNS = ("stable", "reworded", "flipping")
+
+
+def pattern_of(prompt: str, seed: int = 0) -> str:
+    """The pattern ``nondeterministic(..., seed)`` gives ``prompt``: one of :data:`PATTERNS`."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{seed}\0{prompt}".encode()).digest()
+    return PATTERNS[digest[0] % len(PATTERNS)]
+
+
+def nondeterministic(answers: Mapping[str, str], seed: int = 0) -> Callable[[str, dict], str | None]:
+    """An ``answer_fn`` whose answers vary between the requests of one prompt (see above);
+    prompts not in ``answers`` get ``None`` (the server's default answer)."""
+    seen: Counter = Counter()
+    lock = threading.Lock()
+
+    def answer(prompt: str, body: dict) -> str | None:
+        if prompt not in answers:
+            return None
+        with lock:
+            n = seen[prompt]
+            seen[prompt] += 1
+        gold, kind = answers[prompt], pattern_of(prompt, seed)
+        if n % 2 == 0 or kind == "stable":
+            return gold
+        if kind == "reworded":
+            return f"The answer is: {gold}."
+        return str(int(gold) + 1) if gold.strip().isdigit() else "I don't know."
+
+    return answer
 
 
 def _error(status: int, message: str, type_: str, code: str | None,
@@ -707,7 +755,9 @@ def _load_json(path: str | None) -> Any:
 async def _serve(args: argparse.Namespace) -> None:
     faults: list[Any] = list(_load_json(args.faults) or [])
     faults += [parse_fault(s) for s in args.fault]
-    core = _Core(_load_json(args.answers), args.default_answer, None, args.latency, faults,
+    answers = _load_json(args.answers)
+    vary = nondeterministic(answers or {}, args.nondeterministic) if args.nondeterministic is not None else None
+    core = _Core(None if vary else answers, args.default_answer, vary, args.latency, faults,
                  not args.no_log_requests, args.model or ["test-model"], admin_routes=True,
                  slots=args.slots, timings=args.timings, props=args.props)
     runner, port = await core.start(args.host, args.port)
@@ -731,6 +781,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0, help="0 = let the OS choose")
     p.add_argument("--answers", help="JSON file: {prompt: answer}")
     p.add_argument("--default-answer", default="I don't know.")
+    p.add_argument("--nondeterministic", type=int, metavar="SEED",
+                   help="vary the --answers between requests by a fixed pattern of this seed (pattern_of)")
     p.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
     p.add_argument("--faults", help="JSON file: list of fault rule objects")
     p.add_argument("--fault", action="append", default=[],

@@ -311,3 +311,17 @@ def test_the_finish_reason_is_stored_with_the_answer_and_a_peer_reads_it(tmp_pat
         "The prize went to", 4, "length")
     later.close()
     two.close()
+
+
+def test_a_run_s_own_ask_keeps_the_key_of_every_earlier_cache_and_each_repeat_has_its_own(tmp_path: Path) -> None:
+    from defan_pytest.calls.protocol import Prompt
+
+    cache = ResponseCache(tmp_path, BASE)
+    asks = [Prompt("x", "What is 2+2?", repeat=i) for i in range(3)]
+    assert cache.key(asks[0].stored) == cache.key("What is 2+2?")  # the key before --defan-repeat
+    assert len({cache.key(a.stored) for a in asks}) == 3
+    cache.put(asks[0].stored, "4")
+    cache.put(asks[2].stored, "four")
+    assert [cache.get(a.stored) for a in asks] == ["4", None, "four"]
+    assert cache.uncached([a.stored for a in asks]) == [asks[1].stored]
+    cache.close()

@@ -156,3 +156,18 @@ def test_annotations_of_a_hostile_report_are_one_line_each() -> None:
     assert len(lines) == 1 and "\n" not in lines[0] and "\x1b" not in lines[0] and "\x07" not in lines[0]
     # The title's colons are escaped: the command ends where we say, the data is its message.
     assert lines[0].startswith("::error file=thresholds.toml,title=DefAn gate[nobel %3A%3Aerror%3A%3Apwned")
+
+
+def test_the_summary_states_the_model_s_agreement_with_itself_and_the_gate_s_noise() -> None:
+    from defan_pytest.metrics.repeats import agreement, noise_sentence
+
+    right = {"response": "Marie Curie", "correct": True, "aligned": True, "claim": "marie curie"}
+    wrong = {"response": "Pierre Curie", "correct": False, "aligned": True, "claim": "pierre curie"}
+    measured = agreement([("nobel", [right, wrong]), ("nobel", [right, right])], 2, temperature=0)
+    text = github.step_summary(report({**REGRESSION, "noise": noise_sentence(measured)},
+                                      meta={**META, "repeat": measured}))
+    assert ("defan repeat: 2 asks of 2 prompts: answers identical 1 of 2 (50%), verdicts agree 1 of 2 (50%), FCH verdict "
+            "flip rate 50.0% (1 of 2 pairs)") in text
+    assert ("Noise: the model's own verdict flip rate at temperature 0 is 50.0% (2 repeats of 2 prompts): changes below "
+            "\\~that are noise.") in text  # Markdown-escaped
+    assert "repeat" not in github.step_summary(report(REGRESSION)).lower()

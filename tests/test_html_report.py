@@ -358,3 +358,20 @@ def test_a_run_writes_its_html_report(pytester: pytest.Pytester) -> None:
     same = pytester.runpytest(*args, "--defan-html=out/r.json", "--defan-report=out/r.json")
     assert same.ret == 4 and "the same file as --defan-report" in "\n".join(same.stderr.lines + same.stdout.lines)
     assert pytester.runpytest(*args, "--defan-html=toy.jsonl").ret == 4  # never over the data set
+
+
+def test_the_run_says_how_often_the_model_agreed_with_itself() -> None:
+    from defan_pytest.metrics.repeats import agreement
+    from defan_pytest.report.schema import validate_report
+
+    right = {"response": "Paris", "correct": True, "aligned": True, "claim": "paris"}
+    wrong = {"response": "Lyon", "correct": False, "aligned": True, "claim": "lyon"}
+    report = make_report()
+    report["meta"]["repeat"] = agreement([("nobel", [right, wrong, right]), ("nobel", [right] * 3)], 3, temperature=0)
+    assert validate_report(report) == []  # an optional key of schema version 1
+    rows = dict(payload(report)["run"])
+    assert rows["repeats"] == ("3 asks of 2 prompts at temperature 0 · answers identical 1 of 2 · verdicts agree 1 of 2 · "
+                               "FCH verdict flip rate 33.3% (2 of 6 pairs of asks)")
+    assert "repeats" not in dict(payload(make_report())["run"])
+    report["meta"]["repeat"]["overall"]["flip_rate"] = 2  # a flip rate is a probability
+    assert any("flip_rate" in p for p in validate_report(report))

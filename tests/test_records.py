@@ -175,3 +175,23 @@ def test_a_report_row_with_a_finish_reason_is_valid_and_a_bad_one_is_named() -> 
     assert data["schema_version"] == 1  # an optional field: the version stays
     data["rows"][0]["finish_reason"] = "cut off\n"
     assert [p for p in validate_report(data) if p.startswith("rows/0/finish_reason")]
+
+
+def test_the_repeat_figures_are_an_optional_meta_key_an_older_reader_keeps_as_extra() -> None:
+    repeat = {"times": 3, "temperature": 0.0, "domains": {}, "overall": {"prompts": 0, "identical": 0,
+              "verdicts_agree": 0, "flipped_pairs": 0, "pairs": 0}}
+    meta = _meta(repeat=repeat)
+    data = meta.to_json()
+    assert list(data)[-1] == "repeat" and data["repeat"] == repeat
+    assert ReportMeta.from_json(json.loads(json.dumps(data))) == meta
+    assert "repeat" not in _meta().to_json()  # a run without --defan-repeat writes what it always wrote
+    # The report schema before the key (version 1 too) reads a report that has it.
+    import jsonschema
+
+    from defan_pytest.report import schema
+
+    older = json.loads(json.dumps(schema.schema()))
+    del older["$defs"]["meta"]["properties"]["repeat"]
+    older["$defs"].pop("agreement")
+    assert "repeat" not in older["$defs"]["meta"]["required"]
+    jsonschema.Draft202012Validator({**older["$defs"]["meta"], "$defs": older["$defs"]}).validate(data)

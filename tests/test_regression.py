@@ -551,3 +551,24 @@ def test_rc_keeps_a_group_with_one_errored_call() -> None:
     for r in two_new[:2]:
         r.update(error="TimeoutError", claim=None, correct=None, aligned=None)
     assert "rc" not in compare(two, two_new).scopes.get("nobel", {})  # one answered: no RC
+
+
+def test_the_fch_message_states_the_model_s_own_flip_rate_when_the_run_measured_it() -> None:
+    from defan_pytest.metrics.repeats import agreement
+
+    old = run("nobel", 10) + run("math", 10, size=1)
+    thresholds = parse_thresholds({"regression": {"confidence": 0.95}})
+    right = {"response": "386", "correct": True, "aligned": True, "claim": "386"}
+    wrong = {"response": "334", "correct": False, "aligned": True, "claim": "334"}
+    noise = agreement([("nobel", [right, wrong]), ("nobel", [right, right]), ("math", [right, right])], 2,
+                      temperature=0.0)
+    result = judge({"rows": old}, [dict(r) for r in old], thresholds, noise=noise)
+    said = "the model's own verdict flip rate at temperature 0 is {} (2 repeats of {} prompts): changes below ~that are noise"
+    assert result["noise"] == said.format("33.3%", 3)
+    scopes = result["scopes"]
+    assert scopes["nobel"]["fch"]["message"].endswith("not worse; " + said.format("50.0%", 2))
+    assert scopes["math"]["fch"]["message"].endswith("; " + said.format("0.0%", 1))
+    assert scopes["overall"]["fch"]["message"].endswith("; " + said.format("33.3%", 3))
+    assert "flip rate" not in scopes["nobel"]["pmh"]["message"]  # FCH's verdicts are the ones counted
+    quiet = judge({"rows": old}, [dict(r) for r in old], thresholds)
+    assert quiet["noise"] is None and "flip rate" not in quiet["scopes"]["nobel"]["fch"]["message"]

@@ -113,3 +113,31 @@ def test_whole_groups_in_dataset_order_and_seeded() -> None:
     assert all(r in a for r in rows if r.group_key in groups)
     assert a == sampling.select(rows, sampling.parse_sample("900"), 1)
     assert a != sampling.select(rows, sampling.parse_sample("900"), 2)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2", sampling.Repeat(2)), (" 20 ", sampling.Repeat(20)), ("3:200", sampling.Repeat(3, 200)),
+    ("5 : 1", sampling.Repeat(5, 1)),
+])
+def test_parse_repeat(text: str, expected: sampling.Repeat) -> None:
+    assert sampling.parse_repeat(text) == expected
+    assert sampling.parse_repeat(str(expected)) == expected
+
+
+@pytest.mark.parametrize("text", ["0", "1", "21", "3:0", "3:", ":3", "x", "3:y", "-2", "2.5", "3:10%"])
+def test_parse_repeat_refuses_naming_what_is_allowed(text: str) -> None:
+    with pytest.raises(sampling.SampleError, match=r"use K \(every selected prompt asked K times\) or K:N .* with K "
+                                                    r"from 2 to 20 and N at least 1, e.g. 3 or 3:200"):
+        sampling.parse_repeat(text)
+
+
+def test_repeated_rows_are_every_row_or_a_stratified_sample_of_whole_groups() -> None:
+    rows = _rows(SPEC)
+    assert sampling.repeated(rows, None) == []
+    assert sampling.repeated(rows, sampling.Repeat(3)) == rows
+    assert sampling.repeated(rows, sampling.Repeat(3, 10**6)) == rows
+    picked = sampling.repeated(rows, sampling.Repeat(3, 300), seed=4)
+    assert picked == sampling.select(rows, sampling.Sample(count=300), 4)  # the same sampler, whole groups
+    assert {r.domain for r in picked} == {d for d, _, _ in SPEC}
+    assert 250 <= len(picked) <= 350
+    assert sampling.repeated(rows, sampling.Repeat(3, 300), seed=4) == picked  # every xdist worker the same

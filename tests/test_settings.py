@@ -120,3 +120,16 @@ def test_a_value_with_lone_surrogates_is_a_problem_and_not_acted_on(noun: str) -
 def test_options_given_empty_are_marked_invalid() -> None:
     settings, _ = Settings.parse({"model": "m", "domain": [""], "dataset": ""})
     assert settings.invalid == {"domain", "dataset"} and settings.domains == ()
+
+
+def test_repeat_is_parsed_and_a_bad_one_is_one_problem() -> None:
+    from defan_pytest.dataset.sampling import Repeat
+
+    assert Settings.from_values({"model": "m"}).repeat is None
+    assert Settings.from_values({"model": "m", "repeat": "3:50"}).repeat == Repeat(3, 50)
+    with pytest.raises(ConfigError) as info:
+        Settings.from_values({"model": "m", "repeat": "1", "seed": "x"})
+    assert len(info.value.problems) == 2
+    assert info.value.problems[1] == (
+        "--defan-repeat: '1' is not a repeat; use K (every selected prompt asked K times) or K:N (a sample of about N "
+        "prompts, whole paraphrase groups, asked K times), with K from 2 to 20 and N at least 1, e.g. 3 or 3:200")

@@ -315,3 +315,12 @@ def test_a_budget_shared_between_processes_never_waits_for_another_process(tmp_p
     two = Budget(0.12, Price(1e-3, 2e-3, "t"), ledger=here.spending_ledger())
     assert two.decide("x" * 40) == ("send", pytest.approx(0.037))  # 2 x 0.037 + 0.037 <= 0.12 < 4 x 0.037
     assert two.decide("x" * 40) == ("wait", 0.0)
+
+
+def test_the_estimate_counts_the_extra_asks_of_repeat() -> None:
+    e = estimate.estimate(["x" * 40] * 30, 15, price=Price(1e-6, 2e-6, "[models.m]"), path="openai", repeats=30)
+    assert (e.prompts, e.to_send, e.repeats, e.to_json()["repeats"]) == (45, 30, 30, 30)
+    line = estimate.format_estimate(e)
+    assert line.startswith("defan estimate: 30 prompts to send (15 from the cache; 30 of the 45 are the extra asks "
+                           "of --defan-repeat) via the OpenAI protocol: ~510 prompt + ~3,000 completion tokens")
+    assert "--defan-repeat" not in estimate.format_estimate(estimate.estimate(["q"], 0, path="openai"))

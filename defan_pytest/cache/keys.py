@@ -2,6 +2,11 @@
 (:func:`identity_json`), the key of a prompt under it (:func:`key_of`: a sha256 over the
 identity's digest and the prompt), and which prompts have no answer yet (:func:`uncached`, and
 :func:`uncached_in` for a cache folder read only, as the estimate before a run reads it).
+
+The prompt the store is given is :attr:`defan_pytest.calls.protocol.Prompt.stored`: the text
+itself for a run's own ask (so every cache made before ``--defan-repeat`` keeps its keys), the
+text with a NUL, ``repeat``, a NUL and ``i`` after it for the i-th extra ask of the same prompt, so that each
+repeat has a key, and an answer, of its own.
 """
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ class Asker(Bookings):
         if callable(uncached):
             # Which prompts the cache may hold, in one read: a cold run then makes no query per
             # prompt on this loop (a lookup is a tenth of a lean call's CPU).
-            texts = [p.text for p in prompts]
+            texts = [p.stored for p in prompts]
             self._maybe_cached = set(texts) - set(uncached(texts))
         beat = asyncio.ensure_future(self.watchdog.heartbeat())
         queue_: asyncio.Queue = asyncio.Queue()
@@ -203,7 +203,7 @@ class Asker(Bookings):
         (``None``: the run stopped first, or a fatal failure stopped it)."""
         store = self.store
         if store is not None:
-            while not store.claim(prompt.text):
+            while not store.claim(prompt.stored):
                 # Another process has this prompt (a worker of the run, or another session on
                 # the cache): wait for its answer instead of asking again -- or, when another
                 # session gave it up, claim it again and ask it here.
@@ -228,7 +228,7 @@ class Asker(Bookings):
 
     async def _from_peer(self, store: ResponseStore, prompt: Prompt) -> Optional[Response]:
         """The answer (or the error) of the process that claimed ``prompt``."""
-        w = await store.wait(prompt.text, stop=self.stop)
+        w = await store.wait(prompt.stored, stop=self.stop)
         if w.text is not None:
             return Response(scrub(w.text, self.secrets), attempts=w.attempts, via="peer",
                             answered_by=w.answered_by, note=w.note, prompt_tokens=w.prompt_tokens,
@@ -240,11 +240,11 @@ class Asker(Bookings):
 
     def _from_cache(self, store: ResponseStore, prompt: Prompt) -> Optional[Response]:
         """The stored answer to ``prompt``, or ``None``."""
-        maybe = self._maybe_cached is None or prompt.text in self._maybe_cached
-        hit = store.lookup_entry(prompt.text) if maybe else None
+        maybe = self._maybe_cached is None or prompt.stored in self._maybe_cached
+        hit = store.lookup_entry(prompt.stored) if maybe else None
         if hit is None:
             return None
-        store.mark_done(prompt.text)
+        store.mark_done(prompt.stored)
         self.stats.cache_hits += 1
         return Response(scrub(hit.answer, self.secrets), cached=True, attempts=0, via="cache",
                         answered_by="cache", note=hit.note, prompt_tokens=hit.prompt_tokens,
@@ -258,7 +258,7 @@ class Asker(Bookings):
         assert self.budget is not None
         message = self.budget.message() if verdict == "refuse" else STOPPED_ERROR
         if self.store is not None:
-            self.store.release(prompt.text, message, 0)
+            self.store.release(prompt.stored, message, 0)
         if verdict != "refuse":
             return None
         return Response(None, error=message, attempts=0)
@@ -316,7 +316,7 @@ class Asker(Bookings):
                     notes.insert(0, charged_note(charged))
                 message += f" ({'; '.join(notes)})" if notes else ""
                 if self.store is not None:
-                    self.store.release(prompt.text, message, attempt)
+                    self.store.release(prompt.stored, message, attempt)
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
             self.pace.release()
             self.pace.answered(took, reply.server_seconds, ticket)
@@ -335,7 +335,7 @@ class Asker(Bookings):
         if self.store is not None:
             # Committed before it counts as done: a killed run loses at most what is in
             # flight, never answers waiting for the writer.
-            await self.store.save(prompt.text, text, note, attempt, reply.prompt_tokens, reply.completion_tokens,
+            await self.store.save(prompt.stored, text, note, attempt, reply.prompt_tokens, reply.completion_tokens,
                                   took, reply.finish_reason)
         return Response(text, attempts=attempt, seconds=time.monotonic() - t0, note=note,
                         prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
@@ -381,5 +381,5 @@ class Asker(Bookings):
         """Stop the run on a failure every call would share; the prompt has no answer."""
         self.halt(message)
         if self.store is not None:
-            self.store.release(prompt.text, redact(message, self.secrets), attempts)
+            self.store.release(prompt.stored, redact(message, self.secrets), attempts)
         return None

@@ -68,7 +68,8 @@ def typical_completion(max_tokens: Any = None) -> int:
 class Estimate:
     """What a run is about to send, before it sends anything: of its ``prompts``, ``to_send``
     are asked, ``cached`` are answered from the cache and ``duplicates`` repeat another
-    prompt's text (asked once, for all of them)."""
+    prompt's text (asked once, for all of them); ``repeats`` of the ``prompts`` are the extra
+    asks of ``--defan-repeat`` (sent, cached or duplicates like any)."""
 
     prompts: int
     cached: int
@@ -79,6 +80,7 @@ class Estimate:
     path: str = ""
     model: str = ""
     duplicates: int = 0
+    repeats: int = 0
 
     @property
     def cost(self) -> Optional[float]:
@@ -87,6 +89,7 @@ class Estimate:
     def to_json(self) -> Dict[str, Any]:
         return {
             "prompts": self.prompts, "cached": self.cached, "to_send": self.to_send, "duplicates": self.duplicates,
+            "repeats": self.repeats,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "cost": self.cost, "price": self.price.to_json() if self.price else None,
         }
@@ -94,10 +97,10 @@ class Estimate:
 
 def estimate(to_send: Sequence[str], cached: int, *, system_prompt: Optional[str] = None,
              completion_tokens: int = DEFAULT_COMPLETION_TOKENS, price: Optional[Price] = None,
-             path: str = "", model: str = "", duplicates: int = 0) -> Estimate:
+             path: str = "", model: str = "", duplicates: int = 0, repeats: int = 0) -> Estimate:
     """The estimate for sending the prompts ``to_send`` (``cached``: the others, answered from
     the cache and not paid again; ``duplicates``: prompts whose text another prompt has, asked
-    once for all).
+    once for all; ``repeats``: how many of all these are ``--defan-repeat``'s extra asks).
 
     >>> e = estimate(["x" * 40] * 10, 5, price=Price(1e-6, 2e-6, "t"), duplicates=2)
     >>> (e.prompts, e.to_send, e.prompt_tokens, e.completion_tokens, round(e.cost, 6))
@@ -105,7 +108,7 @@ def estimate(to_send: Sequence[str], cached: int, *, system_prompt: Optional[str
     """
     prompt_tokens = sum(estimate_prompt_tokens(t, system_prompt) for t in to_send)
     return Estimate(len(to_send) + cached + duplicates, cached, len(to_send), prompt_tokens,
-                    completion_tokens * len(to_send), price, path, model, duplicates)
+                    completion_tokens * len(to_send), price, path, model, duplicates, repeats)
 
 
 _PATHS = {"openai": "the OpenAI protocol", "litellm": "litellm", "callable": "the registered callable"}
@@ -122,6 +125,8 @@ def format_estimate(e: Estimate, model_table: str = "[models.<name>]") -> str:
     others = f"{e.cached:,} from the cache"
     if e.duplicates:
         others += f", {e.duplicates:,} repeating another prompt's text, asked once; {e.prompts:,} in all"
+    if e.repeats:
+        others += f"; {e.repeats:,} of the {e.prompts:,} are the extra asks of --defan-repeat"
     head = f"defan estimate: {e.to_send:,} prompts to send ({others})"
     if e.path:
         head += f" via {describe_path(e.path)}"

@@ -56,10 +56,20 @@ Verdict = Literal["retry", "fatal", "fail"]
 
 @dataclass(frozen=True)
 class Prompt:
-    """One prompt of the run: ``key`` identifies it (the row id), ``text`` is sent."""
+    """One prompt of the run: ``key`` identifies it (the row id), ``text`` is sent; ``repeat``
+    is which ask of the same prompt it is (``--defan-repeat``: 0 is the run's own, 1.. the
+    extra ones)."""
 
     key: str
     text: str
+    repeat: int = 0
+
+    @property
+    def stored(self) -> str:
+        """What the response store keys this ask by: the text for the run's own ask (the key
+        every cache had before repeats), the text and the repeat's index for an extra one, so
+        that each repeat is an answer of its own, cached and shared by the workers like any."""
+        return self.text if self.repeat == 0 else f"{self.text}\0repeat\0{self.repeat}"
 
 
 @dataclass(frozen=True)

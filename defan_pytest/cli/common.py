@@ -203,7 +203,8 @@ def judge(
     status = builder.gate_status(verdicts, skipped=skipped is not None)
     comparison = None
     if old is not None:
-        comparison = regression.judge(old.to_json(), rows, limits, baseline_path=str(baseline_path), skipped=skipped)
+        comparison = regression.judge(old.to_json(), rows, limits, baseline_path=str(baseline_path), skipped=skipped,
+                                      noise=meta.repeat)
     if not limits.is_empty:
         stdout.write(format_gate_table(summary, limits, verdicts, width=_width()))
     else:

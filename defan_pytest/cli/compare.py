@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     limits = thresholds.Thresholds.empty(model=model)
     if args.thresholds or os.path.lexists("thresholds.toml"):
         limits = thresholds_for(args.thresholds, None, model, sorted({r.domain for r in new.rows}))
-    comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old))
+    comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old), noise=new.meta.repeat)
     stdout.write(regression.format_comparison(comparison, flipped=50))
     # The same exit codes as `defan gate --baseline`: 1 when a scope regressed.
     return 1 if comparison.get("status") == "fail" else 0

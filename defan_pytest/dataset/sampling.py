@@ -13,6 +13,10 @@ below it is an error (:func:`too_small`) naming the domain and the smallest samp
 It is a pure function of the rows, the size and the seed, so every xdist worker selects the
 same prompts; and the groups of a domain are taken in one seeded order, so a smaller sample of
 the same seed is part of a larger one (a pull request's sample pairs with the baseline's).
+
+``--defan-repeat`` (:func:`parse_repeat`, :func:`repeated`) picks the prompts a run asks more
+than once to measure the model's own non-determinism: every selected prompt, or a stratified
+sample of them taken the same way (whole groups, seeded).
 """
 from __future__ import annotations
 
@@ -26,7 +30,13 @@ from typing import Dict, List, Optional, Sequence
 from defan_pytest.dataset.domains import Row
 from defan_pytest.errors import DefanError
 
-__all__ = ["Sample", "SampleError", "parse_sample", "planned_groups", "select", "too_small"]
+__all__ = [
+    "MAX_REPEAT", "Repeat", "Sample", "SampleError", "parse_repeat", "parse_sample", "planned_groups", "repeated",
+    "select", "too_small",
+]
+
+#: The most times ``--defan-repeat`` asks one prompt.
+MAX_REPEAT = 20
 
 
 class SampleError(DefanError):
@@ -165,3 +175,49 @@ def select(rows: Sequence[Row], sample: Optional[Sample] = None, seed: int = 0,
         random.Random(f"defan-sample:{seed}:{domain}").shuffle(order)
         keep.update(order[: planned[domain]])
     return [r for r in rows if r.group_key in keep]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """``--defan-repeat``: ask ``times`` times every selected prompt (``prompts`` is ``None``) or
+    a stratified sample of about ``prompts`` of them."""
+
+    times: int
+    prompts: Optional[int] = None
+
+    def __str__(self) -> str:
+        return f"{self.times}" if self.prompts is None else f"{self.times}:{self.prompts}"
+
+
+_REPEAT = re.compile(r"^\s*(?P<k>\d+)\s*(?::\s*(?P<n>\d+)\s*)?$")
+
+
+def parse_repeat(text: str) -> Repeat:
+    """``"3"`` (every selected prompt asked 3 times) or ``"3:200"`` (a sample of about 200
+    prompts, whole paraphrase groups, asked 3 times each).
+
+    >>> parse_repeat("3"), str(parse_repeat(" 5:200 "))
+    (Repeat(times=3, prompts=None), '5:200')
+    """
+    m = _REPEAT.match(str(text))
+    times = int(m.group("k")) if m else 0
+    prompts = int(m.group("n")) if m and m.group("n") is not None else None
+    if not m or not 2 <= times <= MAX_REPEAT or prompts == 0:
+        raise SampleError(
+            f"{text!r} is not a repeat; use K (every selected prompt asked K times) or K:N (a sample of about N "
+            f"prompts, whole paraphrase groups, asked K times), with K from 2 to {MAX_REPEAT} and N at least 1, "
+            "e.g. 3 or 3:200"
+        )
+    return Repeat(times, prompts)
+
+
+def repeated(rows: Sequence[Row], repeat: Optional[Repeat], seed: int = 0) -> List[Row]:
+    """The rows ``repeat`` asks again (in their order): all of them, or a stratified sample of
+    about ``repeat.prompts`` (:func:`select` with the run's ``seed``: whole groups, every domain
+    at least one, the same in every xdist worker)."""
+    if repeat is None:
+        return []
+    if repeat.prompts is None or repeat.prompts >= len(rows):
+        return list(rows)
+    return select(rows, Sample(count=repeat.prompts), seed=seed)
+

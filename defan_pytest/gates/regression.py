@@ -14,7 +14,8 @@ GitHub step summary and the ``defan::regression[<scope>]`` tests::
                                  "worse_flips", "better_flips", "significant", "regressed",
                                  "message"}}},
      "flipped": [{"id", "domain", "group", "question", "answer", "metric", "direction",
-                  "old_response", "old_claim", "new_response", "new_claim"}, ...]}
+                  "old_response", "old_claim", "new_response", "new_claim"}, ...],
+     "noise": "the model's own verdict flip rate ... (--defan-repeat)" | None}
 
 A scope is judged only when the two runs share at least ``needed`` paraphrase groups in it (the
 scope's ``min_samples``, else :data:`~defan_pytest.gates.thresholds.keys.DEFAULT_MIN_SHARED_GROUPS`):
@@ -38,6 +39,7 @@ from defan_pytest.gates.paired import compare
 from defan_pytest.gates.thresholds import Thresholds
 from defan_pytest.gates.thresholds.keys import DEFAULT_MIN_SHARED_GROUPS
 from defan_pytest.metrics.registry import METRICS
+from defan_pytest.metrics.repeats import noise_sentence
 from defan_pytest.safetext import inline, printable
 from defan_pytest.verdicts import FLIPPED_WORSE_TEXT
 
@@ -138,18 +140,17 @@ def judge(
     baseline_path: str = "",
     skipped: str | None = None,
     forced: Sequence[str] | None = None,
+    noise: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compare ``records`` (this run's per-prompt records) with ``baseline`` (a loaded report)
     under ``thresholds`` (tolerances, confidence, the overall figure).  ``skipped``: why the
     gate is not judged (a narrowed selection); the comparison is still computed and shown, and
-    the status is ``skipped``."""
+    the status is ``skipped``; ``noise``: the model's agreement with itself (``--defan-repeat``)."""
     confidence = float(thresholds.regression_confidence())
     old_rows = list(baseline.get("rows") or ())
 
     def run(level: float) -> Comparison:
-        return compare(
-            old_rows, records, confidence=level, tolerances=thresholds.tolerance, overall=thresholds.overall_figure,
-        )
+        return compare(old_rows, records, confidence=level, tolerances=thresholds.tolerance, overall=thresholds.overall_figure)
 
     # The configured confidence is the whole gate's, and each question is one-sided (did this
     # scope's metric get worse by more than its tolerance?): with K scope-metric changes judged,
@@ -169,7 +170,7 @@ def judge(
     per_test = max(1.0 - 2.0 * (1.0 - confidence) / max(1, judged), 1e-9)
     data = run(per_test).to_json()
     scopes = {
-        scope: {metric: _with_message(scope, metric, c, per_test, shared.get(scope)) for metric, c in mets.items()}
+        scope: {metric: _with_message(scope, metric, c, per_test, shared.get(scope), noise) for metric, c in mets.items()}
         for scope, mets in data["scopes"].items()
     }
     regressed = any(c.get("regressed") for mets in scopes.values() for c in mets.values())
@@ -189,6 +190,7 @@ def judge(
         "pairs": dict(data.get("pairs") or {}),
         "scopes": scopes,
         "flipped": _flipped(data.get("flipped") or (), old_rows, records),
+        "noise": noise_sentence(noise),
     }
 
 
@@ -205,17 +207,19 @@ def _baseline_info(baseline: Mapping[str, Any], path: str, forced: Sequence[str]
 
 
 def _with_message(scope: str, metric: str, c: Mapping[str, Any], confidence: float,
-                  shared: Mapping[str, Any] | None) -> dict[str, Any]:
+                  shared: Mapping[str, Any] | None, noise: Mapping[str, Any] | None = None) -> dict[str, Any]:
     change = _change_of(c)
+    said = noise_sentence(noise, scope) if metric == "fch" else None
+    tail = f"; {said}" if said else ""
     if shared is not None and not shared.get("judged"):
         # Too few groups in common: shown, never a regression (nor a pass).
         label = METRICS[metric].label if metric in METRICS else metric
         change.update(regressed=False, judged=False)
         change["message"] = (f"{scope}: {label} {_fmt(change.get('old'))} -> {_fmt(change.get('new'))}: "
-                             + not_judged_reason(scope, shared).split(": ", 1)[1])
+                             + not_judged_reason(scope, shared).split(": ", 1)[1] + tail)
         return change
     change["judged"] = True
-    change["message"] = _message(scope, metric, change, confidence)
+    change["message"] = _message(scope, metric, change, confidence) + tail
     return change
 
 

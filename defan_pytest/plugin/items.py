@@ -22,8 +22,8 @@ from defan_pytest.safetext import printable
 from defan_pytest.verdicts import RIGHT, outcome_of
 
 __all__ = [
-    "OUTCOME_PROPERTY", "PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
-    "PromptItem", "RegressionFailure", "RegressionItem", "in_repository", "record_of",
+    "OUTCOME_PROPERTY", "PROPERTY", "REPEATS_PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
+    "PromptItem", "RegressionFailure", "RegressionItem", "in_repository", "record_of", "repeats_of",
 ]
 
 #: The user property that carries a prompt's record to the controller (and to every report).
@@ -35,6 +35,9 @@ OUTCOME_PROPERTY = "defan_outcome"
 #: The user property with the notes an xdist worker's calls gave rise to since its last report
 #: (a Retry-After capped, say): the controller says each once.
 NOTES_PROPERTY = "defan_notes"
+#: The user property with a repeated prompt's extra asks (``--defan-repeat``), scored, as plain
+#: JSON: the controller measures the model's agreement with itself from them.
+REPEATS_PROPERTY = "defan_repeats"
 
 
 def notes_of(report: Any) -> List[str]:
@@ -43,6 +46,14 @@ def notes_of(report: Any) -> List[str]:
         if name == NOTES_PROPERTY and isinstance(value, list):
             return [str(v) for v in value]
     return []
+
+
+def repeats_of(report: Any) -> Optional[List[Dict[str, Any]]]:
+    """The extra asks a repeated prompt's test report carries (``--defan-repeat``), if any."""
+    for name, value in getattr(report, "user_properties", ()) or ():
+        if name == REPEATS_PROPERTY and isinstance(value, list):
+            return [v for v in value if isinstance(v, dict)]
+    return None
 
 
 def record_of(report: Any) -> Optional[Dict[str, Any]]:
@@ -174,13 +185,14 @@ class PromptItem(DefanItem):
             plugin.start_pool([it for it in self.session.items if isinstance(it, PromptItem)])
         try:
             record = run.record(self.row, self.index)
+            again = run.repeat_answers(self.row)
         except FatalCallError as exc:
             run.fatal = str(exc)
             pytest.skip(f"not asked: the run stopped ({exc})")
         self.record = record
         rec = record.to_json()  # what travels to the controller: plain JSON (xdist)
         # Replaced, not appended: a rerun (pytest-rerunfailures) must not leave a stale record.
-        ours = (PROPERTY, VERDICT_PROPERTY, OUTCOME_PROPERTY, NOTES_PROPERTY)
+        ours = (PROPERTY, VERDICT_PROPERTY, OUTCOME_PROPERTY, NOTES_PROPERTY, REPEATS_PROPERTY)
         self.user_properties[:] = [p for p in self.user_properties if p[0] not in ours]
         notes = plugin.fresh_notes()
         if notes:
@@ -188,6 +200,8 @@ class PromptItem(DefanItem):
         self.user_properties.append((PROPERTY, rec))
         self.user_properties.append((VERDICT_PROPERTY, verdict_line(rec)))
         self.user_properties.append((OUTCOME_PROPERTY, outcome_of(rec).word))
+        if again:
+            self.user_properties.append((REPEATS_PROPERTY, again))
         # The whole verdict (costs a little per item) only where a report shows it.
         section = describe(rec) if plugin.details else ""
         if run.settings.strict and outcome_of(rec) is not RIGHT:

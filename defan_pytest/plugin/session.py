@@ -25,7 +25,7 @@ from defan_pytest.plugin import integrations
 from defan_pytest.plugin.interrupt import kept_on_interrupt
 from defan_pytest.plugin.outputs import ReportWriters
 from defan_pytest.plugin.items import (
-    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, NOTES_PROPERTY, notes_of, record_of,
+    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, NOTES_PROPERTY, notes_of, record_of, repeats_of,
 )
 from defan_pytest.plugin.terminal import Terminal
 from defan_pytest.report.formats import FORMATS
@@ -61,13 +61,11 @@ class DefanPlugin:
         self.watcher: Any = None
         self.started = time.time()
         self.session: Optional[pytest.Session] = None
-        # The gate's and the regression gate's tests, counted into the session's total once the
-        # run starts, so that progress percentages climb to 100% through them.
+        # The gates' tests, counted into the session's total once the run starts (progress to 100%).
         self.planned: Optional[List[Tuple[str, str]]] = None
         self.counted = False
         self.integrations: Dict[str, integrations.Integration] = {}
-        # Each prompt's verdict in words, where a report shows it (costs a little per item).
-        self.details = False
+        self.details = False  # each prompt's verdict in words, where a report shows it (a little per item)
 
     @classmethod
     def start(cls, config: pytest.Config, values: Dict[str, Any]) -> "DefanPlugin":
@@ -312,6 +310,9 @@ class DefanPlugin:
         rec = record_of(report)
         if rec is not None:
             self.run.records.append(rec)
+            again = repeats_of(report)
+            if again is not None:
+                self.run.repeats[str(rec.get("id"))] = again
 
     def _finish(self, session: pytest.Session) -> None:
         """The figures, the gate, the regression gate, their tests and the reports."""

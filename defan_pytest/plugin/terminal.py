@@ -18,6 +18,7 @@ from defan_pytest.calls.budget import not_sent
 from defan_pytest.calls.pace import summary_of
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
+from defan_pytest.metrics.repeats import summary_lines
 from defan_pytest.plugin.items import record_of
 from defan_pytest.plugin.wording import claim_and_gold, finish_tag, short
 from defan_pytest.report.cut import cut_line
@@ -170,6 +171,9 @@ class Terminal:
             self._write_outcomes(tr)
             for line in run.usage_lines():  # tokens, latency, cost and the budget
                 tr.write_line(printable(line), yellow=line.startswith("budget") and "reached" in line)
+        if run.agreement is not None:  # --defan-repeat: the model against itself
+            for line in summary_lines(run.agreement, by_domain=self.config.get_verbosity() > 0):
+                tr.write_line(printable(line), yellow=bool((run.agreement.get("overall") or {}).get("flipped_pairs")))
         if run.comparison is not None:
             self._write_regression(tr)
         if run.report_path is not None:

@@ -183,14 +183,16 @@ class Merged(_Fields):
 
 
 _META_KEYS = ("defan_pytest", "producer", "created", "model", "dataset", "scorer", "selection", "calls", "durations",
-              "merged")
+              "merged", "repeat")
 
 
 @dataclass(frozen=True)
 class ReportMeta:
     """A report's ``meta``: the ``version`` of defan-pytest (``defan_pytest`` in the JSON), the
     ``producer`` (``pytest``, ``defan score``, ``defan gate``, ``defan merge``), when it was
-    ``created``, and what ran: model, data set, scorer, selection, calls and durations (seconds)."""
+    ``created``, and what ran: model, data set, scorer, selection, calls and durations (seconds);
+    ``repeat``, when the run asked prompts more than once (``--defan-repeat``), how often their
+    answers and verdicts agreed (optional: a reader that predates it keeps it in ``extra``)."""
 
     version: str
     producer: str
@@ -202,6 +204,7 @@ class ReportMeta:
     calls: Calls
     durations: Mapping[str, Optional[float]]
     merged: Optional[Merged] = None
+    repeat: Optional[Mapping[str, Any]] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -218,6 +221,8 @@ class ReportMeta:
         }
         if self.merged is not None:
             out["merged"] = self.merged.to_json()
+        if self.repeat is not None:
+            out["repeat"] = dict(self.repeat)
         out.update(self.extra)
         return out
 
@@ -230,6 +235,7 @@ class ReportMeta:
             dataset=DatasetMeta.from_json(data["dataset"]), scorer=ScorerMeta.from_json(data["scorer"]),
             selection=Selection.from_json(data["selection"]), calls=Calls.from_json(data["calls"]),
             durations=dict(data["durations"]), merged=Merged.from_json(merged) if merged is not None else None,
+            repeat=dict(data["repeat"]) if isinstance(data.get("repeat"), Mapping) else None,
             extra=extra_of(data, _META_KEYS),
         )
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from defan_pytest.metrics.repeats import summary_lines
 from defan_pytest.report.cut import count_cut, cut_text
 from defan_pytest.report.writer import Input, OutputError, append_output
 from defan_pytest.safetext import inline, markdown_cell
@@ -103,6 +104,8 @@ def step_summary(report: Report) -> str:
         text = cut_text(cut, sum(1 for r in report.rows if not r.error), m.kind if m is not None else None,
                         m.name if m is not None else None, params.get("max_completion_tokens") or params.get("max_tokens"))
         lines += [f"⚠️ {_cell(text, 400)}", ""]
+    if report.meta.repeat:  # --defan-repeat: the model against itself
+        lines += [_cell(summary_lines(report.meta.repeat)[0], 400), ""]
 
     limits = (report.thresholds or {}).get("limits") or {}
     lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
@@ -182,6 +185,8 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
                 f"| {_count(c.get('worse_flips', 0))} / {_count(c.get('better_flips', 0))} "
                 f"| {'**REGRESSED**' if c.get('regressed') else 'ok'} |"
             )
+    if reg.get("noise"):
+        lines += ["", f"Noise: {_cell(reg['noise'], 300)}."]
     flipped = [f for f in reg.get("flipped") or () if f.get("direction") == "worse"]
     if flipped:
         lines += ["", f"#### {FLIPPED_WORSE_TEXT[:1].upper()}{FLIPPED_WORSE_TEXT[1:]}: {len(flipped)} (first {min(len(flipped), TOP_FLIPPED)})", "",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from defan_pytest.dataset.shards import Shard, ShardError, assign, domain_key, natural_key, parse_shard
+from defan_pytest.metrics.repeats import add_up
 from defan_pytest.records import Calls, Merged, Report, ReportMeta, ScoredRecord
 
 __all__ = ["Combined", "combine"]
@@ -208,7 +209,7 @@ def _rows_in_run_order(sharded: Sequence[_Shard]) -> Tuple[ScoredRecord, ...]:
 def _merged_meta(sharded: Sequence[_Shard]) -> ReportMeta:
     """The first shard's metadata with the whole run's counts: selected and ran summed, calls
     and durations (machine time) summed, ``longest_shard`` (the wall time of a parallel matrix),
-    and what was merged."""
+    the agreement of ``--defan-repeat`` added up, and what was merged."""
     metas = [r.meta for _n, r, _s in sharded]
     selection = dataclasses.replace(
         metas[0].selection, selected=sum(m.selection.selected for m in metas), ran=sum(m.selection.ran for m in metas),
@@ -226,6 +227,7 @@ def _merged_meta(sharded: Sequence[_Shard]) -> ReportMeta:
                     created=tuple(m.created for m in metas))
     return dataclasses.replace(
         metas[0], selection=selection, calls=Calls.from_json(calls), durations=summed, merged=merged,
+        repeat=add_up([m.repeat for m in metas]),
     )
 
 

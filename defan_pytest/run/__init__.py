@@ -26,7 +26,6 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -34,34 +33,18 @@ from defan_pytest.cache.store import ResponseCache
 from defan_pytest.calls import pace, redaction, usage
 from defan_pytest.calls.prices import Price
 from defan_pytest.calls.pool import CallPool
-from defan_pytest.calls.protocol import Prompt
+from defan_pytest.calls.protocol import Response
 from defan_pytest.gates import level, regression
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection
 from defan_pytest.report import builder, formats
-from defan_pytest.run.plan import (
-    PickBackend, Plan, budget, cache_folder, estimate_line, model_price, output_context, prepare,
-)
+from defan_pytest.run import repeats
+from defan_pytest.run.plan import PickBackend, Plan, budget, cache_folder, estimate_line, model_price, output_context, prepare
+from defan_pytest.run.worker import Worker
 from defan_pytest.scoring.scorer import ScoreInput, Scorer
 from defan_pytest.settings import Settings
 
 __all__ = ["Run", "Worker"]
-
-
-@dataclass(frozen=True)
-class Worker:
-    """Where this process stands in a run: ``shared`` when several processes (xdist) split the
-    calls through the cache; ``id`` and ``count`` of an xdist worker (``main`` otherwise)."""
-
-    shared: bool = False
-    id: str = "main"
-    count: int = 1
-    is_worker: bool = False
-
-    @property
-    def offset_index(self) -> int:
-        """The worker's number (``gw3`` -> 3), 0 for anything else."""
-        return int(self.id[2:]) if self.id.startswith("gw") and self.id[2:].isdigit() else 0
 
 
 class Run:
@@ -92,6 +75,11 @@ class Run:
         self.scorer: Optional[Scorer] = None
         self.scores: Dict[str, Any] = {}  # row id -> Score, when scored in one batch
         self.records: List[Any] = []
+        self.repeated = frozenset(plan.repeated)
+        #: ``--defan-repeat``: each repeated prompt's extra asks (row id -> their JSON), and the
+        #: figures of the agreement (controller, :meth:`finish`).
+        self.repeats: Dict[str, List[Dict[str, Any]]] = {}
+        self.agreement: Optional[Dict[str, Any]] = None
         self.fatal: Optional[str] = None
         self.watch: Optional[ResponseCache] = None  # an xdist controller's view of its workers' progress
         self.paced: Optional[Dict[str, Any]] = None  # what the pace of the calls settled on (finish)
@@ -176,7 +164,7 @@ class Run:
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
             adaptive=s.pace == "adaptive", processes=max(1, worker.count) if worker.shared else 1,
         )
-        self.pool.start([Prompt(r.id, r.question) for r in rows])
+        self.pool.start(repeats.asks(rows, self.plan.repeated, s.repeat))
 
     def wait(self, tick: Callable[[], None] = lambda: None, deadline: Optional[float] = None) -> Optional[str]:
         """Wait for every call of the pool; return the fatal failure that stopped it, if any.
@@ -233,15 +221,22 @@ class Run:
                   for r, a in ((r, self.pool.result(r.id)) for r in rows)]
         self.scores = dict(zip((r.id for r in rows), self.get_scorer().score_many(inputs)))
 
+    def score(self, row: Any, response: Response) -> Any:
+        """The :class:`~defan_pytest.scoring.scorer.Score` of one answer to ``row``."""
+        return self.get_scorer().score(row.question, row.answer, row.type, response.text, error=response.error,
+                                       domain=row.domain, finish_reason=response.finish_reason)
+
+    def repeat_answers(self, row: Any) -> List[Dict[str, Any]]:
+        """``--defan-repeat``'s extra asks of ``row``, scored (:func:`repeats.scored`; none for a
+        row not repeated)."""
+        if self.settings.repeat is None or row.id not in self.repeated:
+            return []
+        return repeats.scored(row, self.settings.repeat.times, self.pool.result, self.score)
+
     def record(self, row: Any, index: int) -> ScoredRecord:
         """The record of one row: its answer (waiting for it if need be), scored."""
         response = self.pool.result(row.id)
-        score = self.scores.get(row.id)
-        if score is None:
-            score = self.get_scorer().score(
-                row.question, row.answer, row.type, response.text, error=response.error, domain=row.domain,
-                finish_reason=response.finish_reason,
-            )
+        score = self.scores.get(row.id) or self.score(row, response)
         # A note of the scorer (a very long response read in a window, NER unavailable), and of
         # the answer changed on its way in (invalid code points).
         note = "; ".join(n for n in (getattr(score, "note", None), response.note) if n) or None
@@ -261,6 +256,9 @@ class Run:
         self.records = sorted((ScoredRecord.from_json(r) for r in self.records), key=lambda r: r.index or 0)
         self.paced = self.pace()
         self.summary = summarize(self.records)
+        if self.settings.repeat is not None and self.repeats:
+            self.agreement = repeats.figures(self.records, self.repeats, self.settings.repeat.times,
+                                             repeats.temperature_of(self.plan.model))
         self.verdicts = (
             level.explain_rc(level.check(self.summary, self.thresholds, decide=self.settings.decide), self.records)
             if self.fatal is None and self.records else []
@@ -275,7 +273,7 @@ class Run:
             return None
         self.comparison = regression.judge(
             base.report.to_json(), self.records, self.thresholds, baseline_path=str(base.path),
-            skipped=self.gate_skipped, forced=base.forced or None,
+            skipped=self.gate_skipped, forced=base.forced or None, noise=self.agreement,
         )
         return self.comparison
 
@@ -312,8 +310,9 @@ class Run:
 
     def usage(self) -> Dict[str, Any]:
         """The run's usage block (plain JSON, :func:`defan_pytest.calls.usage.summarize`): tokens,
-        latency percentiles, cost and the budget, from the records (after the calls)."""
-        return usage.summarize(self.records, price=model_price(self.plan.model, local=True), path=self.plan.call_path, budget=self.settings.budget)
+        latency percentiles, cost and the budget, from the records and the extra asks."""
+        return usage.summarize(repeats.usage_records(self.records, self.repeats), budget=self.settings.budget,
+                               price=model_price(self.plan.model, local=True), path=self.plan.call_path)
 
     def usage_lines(self) -> List[str]:
         """The usage lines of the terminal summary."""
@@ -331,6 +330,7 @@ class Run:
                 ran=len(records), narrowed=self.narrowed, shard=self.plan.shard,
             ),
             calls=builder.with_pace(builder.call_counts(records), self.pace()), durations=self.durations,
+            repeat=self.agreement,
         )
 
     def pace(self) -> Optional[Dict[str, Any]]:

@@ -21,7 +21,7 @@ from defan_pytest.calls.local import local_server
 from defan_pytest.calls.budget import Budget
 from defan_pytest.calls.fingerprint import FingerprintError, fingerprint
 from defan_pytest.calls.protocol import Backend
-from defan_pytest.run import selection
+from defan_pytest.run import repeats, selection
 from defan_pytest.errors import problems_of
 from defan_pytest.gates import regression, thresholds
 from defan_pytest.gates.comparability import comparability
@@ -73,6 +73,8 @@ class Plan:
     baseline: Optional[Baseline] = None
     notes: Tuple[str, ...] = ()
     header: Tuple[str, ...] = ()
+    #: The ids of the rows ``--defan-repeat`` asks again (``settings.repeat.times`` asks in all).
+    repeated: Tuple[str, ...] = ()
 
 
 def cache_folder(settings: Settings, shared: bool, run_id: str) -> Optional[Path]:
@@ -261,17 +263,20 @@ def estimate_line(
     s: Settings, plan: Plan, rows: Sequence[Any], price: Optional[prices.Price], folder: Optional[Path],
 ) -> str:
     """What asking ``rows`` will send (the prompts already in the cache ``folder`` excluded) and
-    cost at ``price``: the line printed before the first call 
-    (:func:`defan_pytest.calls.estimate.format_estimate`)."""
+    cost at ``price``, ``--defan-repeat``'s extra asks included: the line printed before the
+    first call (:func:`defan_pytest.calls.estimate.format_estimate`)."""
     model = plan.model
+    every = repeats.asks(rows, plan.repeated, s.repeat)
     # Prompts of one text are asked once through the cache's claims (without a cache, each).
-    texts = list(dict.fromkeys(r.question for r in rows)) if folder is not None else [r.question for r in rows]
-    to_send = still_to_ask(s, plan, texts, folder)
+    asks = list({a.stored: a for a in every}.values()) if folder is not None else every
+    missing = set(still_to_ask(s, plan, [a.stored for a in asks], folder))
+    to_send = [a for a in asks if a.stored in missing]
     params = getattr(model, "params", {}) or {}
     estimated = estimate.estimate(
-        to_send, len(texts) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
+        [a.text for a in to_send], len(asks) - len(to_send), system_prompt=getattr(model, "system_prompt", None),
         completion_tokens=estimate.typical_completion(params.get("max_tokens")), price=price,
-        path=plan.call_path, model=str(getattr(model, "model", s.model)), duplicates=len(rows) - len(texts),
+        path=plan.call_path, model=str(getattr(model, "model", s.model)), duplicates=len(every) - len(asks),
+        repeats=len(every) - len(rows),
     )
     return estimate.format_estimate(estimated, model_table=prices.model_table(s.model))
 
@@ -333,5 +338,5 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
         thresholds=limits, thresholds_source=str(tpath) if tpath.exists() else None, model=model,
         shard=selected.shard, gate_skipped=selected.gate_skipped,
         call_path=backend.name if backend is not None else "", backend=backend, inputs=tuple(inputs),
-        baseline=baseline, notes=tuple(notes), header=tuple(selected.header),
+        baseline=baseline, notes=tuple(notes), header=tuple(selected.header), repeated=tuple(selected.repeated),
     )

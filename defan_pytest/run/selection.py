@@ -21,6 +21,7 @@ class Selected:
     shard: Optional[str] = None
     gate_skipped: Optional[str] = None
     header: List[str] = field(default_factory=list)
+    repeated: List[str] = field(default_factory=list)  # ids of the rows --defan-repeat asks again
 
 
 def load(s: Settings, found: List[str], notes: List[str]) -> Selected:
@@ -52,8 +53,8 @@ def min_groups(limits: Any, domains: Sequence[str]) -> Dict[str, int]:
 
 
 def sample(s: Settings, out: Selected, limits: Any, found: List[str]) -> None:
-    """The sample of the loaded rows (each domain with the groups its gate needs) and this
-    shard's share of it."""
+    """The sample of the loaded rows (each domain with the groups its gate needs), this
+    shard's share of it and the prompts ``--defan-repeat`` asks again."""
     loaded = out.rows
     need = min_groups(limits, sorted({r.domain for r in loaded}))
     short = sampling.too_small(loaded, s.sample, need)
@@ -78,6 +79,9 @@ def sample(s: Settings, out: Selected, limits: Any, found: List[str]) -> None:
                 f"shard {s.shard} ran part of the selection: its gates are skipped; 'defan merge' judges "
                 "the reports of all the shards together (--defan-gate-narrowed judges this shard anyway)"
             )
+    # --defan-repeat: the prompts of this selection asked again (a pure function of the rows
+    # and the seed, so every xdist worker asks the same).
+    out.repeated = [r.id for r in sampling.repeated(out.rows, s.repeat, s.seed)]
 
 
 def _raised(rows: Sequence[Any], selected: Sequence[Any], sample: Any, seed: int,

@@ -36,7 +36,7 @@ from defan_pytest.settings.options import BY_NOUN, DECISIONS, DEFAULT_CACHE, FOR
 from defan_pytest.scoring import ner
 
 if TYPE_CHECKING:
-    from defan_pytest.dataset.sampling import Sample
+    from defan_pytest.dataset.sampling import Repeat, Sample
     from defan_pytest.dataset.shards import Shard
 
 __all__ = ["ConfigError", "Settings"]
@@ -229,6 +229,8 @@ class Settings:
     dataset: str = "public"
     sample: Optional["Sample"] = None
     seed: int = 0
+    #: ``--defan-repeat``: the prompts asked more than once, and how many times (``None``: off).
+    repeat: Optional["Repeat"] = None
     thresholds: Optional[str] = None
     outputs: Mapping[str, Output] = field(default_factory=dict)
     shard: Optional["Shard"] = None
@@ -282,7 +284,7 @@ class Settings:
         problems of the dataset, the thresholds and the model and report them all at once)."""
         # lazy: start-up. The dataset package (its fetcher and readers) loads when a run is configured, not when
         # pytest starts: this module is imported on every pytest start (the plugin's options).
-        from defan_pytest.dataset.sampling import SampleError, parse_sample
+        from defan_pytest.dataset.sampling import SampleError, parse_repeat, parse_sample
         from defan_pytest.dataset.shards import ShardError, parse_shard
 
         unknown = sorted(set(values) - set(BY_NOUN))
@@ -296,6 +298,7 @@ class Settings:
             names.extend(x.strip() for x in str(v).split(",") if x.strip())
         sample = _parsed(values, "sample", parse_sample, SampleError, problems)
         seed = _int(values, "seed", -(2**63), problems)
+        repeat = _parsed(values, "repeat", parse_repeat, SampleError, problems)
         shard = _parsed(values, "shard", parse_shard, ShardError, problems)
         # Blank entries are said once above (all blank) or are no parameter at all.
         model_args, arg_problems = models.parse_model_args([v for v in _value(values, "model-arg") or () if str(v).strip()])
@@ -306,7 +309,7 @@ class Settings:
         pace = _choice(values, "pace", PACES, problems)
         invocation_dir = invocation_dir if invocation_dir is not None else Path.cwd()
         settings = cls(
-            domains=tuple(names), sample=sample, seed=seed, shard=shard, model_args=model_args,
+            domains=tuple(names), sample=sample, seed=seed, repeat=repeat, shard=shard, model_args=model_args,
             spacy_model=spacy_model, decide=decide, call_path=call_path, pace=pace, **_limits(values, problems),
             **_as_given(values), outputs=_outputs(values, invocation_dir),
             root=root if root is not None else Path.cwd(), invocation_dir=invocation_dir, invalid=invalid,

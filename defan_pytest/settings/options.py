@@ -75,6 +75,11 @@ _BUILT_IN: Tuple[Option, ...] = (
            "per domain, whole groups only, each domain at least its min_samples groups",
            shown="every prompt"),
     Option("seed", "string", "0", "seed of --defan-sample"),
+    Option("repeat", "string", None,
+           "measure the model's own non-determinism: 'K' asks every selected prompt K times, 'K:N' a "
+           "stratified sample of about N prompts (whole paraphrase groups) K times (K from 2 to 20); the summary, "
+           "the report and the regression gate state how often the answers and verdicts agree",
+           shown="off"),
     Option("shard", "string", None,
            "run shard I of N (I/N, e.g. 2/4): a deterministic, disjoint share of the selected paraphrase "
            "groups, balanced across domains; its gates are skipped and 'defan merge' judges the shards' "

@@ -2,7 +2,7 @@
 
 :func:`run_rows` turns a report's ``meta``, ``thresholds``, ``usage`` and regression baseline into
 ``[label, text]`` pairs (model, fingerprint, data set, scorer, selection, calls, timings,
-thresholds, usage, ...), in that order; a key it does not know (a later version's, a producer's
+repeats, thresholds, usage, ...), in that order; a key it does not know (a later version's, a producer's
 own) still gets a row of its own, as ``key: value`` text, so nothing of the report is lost.  Every
 value is the report's, read defensively: a missing or odd field is left out or shown as it is,
 never an error.  The page puts each text in with ``textContent``.
@@ -131,6 +131,25 @@ def _calls(meta: Mapping[str, Any], rows: List[List[str]]) -> None:
     ])])
 
 
+def _repeat(meta: Mapping[str, Any], rows: List[List[str]]) -> None:
+    """``--defan-repeat``: how often the model agreed with itself."""
+    rep = _map(meta.get("repeat"))
+    overall = _map(rep.get("overall"))
+    if not overall:
+        return
+    rate = overall.get("flip_rate")
+    t = rep.get("temperature")
+    rows.append(["repeats", _join([
+        f"{rep.get('times')} asks of {_count(overall.get('prompts'), 'prompt')}"
+        + (f" at temperature {t:g}" if isinstance(t, (int, float)) else ""),
+        f"answers identical {overall.get('identical')} of {overall.get('prompts')}",
+        f"verdicts agree {overall.get('verdicts_agree')} of {overall.get('prompts')}",
+        f"FCH verdict flip rate {rate:.1%} ({overall.get('flipped_pairs')} of {overall.get('pairs')} pairs of asks)"
+        if isinstance(rate, (int, float)) else None,
+        f"{overall['incomplete']} left out (an ask without an answer)" if overall.get("incomplete") else None,
+    ])])
+
+
 def _thresholds(report: Report, rows: List[List[str]]) -> None:
     t = report.thresholds
     if not isinstance(t, Mapping):
@@ -185,7 +204,7 @@ def _baseline(report: Report, rows: List[List[str]]) -> None:
 
 
 _KNOWN_META = ("defan_pytest", "producer", "created", "model", "dataset", "scorer", "selection", "calls",
-               "durations", "merged")
+               "durations", "merged", "repeat")
 
 
 def run_rows(report: Report, truncated: int = 0) -> List[List[str]]:
@@ -193,7 +212,7 @@ def run_rows(report: Report, truncated: int = 0) -> List[List[str]]:
     the page cut)."""
     meta = report.meta.to_json()
     rows: List[List[str]] = []
-    steps: List[Callable[[Mapping[str, Any], List[List[str]]], None]] = [_model, _dataset, _selection, _calls]
+    steps: List[Callable[[Mapping[str, Any], List[List[str]]], None]] = [_model, _dataset, _selection, _calls, _repeat]
     for step in steps:
         step(meta, rows)
     _thresholds(report, rows)
