@@ -61,7 +61,9 @@ def kept_on_interrupt(session: pytest.Session, run: Run, printer: Optional[Any],
     try:
         yield
     except KeyboardInterrupt as exc:
-        if isinstance(exc, session.Interrupted):
+        # Ctrl-C itself, or xdist's word that a worker got it; not a stop of the run's own
+        # (pytest's and xdist's Interrupted: a fatal failure, -x) with a message to keep.
+        if type(exc) is not KeyboardInterrupt and "received keyboard-interrupt" not in str(exc):
             raise
         if run.pool is not None:
             run.pool.stop("interrupted (Ctrl-C)")  # nothing new is sent; what is in flight is dropped
