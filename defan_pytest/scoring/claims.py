@@ -213,12 +213,17 @@ def _marked_claim(
     structures = structured_claims(kind, text, ctx)
     marks: List[Tuple[int, str]] = [(s, claim) for s, _, claim in structures]
     marks.extend(fixes)
-    if ctx.is_math and ("=" in text or "≈" in text or "the " in text.lower()):
-        marks.extend(result_marks(kind, text, ctx))
     # A bold cell or key inside a table or list is not a mark of its own: the structure already
     # chose the cell that answers ("**36**" in the asked year's row, not another).  (A binary
     # search per mark: a long response may hold many of both.)
     inside_structure = SpanIndex((s, e) for s, e, _ in structures).__contains__ if structures else None
+    if ctx.is_math and ("=" in text or "≈" in text or "the " in text.lower()):
+        # Nor is a result stated inside a structure whose answer key answers: the steps of
+        # {"reasoning": "... = 80 ...", "answer": 3} and "Step 1: ... = 27.43\nFinal Answer: 27".
+        marks.extend(
+            (at, claim) for at, claim in result_marks(kind, text, ctx)
+            if inside_structure is None or not inside_structure(at)
+        )
 
     lower = text.lower()
     # The "answer" patterns only where a word for "answer" is written (a substring test is
