@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from defan_pytest.scoring import types
 from defan_pytest.scoring.scorer import Scorer, ScoreInput, row_gazetteer
 from defan_pytest.scoring.text.names import names_match
 from defan_pytest.scoring.types import parse_gold
@@ -99,6 +100,44 @@ def test_two_different_given_names_never_match(a: str, b: str, surname: str) -> 
 
 
 # ---------------------------------------------------------------------------- names (9, 21)
+
+
+@pytest.mark.parametrize(
+    "claim, gold, ok",
+    [
+        ("Deutschland", "West Germany", True),  # "Germany" for "West Germany", as in English
+        ("Βραζιλία", "Brazil", True),
+        ("Holland", "Netherlands", True),  # CLDR: Estonian, Icelandic
+        ("Alankomaat", "Netherlands", True),
+        ("Niederlande", "West Germany", False),
+        ("Deutschland", "Netherlands", False),
+        ("Federal Republic of Germany", "West Germany", False),  # an official name: not in CLDR
+    ],
+)
+def test_a_country_s_name_in_any_language(claim: str, gold: str, ok: bool) -> None:
+    name = parse_gold("name", gold)
+    assert types.get("name").correct(claim, name) is ok
+
+
+_COUNTRIES = {"Germany": ["Deutschland", "Allemagne", "Alemania", "Германия", "Saksa"],
+              "Brazil": ["Brasil", "Brésil", "Brasilien", "Βραζιλία", "ブラジル"],
+              "Italy": ["Italia", "Italien", "Italie", "Италия", "Włochy"]}
+
+
+@settings(max_examples=40)
+@given(st.sampled_from(sorted(_COUNTRIES)), st.sampled_from(sorted(_COUNTRIES)), st.integers(0, 4))
+def test_a_country_matches_its_names_in_other_languages_and_no_other_country(a: str, b: str, i: int) -> None:
+    kind = types.get("name")
+    assert kind.correct(_COUNTRIES[a][i], parse_gold("name", b)) is (a == b)
+    assert kind.equivalent(_COUNTRIES[a][i], b) is (a == b)
+
+
+def test_a_stadium_in_another_language() -> None:
+    assert names_match("Estádio do Maracanã", "Maracanã Stadium")
+    assert names_match("Azteca Stadium", "Estadio Azteca")
+    assert names_match("Estadio Santiago Bernabéu", "Santiago Bernabéu")
+    assert not names_match("Estadio Centenario", "Estadio Azteca")
+    assert not names_match("Stade de France", "Stadio Olimpico")
 
 
 def test_short_form_and_number_words() -> None:
@@ -227,6 +266,20 @@ def test_a_bare_place_in_any_script_is_aligned(scorer: Scorer, response: str) ->
     s = scorer.score(CONF_Q.format(y=1999), "Corfu, Greece", "city", response, domain="conference_venue")
     assert (s.aligned, s.claim) == (True, response)
     assert s.correct is ("சென்னை" not in response)
+
+
+@pytest.mark.parametrize(
+    "response, claim",
+    [
+        ("Hội nghị ICCV 1999 được tổ chức tại Corfu, Hy Lạp.", "Corfu, Hy Lạp"),
+        ("Die Konferenz fand in Corfu statt.", "Corfu"),
+        ("Corfu hosted it in 1999.", "Corfu"),  # a known place opening the sentence stays
+        ("Athens hosted it, not Corfu.", "Athens"),
+    ],
+)
+def test_a_sentence_s_first_word_is_no_place_unless_the_gazetteer_knows_it(scorer: Scorer, response: str, claim: str) -> None:
+    s = scorer.score(CONF_Q.format(y=1999), "Corfu, Greece", "city", response, domain="conference_venue")
+    assert (s.aligned, s.claim) == (False, claim)
 
 
 def test_place_index_is_built_once() -> None:

@@ -325,4 +325,25 @@ def names_match(claim: str, gold: str) -> bool:
         return True
     if not (claim.isascii() and gold.isascii()) and bool(_ABJAD.search(claim)) != bool(_ABJAD.search(gold)):
         return _abjad_match(claim, gold)
+    if _VENUE_WORDS.intersection(c) or _VENUE_WORDS.intersection(g):
+        return _venue_match(c, g)
     return False
+
+
+# The word for a stadium in the languages of the World Cup's hosts: the kind of the venue, not
+# its name ("Estádio do Maracanã" is "Maracanã Stadium", "Estadio Azteca" the "Azteca Stadium").
+# No library translates common nouns: a small hand list.
+_VENUE_WORDS = frozenset("stadium estadio stade stadion stadio stadium arena".split())
+_VENUE_PARTICLES = frozenset("do da de del della di du des dos das the of".split())
+
+
+def _venue_match(c: Sequence[str], g: Sequence[str]) -> bool:
+    """Two venue names without their word for "stadium" and its particles: the claim's words
+    all in the gold's, or the gold's in the claim's in the gold's order at its start."""
+    cs = [t for t in c if t not in _VENUE_WORDS and t not in _VENUE_PARTICLES]
+    gs = [t for t in g if t not in _VENUE_WORDS and t not in _VENUE_PARTICLES]
+    if not cs or not gs:
+        return False
+    if _tokens_within(cs, gs) and _full_word_shared(cs, gs):
+        return True
+    return len(cs) > len(gs) and _token_eq(cs[0], gs[0]) and _tokens_within(gs, cs)

@@ -9,7 +9,7 @@ from typing import Dict, Optional, Tuple
 
 from defan_pytest.scoring.text.names import fold
 
-__all__ = ["PlaceIndex", "native_key", "places"]
+__all__ = ["PlaceIndex", "is_place_name", "native_key", "places"]
 
 
 _GEO_KEY = re.compile(r"[^0-9a-z]+")
@@ -81,3 +81,9 @@ def places() -> PlaceIndex:
     if _PLACES is None:
         _PLACES = PlaceIndex()
     return _PLACES
+
+
+def is_place_name(name: str) -> bool:
+    """Is ``name`` a name the gazetteer knows, in any script (``Seattle``, ``Wien``, ``קורפו``)?"""
+    index = places()
+    return _geo_key(name) in index.ids or native_key(name) in index.native

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
 
 from defan_pytest.scoring.text.names import name_tokens, names_match, strip_footnotes
-from defan_pytest.scoring.text.places import native_key, places
+from defan_pytest.scoring.text.places import is_place_name, native_key, places
 from defan_pytest.scoring.text.tokens import looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import ONLINE_CLAIM, Context, Gold
@@ -344,6 +344,21 @@ class CityType(EntityAnswerType):
     def rejects(self, text: str, source: str) -> bool:
         # "ACL-IJCNLP 2009" names an event, not a place.
         return source == "rule" and bool(_ACRONYM_OR_NUMBER.search(text))
+
+    def rejects_span(self, text: str, start: int, end: int, source: str) -> bool:
+        # "Hội nghị ICCV 1999 được tổ chức tại Corfu", "Die Konferenz fand in Long Beach statt":
+        # a sentence's first word is capitalized in any language (and German nouns are);
+        # followed by a lower-case word and no place the gazetteer knows, such a run of up to
+        # three words is no place ("Seattle hosted CVPR" keeps Seattle).
+        if source != "rule" or text.count(" ", start, end) > 2:
+            return False
+        before = text[:start].rstrip(" \t\"'“‘*_")
+        if before and before[-1] not in ".!?\n:":
+            return False
+        after = text[end:].lstrip(" \t")
+        if not after[:1].islower():
+            return False
+        return not is_place_name(text[start:end])
 
     def finish(self, text: str, start: int, end: int) -> int:
         return _extend_place(text, start, end)

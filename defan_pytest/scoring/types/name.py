@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import FrozenSet, List, Optional
 
+from defan_pytest.scoring.text.countries import english_countries, is_country_of
 from defan_pytest.scoring.text.names import fold, name_tokens, names_match
 from defan_pytest.scoring.text.tokens import is_generic, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
@@ -185,7 +186,17 @@ class NameType(EntityAnswerType):
         return [(m.start(), m.end(), NONE_CLAIM, "none") for m in _NONE_STATEMENT.finditer(text)]
 
     def correct(self, claim: str, gold: Gold) -> bool:
-        return any(names_match(claim, g) for g in gold.alternatives)
+        return any(names_match(claim, g) or _same_country(claim, g) for g in gold.alternatives)
 
     def equivalent(self, a: str, b: str) -> bool:
-        return names_match(a, b) or names_match(b, a)
+        return names_match(a, b) or names_match(b, a) or _same_country(a, b) or _same_country(b, a)
+
+
+def _same_country(claim: str, gold: str) -> bool:
+    """Does ``claim`` name, in some language, the country ``gold`` names in English
+    (``Deutschland`` for ``West Germany``, ``Holland`` for ``Netherlands``: clarification 18's
+    other names, for a country)?  Only a gold that ends with an English country name asks for
+    the index of every language (built on first need)."""
+    if len(claim) > 60 or len(claim.split()) > 5 or not is_country_of(gold):
+        return False
+    return any(names_match(english, gold) for english in english_countries(claim))
