@@ -186,6 +186,42 @@ def test_category_is_no_name(scorer: Scorer) -> None:
     assert (s.aligned, s.correct, s.claim) == (False, False, None)
 
 
+@pytest.mark.parametrize(
+    "question, gold, response, verdict",
+    [
+        # a sentence in any language restates the asked year around the answer: misaligned
+        ("Which nation secured the second position in the 1978 FIFA World Cup?(Give me the name only)",
+         "Netherlands", "Ang Netherlands ang pumangalawa sa 1978 FIFA World Cup.", ("Netherlands", False, True)),
+        # a name with a year in it and no prose around it stays one name
+        ("In what stadium did the final match of the 2002 FIFA World Cup take place?",
+         "International Stadium Yokohama", "Saitama Stadium 2002", ("Saitama Stadium 2002", True, False)),
+        # a person and what they won it for: a descriptive clause (9)
+        ("Who received the Academy Awards/Oscars for Best actress in 1975? give first name + last name only.",
+         "Louise Fletcher", "Louise Fletcher for One Flew Over the Cuckoo's Nest", ("Louise Fletcher", False, True)),
+        # a title in sentence case, as Spanish writes it: one (wrong) name
+        ("Which movie won Best Picture in 2018? give the movie name only.", "The Shape of Water",
+         "La forma del agua", ("La forma del agua", True, False)),
+        # "vs." is no sentence stop; low-high quotes are quotes
+        ("Which movie earned Dustin Hoffman the Oscar in 1988? give the movie name only.", "Rain Man",
+         "„Kramer vs. Kramer“", ("Kramer vs. Kramer", True, False)),
+        ("In what stadium did the final match of the 1950 FIFA World Cup take place?", "Maracanã Stadium",
+         "Estádio do Maracanã", ("Estádio do Maracanã", True, True)),
+    ],
+)
+def test_names_and_the_prose_around_them(scorer: Scorer, question: str, gold: str, response: str, verdict: tuple) -> None:
+    s = scorer.score(question, gold, "name", response, domain="sports")
+    assert (s.claim, s.aligned, s.correct) == verdict
+
+
+@settings(max_examples=40)
+@given(st.sampled_from(["1954", "1974", "1990", "2014"]), st.sampled_from(["West Germany", "Germany"]),
+       st.sampled_from(["ang nagwagi sa", "won the", "a gagné la", "hat die"]))
+def test_property_the_asked_year_in_prose_is_never_a_bare_name(year: str, team: str, middle: str) -> None:
+    q = f"Which nation won the {year} FIFA World Cup?(Give me the name only)"
+    s = Scorer(nlp=None).score(q, "West Germany", "name", f"{team} {middle} {year} FIFA World Cup", domain="sports")
+    assert s.aligned is False and s.correct is True
+
+
 # ---------------------------------------------------------------------------- no prize (7)
 
 

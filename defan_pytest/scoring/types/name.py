@@ -119,6 +119,30 @@ def _names_someone(t: str) -> bool:
     return m is not None and m.group().lower() in _NONE_WORDS and bool(_NAME_SHAPED.fullmatch(t))
 
 
+_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
+
+
+def _restates_year(t: str, ctx: Context) -> bool:
+    """Does ``t`` hold the year the question asks about, and a lower-case word that is no
+    title particle?  A sentence in any language restates the year around the answer ("Ang Netherlands ang pumangalawa sa 1978 FIFA World
+    Cup", "Literacką Nagrodę Nobla za rok 2018 otrzymała Olga Tokarczuk"); a name does not."""
+    words = t.split()
+    if len(words) < 3 or not any(w[:1].islower() and w.lower() not in _TITLE_WORDS for w in words):
+        return False  # "Saitama Stadium 2002": a name with a year in it, no prose around it
+    return any(re.search(rf"(?<!\d){y}(?!\d)", ctx.question) for y in _YEAR.findall(t))
+
+
+# "Louise Fletcher for One Flew Over the Cuckoo's Nest": a person and what they won it for.
+_FOR_CLAUSE = re.compile(r"^(?P<who>[^\s,]+(?:\s+[^\s,]+){1,3})\s+for\s+(?P<what>[A-Z0-9]\S*.*)$")
+
+
+def _for_clause(t: str, ctx: Context) -> bool:
+    """A person-shaped name, ``for`` and a title, where the question asks for a person: a
+    descriptive clause after the name (clarification 9)."""
+    m = _FOR_CLAUSE.match(t) if " for " in t else None
+    return m is not None and bool(_ASKS_PERSON.search(ctx.question)) and _person_shaped(m.group("who"))
+
+
 def _bare_name(t: str, ctx: Context) -> Optional[str]:
     if len(t) > 90:
         return None
@@ -138,6 +162,8 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
     if gaz is not None and t in gaz:
         return t  # a known answer, even one that reads like a sentence ("It Happened One Night")
     if len(t.split()) > 10 or looks_like_sentence(t):
+        return None
+    if _restates_year(t, ctx) or _for_clause(t, ctx):
         return None
     if _LIST_ITEM.search(t) or "(" in t:
         return None  # a list item, or a name with a comment in brackets
