@@ -132,6 +132,39 @@ def test_a_country_matches_its_names_in_other_languages_and_no_other_country(a: 
     assert kind.equivalent(_COUNTRIES[a][i], b) is (a == b)
 
 
+@pytest.mark.parametrize(
+    "claim, gold, ok",
+    [
+        ("The Coen Brothers", "Joel Coen and Ethan Coen", True),  # a collective name of both
+        ("Coen brothers", "Joel Coen", True),
+        ("The Warner Brothers", "Joel Coen and Ethan Coen", False),
+        ("ILO", "International Labour Organization", True),  # an initialism
+        ("UNHCR", "Office of the United Nations High Commissioner for Refugees", False),
+        ("UNICEF", "International Labour Organization", False),
+        ("RH", "Robert Hofstadter", False),  # a person's initials name no one
+    ],
+)
+def test_collective_names_and_initialisms(claim: str, gold: str, ok: bool) -> None:
+    assert types.get("name").correct(claim, parse_gold("name", gold)) is ok
+
+
+@given(st.lists(st.sampled_from(["International", "Labour", "World", "Health", "Organization", "Trade", "Union"]),
+                min_size=2, max_size=5, unique=True))
+def test_property_an_initialism_matches_its_words_only(words: list) -> None:
+    gold = parse_gold("name", " ".join(words))
+    kind = types.get("name")
+    assert kind.correct("".join(w[0] for w in words), gold)
+    assert not kind.correct("".join(w[0] for w in reversed(words)) + "X", gold)
+
+
+@pytest.mark.parametrize("response", ["Brazilian", "Italian", "German", "Argentinian"])
+def test_an_adjective_of_nationality_is_no_bare_name(scorer: Scorer, response: str) -> None:
+    q = "Which nation triumphed in the 1970 FIFA World Cup?(Give me the name only)"
+    s = scorer.score(q, "Brazil", "name", response, domain="sports")
+    assert s.aligned is False
+    assert scorer.score(q, "Brazil", "name", "Brazil", domain="sports").aligned is True
+
+
 def test_a_stadium_in_another_language() -> None:
     assert names_match("Estádio do Maracanã", "Maracanã Stadium")
     assert names_match("Azteca Stadium", "Estadio Azteca")

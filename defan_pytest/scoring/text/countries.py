@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Dict, FrozenSet, Set, Tuple
 
-__all__ = ["country_codes", "english_countries", "is_country_of"]
+__all__ = ["country_codes", "english_countries", "is_country_of", "is_demonym"]
 
 
 def _key(name: str) -> str:
@@ -92,3 +92,25 @@ def english_countries(name: str) -> Tuple[str, ...]:
     ``Netherlands``), or ``()``."""
     english = _english()
     return tuple(sorted(english[c] for c in country_codes(name) if c in english))
+
+
+_DEMONYM_ENDINGS = ("ian", "an", "n", "ese", "ish", "i", "ean", "ic")
+
+
+@lru_cache(maxsize=4096)
+def is_demonym(word: str) -> bool:
+    """Is ``word`` an adjective of nationality made from an English country name (``Brazilian``,
+    ``Italian``, ``Chinese``, ``German``, ``Israeli``)?  A single word only; a country name itself
+    is none (``Oman``)."""
+    k = _key(word)
+    if " " in k or len(k) < 5 or k in _english_keys():
+        return False
+    for country in _english_keys():
+        if " " in country or not k.startswith(country[:3]):
+            continue
+        stems = {country, country[:-1]} if country[-1] in "aeiouy" else {country}
+        if any(k == stem + end for stem in stems for end in _DEMONYM_ENDINGS):
+            return True
+        if country.endswith("y") and k == country[:-1]:
+            return True  # "German"
+    return False

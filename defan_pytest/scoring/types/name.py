@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import FrozenSet, List, Optional
 
-from defan_pytest.scoring.text.countries import english_countries, is_country_of
-from defan_pytest.scoring.text.names import fold, name_tokens, names_match
+from defan_pytest.scoring.text.countries import english_countries, is_country_of, is_demonym
+from defan_pytest.scoring.text.names import fold, is_given_name, name_tokens, names_match
 from defan_pytest.scoring.text.tokens import is_generic, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
@@ -190,6 +190,8 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
     toks = name_tokens(t)
     if not toks or is_generic(toks):
         return None  # "Best Supporting Actress": a category, not a name
+    if len(toks) == 1 and t[:1].isupper() and is_demonym(t):
+        return None  # "Brazilian": an adjective of nationality, not the team's or country's name
     return t
 
 
@@ -212,10 +214,50 @@ class NameType(EntityAnswerType):
         return [(m.start(), m.end(), NONE_CLAIM, "none") for m in _NONE_STATEMENT.finditer(text)]
 
     def correct(self, claim: str, gold: Gold) -> bool:
-        return any(names_match(claim, g) or _same_country(claim, g) for g in gold.alternatives)
+        if any(_names_agree(claim, g) for g in gold.alternatives):
+            return True
+        # "The Coen Brothers": the family name of every accepted answer names them all.
+        family = _family(claim)
+        return family is not None and all(names_match(family, g) for g in gold.alternatives)
 
     def equivalent(self, a: str, b: str) -> bool:
-        return names_match(a, b) or names_match(b, a) or _same_country(a, b) or _same_country(b, a)
+        return _names_agree(a, b) or _names_agree(b, a)
+
+
+def _names_agree(claim: str, gold: str) -> bool:
+    return names_match(claim, gold) or _same_country(claim, gold) or _initialism(claim, gold)
+
+
+# A family or a group named by its surname ("the Coen brothers", "the Curies"): a small list of
+# the nouns, in English (the benchmark's language).
+_COLLECTIVE = frozenset("brothers sisters siblings family couple duo".split())
+
+
+def _family(claim: str) -> Optional[str]:
+    """The surname of a collective name (``The Coen Brothers`` -> ``Coen``), else ``None``."""
+    toks = name_tokens(claim)
+    if len(toks) == 2 and toks[1] in _COLLECTIVE and toks[0] not in _COLLECTIVE:
+        return toks[0]
+    return None
+
+
+_INITIALISM = re.compile(r"[A-Z]{2,6}")
+_INITIALISM_SKIP = frozenset("of the and for de des la le du et".split())
+
+
+def _initialism(claim: str, gold: str) -> bool:
+    """Is ``claim`` the initials of ``gold``'s words (``ILO`` for ``International Labour
+    Organization``; ``of``, ``the``, ``and``, ``for`` left out or kept)?  Not a person's
+    initials: a gold that opens with a given name is a person (``R. H.`` names no one)."""
+    if not _INITIALISM.fullmatch(claim.strip()):
+        return False
+    letters = claim.strip().lower()
+    words = [w for w in re.split(r"[\s-]+", fold(gold)) if w[:1].isalpha()]
+    if len(words) < 2 or is_given_name(words[0]):
+        return False
+    full = "".join(w[0] for w in words)
+    short = "".join(w[0] for w in words if w not in _INITIALISM_SKIP)
+    return letters in (full, short)
 
 
 def _same_country(claim: str, gold: str) -> bool:
