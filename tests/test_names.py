@@ -111,7 +111,10 @@ def test_two_different_given_names_never_match(a: str, b: str, surname: str) -> 
         ("Alankomaat", "Netherlands", True),
         ("Niederlande", "West Germany", False),
         ("Deutschland", "Netherlands", False),
-        ("Federal Republic of Germany", "West Germany", False),  # an official name: not in CLDR
+        ("Federal Republic of Germany", "West Germany", True),  # an official name: the state's form, of, a country
+        ("Kingdom of the Netherlands", "Netherlands", True),
+        ("Federal Republic of Germany", "Netherlands", False),
+        ("Republic of Letters", "Netherlands", False),
     ],
 )
 def test_a_country_s_name_in_any_language(claim: str, gold: str, ok: bool) -> None:

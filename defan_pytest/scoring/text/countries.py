@@ -10,12 +10,13 @@ own loader keeps every locale it reads, some 150 MB for all of them).
 from __future__ import annotations
 
 import pickle
+import re
 import unicodedata
 from functools import lru_cache
 from importlib import resources
-from typing import Dict, FrozenSet, Set, Tuple
+from typing import Dict, FrozenSet, Optional, Set, Tuple
 
-__all__ = ["country_codes", "english_countries", "is_country_of", "is_demonym"]
+__all__ = ["country_codes", "english_countries", "is_country_of", "is_demonym", "official_short"]
 
 
 def _key(name: str) -> str:
@@ -114,3 +115,24 @@ def is_demonym(word: str) -> bool:
         if country.endswith("y") and k == country[:-1]:
             return True  # "German"
     return False
+
+
+# The state's form before "of" in an official name (English): "Federal Republic of Germany",
+# "Kingdom of the Netherlands", "Republic of Korea".  CLDR lists short names only.
+_OFFICIAL = re.compile(
+    r"^(?:the\s+)?(?:(?:federal|democratic|people'?s|islamic|socialist|united|federative|hellenic|"
+    r"plurinational|bolivarian|oriental|arab|co-operative|cooperative)\s+)*"
+    r"(?:republic|kingdom|state|commonwealth|federation|principality|grand\s+duchy|sultanate|emirate)"
+    r"\s+of\s+(?:the\s+)?(?P<country>.+)$",
+    re.I,
+)
+
+
+def official_short(name: str) -> Optional[str]:
+    """The country of an official name (``Federal Republic of Germany`` -> ``Germany``), when
+    what follows ``of`` is an English country name; else ``None``."""
+    m = _OFFICIAL.match(" ".join(name.replace("’", "'").split()))
+    if m is None:
+        return None
+    country = m.group("country").strip(" .")
+    return country if _key(country) in _english_keys() else None

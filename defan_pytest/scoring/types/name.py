@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import FrozenSet, List, Optional
 
-from defan_pytest.scoring.text.countries import english_countries, is_country_of, is_demonym
+from defan_pytest.scoring.text.countries import english_countries, is_country_of, is_demonym, official_short
 from defan_pytest.scoring.text.names import fold, is_given_name, name_tokens, names_match
 from defan_pytest.scoring.text.tokens import is_generic, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
@@ -262,9 +262,12 @@ def _initialism(claim: str, gold: str) -> bool:
 
 def _same_country(claim: str, gold: str) -> bool:
     """Does ``claim`` name, in some language, the country ``gold`` names in English
-    (``Deutschland`` for ``West Germany``, ``Holland`` for ``Netherlands``: clarification 18's
-    other names, for a country)?  Only a gold that ends with an English country name asks for
+    (``Deutschland`` for ``West Germany``, ``Holland`` for ``Netherlands``, ``Federal Republic of
+    Germany``: clarification 18's other names, for a country)?  Only a gold that ends with an English country name asks for
     the index of every language (built on first need)."""
-    if len(claim) > 60 or len(claim.split()) > 5 or not is_country_of(gold):
+    if len(claim) > 60 or len(claim.split()) > 6 or not is_country_of(gold):
         return False
+    short = official_short(claim)  # "Federal Republic of Germany": Germany
+    if short is not None and names_match(short, gold):
+        return True
     return any(names_match(english, gold) for english in english_countries(claim))
