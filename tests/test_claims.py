@@ -462,6 +462,12 @@ def test_a_cut_answer_never_claims_its_last_number(first, last) -> None:
         ("6 workers × 8 days = 48 worker-days. After 3 days, 48 − 18 = 30 remain. With 10 workers, 30 / 10 = 3", "3"),
         ("22 (the average of 8, 12, 16, 20, 24, 28, 32 and 36)", "36"),  # no result stated: last number
         ("So the girls are 20.\nCheck: 25 + 20 = 45.\n\n**25**", "25"),  # a mark after the check still counts
+        ("400 − 9 = 391, 541 − 14 = 527. इनका म.स. (HCF) = 17 है।", "17"),  # a unit word and a danda end it
+        ("-1 + 0.5 = -0.5, and the least integer greater than -0.5 is 0", "0"),  # a number in the subject
+        ("The correct quotient is thirty-two.", "32"),  # a result in number words
+        ("The numbers are 27 and 29, so the bigger number is twenty-nine.", "29"),
+        ('{"reasoning": "12*1 + 10*2 = 32; 40 * 2 = 80; 80 - 32 = 48 = 3 each", "answer": 3}', "3"),
+        ("**Step 1:** 8 × 24/7 = 27.43\n\n**Final Answer:** 27\n\n---\n\n**Q:** And with 30?\n\n**A:** 9", "27"),
     ],
 )
 def test_a_statement_of_the_result_is_a_mark(response: str, claim: str) -> None:
@@ -477,6 +483,27 @@ def test_a_check_after_the_result_never_changes_the_claim(a, b, c) -> None:
     before = run(MATH, "numeric", body, math=True).claim
     after = run(MATH, "numeric", f"{body}\nCheck: {result} - {b} = {a}, and {c} × 1 = {c}", math=True).claim
     assert before == after == str(result)
+
+
+def test_a_labelled_check_gives_back_a_number_of_the_question() -> None:
+    q = "if the average ( arithmetic mean ) of x , x + 2 , and x + 4 is 33 , what is the value of x ?"
+    response = "Keskiarvo on x + 2 = 33, joten x = 31. Tarkistus: (31 + 33 + 35)/3 = 33."
+    assert run(q, "numeric", response, math=True).claim == "31"
+
+
+@PROPS
+@given(st.integers(1, 999), st.integers(1, 999), st.sampled_from(["Tarkistus", "Kontrola", "Prüfung", "Check", "Проверка"]))
+def test_a_labelled_check_in_any_language_never_changes_the_claim(a, b, label) -> None:
+    q = f"if x + {b} is {a + b} , what is x ?(Give me the numeric answer only)"
+    body = f"x + {b} = {a + b}, so x = {a}."
+    assert run(q, "numeric", f"{body} {label}: {a} + {b} = {a + b}.", math=True).claim == str(a)
+
+
+@PROPS
+@given(st.integers(0, 999), st.integers(1, 999), st.sampled_from(["answer", "result", "final_answer"]))
+def test_the_answer_key_of_a_structure_beats_the_results_in_its_steps(answer, other, key) -> None:
+    response = f'{{"reasoning": "{other} + 1 = {other + 1}; {other} * 2 = {other * 2}", "{key}": {answer}}}'
+    assert run(MATH, "numeric", response, math=True).claim == str(answer)
 
 
 @PROPS

@@ -157,6 +157,8 @@ def test_a_two_column_table_of_keys_and_values() -> None:
         "- **Year:** 1901\n- **Category:** Physics\n- **Laureate:** Wilhelm Röntgen\n- **Motivation:** X-rays",
         "Year: 1901\nWinner: Wilhelm Röntgen\nRunner-up: Hendrik Lorentz",
         "**Laureate**: Wilhelm Röntgen (Germany)",
+        'winner: Wilhelm Röntgen\nyear: 1901\nprize_category: "Physics"',  # YAML: "_" joins a key
+        'laureate_name: Wilhelm Röntgen\nyear: 1901',
     ],
 )
 def test_a_key_value_list_claims_the_value_of_the_answering_key(response: str) -> None:
@@ -271,6 +273,16 @@ def test_final_is_an_answer_key_unless_the_question_is_about_a_final() -> None:
 def test_property_the_asked_key_answers_in_any_order(order: list, asks: str) -> None:
     items = [("Winner", "Spain"), ("Runner-up", "Netherlands"), ("Score", "1–0"), ("Venue", "Soccer City")]
     response = "\n".join(f"- **{items[i][0]}:** {items[i][1]}" for i in order)
+    gold = "Spain" if asks == "won" else "Netherlands"
+    q = f" Which nation {asks} the 2010 FIFA World Cup?(Give me the name only)"
+    assert verdict(q, gold, "name", response) == (gold, False, True)
+
+
+@SETTINGS
+@given(order=st.permutations(range(4)), asks=st.sampled_from(["won", "came second in"]))
+def test_property_a_yaml_block_of_snake_case_keys_answers_in_any_order(order: list, asks: str) -> None:
+    items = [("winner", "Spain"), ("runner_up", "Netherlands"), ("final_score", '"1-0"'), ("host_city", "Johannesburg")]
+    response = "\n".join(f"{items[i][0]}: {items[i][1]}" for i in order)
     gold = "Spain" if asks == "won" else "Netherlands"
     q = f" Which nation {asks} the 2010 FIFA World Cup?(Give me the name only)"
     assert verdict(q, gold, "name", response) == (gold, False, True)

@@ -113,6 +113,9 @@ def test_a_wrapped_rank_is_aligned_and_claims_its_value(value, emoji, tags) -> N
         ("Final answer: 12", "12"),
         ("Ответ: 386", "386"),
         ("答案： 386", "386"),
+        ("assistant: West Germany", "West Germany"),
+        ("Câu trả lời: West Germany", "West Germany"),  # three words
+        ("85 and over: 36", "36"),  # a label that starts with a number has a word after it
     ],
 )
 def test_a_short_label_and_a_colon_at_the_start_is_a_lead_in(raw: str, rest: str) -> None:
@@ -123,7 +126,9 @@ def test_a_short_label_and_a_colon_at_the_start_is_a_lead_in(raw: str, rest: str
     "raw",
     [
         "410:e",  # a colon inside a written form
+        "85:e",
         "10:30",
+        "2022: 61",  # a row of a list of years, not a label
         "University of Jyvaskyla: 320",  # the subject the question names, not a label
         "Universität Hamburg: 205th",
         "The Lord of the Rings: The Return of the King",
@@ -145,6 +150,27 @@ def test_a_lead_in_keeps_the_value_bare() -> None:
     assert (e.claim, e.aligned) == ("386", False)
 
 
+@pytest.mark.parametrize("label", ["assistant", "Odpověď", "Jibu", "Câu trả lời", "A", "Svar", "Sagot", "Cevap"])
+def test_a_lead_in_in_any_language_before_a_name_is_no_part_of_it(label: str) -> None:
+    # The label goes first: a name type would otherwise read "Jibu: West Germany" as one name.
+    e = run(WORLD_CUP, "name", f"{label}: West Germany")
+    assert (e.claim, e.aligned) == ("West Germany", True)
+
+
+GAYNOR_FILM = "Which movie earned Janet Gaynor the Oscar in 1928? give the movie name only."
+
+
+def test_a_title_s_head_before_a_colon_is_no_lead_in() -> None:
+    # Where the question asks for a title, "Sunrise:" heads the title; "Film:" still labels it.
+    e = run(GAYNOR_FILM, "name", "Sunrise: A Song of Two Humans")
+    assert (e.claim, e.aligned) == ("Sunrise: A Song of Two Humans", True)
+    e = run(GAYNOR_FILM, "name", "Film: 7th Heaven")
+    assert (e.claim, e.aligned) == ("7th Heaven", True)
+    # A known answer with a colon stays whole whatever the question.
+    e = run(WORLD_CUP, "name", "Star Wars: Episode IV", names=["Star Wars: Episode IV"])
+    assert e.claim == "Star Wars: Episode IV"
+
+
 _LABEL_WORDS = st.sampled_from(
     ["A", "Answer", "Antwort", "Réponse", "Respuesta", "Resposta", "Risposta", "Svar", "Odpowiedź", "Ответ",
      "Rank", "Rang", "Position", "Result", "Final answer", "My answer", "Short answer", "Cevap", "Jawaban"]
@@ -157,6 +183,45 @@ def test_any_lead_in_word_and_a_value_gives_the_value(label, value, bold, colon)
     head = f"**{label}{colon}**" if bold else f"{label}{colon}"
     e = run(KOBE, "rank", f"{head} {value}")
     assert (e.claim, e.aligned) == ("386", True)
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["Brazil", "West Germany", "Argentina"]),
+    st.sampled_from(["assistant", "Jibu", "Odpověď", "Câu trả lời", "Antwort", "A"]),
+    st.booleans(),
+)
+def test_property_a_one_to_three_word_label_never_joins_the_name(team, label, bold) -> None:
+    head = f"**{label}:**" if bold else f"{label}:"
+    e = run(WORLD_CUP, "name", f"{head} {team}")
+    assert (e.claim, e.aligned) == (team, True)
+
+
+# -- chat template tokens --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", ["<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "</s>", "<end_of_turn>"])
+def test_an_end_of_turn_token_at_the_end_is_formatting(token: str) -> None:
+    assert clean(f"West Germany{token}") == "West Germany"
+    assert clean(f"Edinburgh, Scotland{token}\n{token}\n") == "Edinburgh, Scotland"
+    e = run(CVPR, "city", f"Location: Edinburgh, Scotland{token}")
+    assert (e.claim, e.aligned) == ("Edinburgh, Scotland", True)
+
+
+def test_text_after_an_end_of_turn_token_is_a_new_turn() -> None:
+    e = run("how much is 12 × 56 ÷ 21 ?", "numeric",
+            "12 × 56 = 672; 672 ÷ 21 = 32<|im_end|>\n<|im_start|>user\nThanks! Now what if it was 15", math=True)
+    assert (e.claim, e.aligned) == ("32", False)
+    e = run(WORLD_CUP, "name", "Brazil<|eot_id|>Who won in 2002? Germany")
+    assert (e.claim, e.aligned) == ("Brazil", False)
+
+
+@SETTINGS
+@given(st.sampled_from(["<|im_end|>", "<|eot_id|>", "<end_of_turn>"]), st.integers(1, 9999), st.text(st.sampled_from("ab \n7"), max_size=20))
+def test_property_nothing_after_an_end_token_changes_a_bare_rank(token, r, after) -> None:
+    e = run(KOBE, "rank", f"{r}{token}{after}")
+    assert e.claim == str(r)
+    assert e.aligned is (not after.strip())
 
 
 # -- marks that are never candidates ---------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring import types
 from defan_pytest.scoring.cleaning import ANSWER_WORD, NOT_AVAILABLE, clean, mask_citations, strip_label
+from defan_pytest.scoring.keys import labelled
 from defan_pytest.scoring.math_results import math_text, result_marks
 from defan_pytest.scoring.reading import BLOCK_START, bare_value, mark_value, repeated_unit, repeats_question
 from defan_pytest.scoring.structured import cell_value, structured_claims
@@ -88,18 +89,41 @@ def _answer_part(text: str, ctx: Context) -> Tuple[str, bool]:
     return text, whole
 
 
+# A question that asks for a work's title: there a capitalised word before a colon may be the
+# head of the title ("Sunrise: A Song of Two Humans", "Mission: Impossible").
+_ASKS_TITLE = re.compile(r"\b(?:movie|film|picture|title|song|book|novel|play|album|documentary)s?\b", re.I)
+
+
+def _title_head(kind: AnswerType, text: str, rest: str, ctx: Context) -> bool:
+    """Is the label at the start of ``text`` the head of a name rather than a lead-in?  For a
+    name or place: when the whole text is a known answer, or when the question asks for a
+    title and the label is capitalised words before a capitalised value, none of them a word
+    that labels an answer (``Answer``, ``Film``)."""
+    if not kind.uses_gazetteer:
+        return False
+    if ctx.gazetteer is not None and text in ctx.gazetteer:
+        return True
+    if not _ASKS_TITLE.search(ctx.question):
+        return False
+    label = text[: len(text) - len(rest)].strip(" \t*_:：")
+    return bool(label) and all(w[:1].isupper() for w in label.split()) and rest[:1].isupper() and not labelled(
+        kind, text, ctx
+    )
+
+
 def _one_value(kind: AnswerType, text: str, ctx: Context, whole: bool) -> Optional[Extraction]:
     """The response read as one value: bare (aligned when it is the whole response), after a
     lead-in in any language (clarification 11), or repeated in a loop (misaligned, cl. 12)."""
-    value = bare_value(kind, text if whole else clean(text), ctx)
-    if value is not None:
-        return Extraction(value, whole, how="bare" if whole else "bare-cut")
-    rest = strip_label(text, ctx.question)
-    if rest is not None:
-        # "Population: 296,615", "Antwort: 386"
+    rest = strip_label(text, ctx.question) if (":" in text or "：" in text) else None
+    if rest is not None and not _title_head(kind, text, rest, ctx):
+        # "Population: 296,615", "Antwort: 386", "assistant: West Germany": the label goes
+        # first, so that a name type does not read "Odpověď: West Germany" as one name.
         value = bare_value(kind, clean(rest), ctx)
         if value is not None:
             return Extraction(value, whole, how="lead-in")
+    value = bare_value(kind, text if whole else clean(text), ctx)
+    if value is not None:
+        return Extraction(value, whole, how="bare" if whole else "bare-cut")
     unit = repeated_unit(text)
     if unit is not None:
         # "Paris Paris Paris": its value is the claim
@@ -189,12 +213,17 @@ def _marked_claim(
     structures = structured_claims(kind, text, ctx)
     marks: List[Tuple[int, str]] = [(s, claim) for s, _, claim in structures]
     marks.extend(fixes)
-    if ctx.is_math and ("=" in text or "≈" in text or "the " in text.lower()):
-        marks.extend(result_marks(kind, text, ctx))
     # A bold cell or key inside a table or list is not a mark of its own: the structure already
     # chose the cell that answers ("**36**" in the asked year's row, not another).  (A binary
     # search per mark: a long response may hold many of both.)
     inside_structure = SpanIndex((s, e) for s, e, _ in structures).__contains__ if structures else None
+    if ctx.is_math and ("=" in text or "≈" in text or "the " in text.lower()):
+        # Nor is a result stated inside a structure whose answer key answers: the steps of
+        # {"reasoning": "... = 80 ...", "answer": 3} and "Step 1: ... = 27.43\nFinal Answer: 27".
+        marks.extend(
+            (at, claim) for at, claim in result_marks(kind, text, ctx)
+            if inside_structure is None or not inside_structure(at)
+        )
 
     lower = text.lower()
     # The "answer" patterns only where a word for "answer" is written (a substring test is

@@ -17,8 +17,15 @@ from typing import Optional
 from defan_pytest.scoring.text.dates import MONTH_NAME
 from defan_pytest.scoring.text.rank_words import RANK_NOUNS
 
-__all__ = ["ANSWER_WORD", "CITATION", "KNOWLEDGE_CUTOFF", "NOT_AVAILABLE", "NOT_A_LIST", "clean", "latex_plain", "mask_citations", "strip_label", "strip_symbols"]
+__all__ = ["ANSWER_WORD", "CITATION", "END_TOKEN", "KNOWLEDGE_CUTOFF", "NOT_AVAILABLE", "NOT_A_LIST", "clean", "latex_plain", "mask_citations", "strip_label", "strip_symbols"]
 
+# The end-of-turn tokens of chat templates, left in the output by a server that does not strip
+# them (ChatML ``<|im_end|>``, Llama 3 ``<|eot_id|>``, Phi ``<|end|>``, GPT ``<|endoftext|>``,
+# Gemma ``<end_of_turn>``; ``</s>`` at the end only, elsewhere it closes a struck-through
+# ``<s>``): at the end of a response, formatting (clarification 11); with text after them, the
+# start of a new turn (clarification 12, :mod:`defan_pytest.scoring.turns`).
+END_TOKEN = re.compile(r"<\|(?:im_end|eot_id|eom_id|end|endoftext|end_of_text|eos)\|>|<end_of_turn>|<eos>", re.I)
+_TRAILING_END = re.compile(rf"(?:\s*(?:{END_TOKEN.pattern}|</s>))+\s*$", re.I)
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.I)
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.I)
@@ -134,10 +141,13 @@ def _unwrap_once(t: str) -> str:
 
 
 # A lead-in of one to three words and a colon at the very start, in any language (clarification
-# 11): ``A:``, ``Antwort:``, ``Réponse :``, ``**Location:**``.  The colon is followed by a
-# space: ``410:e`` (a Swedish ordinal) and ``10:30`` are written forms, not labels.
+# 11): ``A:``, ``Antwort:``, ``Réponse :``, ``**Location:**``, ``85 and over:`` (a label that
+# starts with a number has two or three words, the last a word: ``2022: 61`` is a row of a
+# list).  The colon is followed by a space: ``410:e`` (a Swedish ordinal) and ``10:30`` are
+# written forms, not labels.
 _LABEL = re.compile(
-    r"^(?:\*\*|__)?[ \t]?(?P<label>[^\W\d_][\w'’.-]{0,30}(?:[ \t][\w'’.-]{1,30}){0,2}?)[ \t]?(?:\*\*|__)?"
+    r"^(?:\*\*|__)?[ \t]?(?P<label>[^\W\d_][\w'’.-]{0,30}(?:[ \t][\w'’.-]{1,30}){0,2}?"
+    r"|\d[\w'’.-]{0,30}(?:[ \t][\w'’.-]{1,30})?[ \t][^\W\d_][\w'’.-]{0,30})[ \t]?(?:\*\*|__)?"
     r"[ \t]?[:：](?:\*\*|__)?(?:[ \t]|(?=\n))"
 )
 _LABEL_PARTICLES = frozenset("of de du des la le von van der den di da del y e and the".split())
@@ -165,7 +175,7 @@ def strip_label(text: str, question: str = "") -> Optional[str]:
 
 def clean(text: Optional[str]) -> str:
     """Step 1: drop a reasoning block (one never closed holds no answer: clarification 11),
-    HTML tags, emoji and decorative symbols, surrounding white space, quotes, markdown emphasis
+    the chat template's end-of-turn tokens at the end, HTML tags, emoji and decorative symbols, surrounding white space, quotes, markdown emphasis
     or code marks (code fences anywhere), one final full stop, and a lead-in of the form
     ``Answer:``."""
     if not text:
@@ -179,6 +189,8 @@ def clean(text: Optional[str]) -> str:
     opened = _THINK_OPEN.search(t)
     if opened:  # reasoning that never closed: no answer was given after it
         t = t[: opened.start()]
+    if "<" in t and _TRAILING_END.search(t):
+        t = _TRAILING_END.sub("", t)
     t = strip_symbols(t)
     if "```" in t:
         t = _FENCE_LINE.sub("", t)

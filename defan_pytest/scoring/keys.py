@@ -17,9 +17,11 @@ from defan_pytest.scoring.types import AnswerType, Context
 
 __all__ = ["KV_LINE", "KeyRank", "key_rank", "labelled"]
 
-# One "Key: value" line (a table row and a bold key allowed for).
+# One "Key: value" line (a table row and a bold key allowed for; an underscore between letters
+# joins the words of a YAML key, "final_score", and is no bold mark).
 KV_LINE = re.compile(
-    r"^[ \t]*(?:[-*•+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?(?P<k>[^\n:*_|{}\[\]]{1,60}?)(?:\*\*|__)?[ \t]*[:：]"
+    r"^[ \t]*(?:[-*•+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?(?P<k>(?:[^\n:*_|{}\[\]]|(?<=[^\W_])_(?=[^\W_])){1,60}?)"
+    r"(?:\*\*|__)?[ \t]*[:：]"
     r"(?:\*\*|__)?[ \t]*(?P<v>[^\n]*?\S)(?:\*\*|__)?[ \t]*$",
     re.M,
 )

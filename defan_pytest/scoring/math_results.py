@@ -13,7 +13,7 @@ import re
 from decimal import Decimal
 from typing import FrozenSet, List, Sequence, Tuple
 
-from defan_pytest.scoring.reading import mark_value
+from defan_pytest.scoring.reading import bare_value, mark_value
 from defan_pytest.scoring.text.numbers import parse_number, question_numbers
 from defan_pytest.scoring.turns import blank, blank_span
 from defan_pytest.scoring.types import AnswerType, Context
@@ -39,18 +39,30 @@ _CHECK = re.compile(
 _JUSTIFICATION = re.compile(r"\b(?:since|because|given\s+that|as\s+the\s+other)\b[^.;\n]{0,300}", re.I)
 _REJECTED = re.compile(r"\b(?:reject(?:ed|s)?|discard(?:ed|s)?|extraneous|invalid|not\s+valid)\b", re.I)
 # A number, optionally with a few unit words ("100000 m^3", "2340 man-hours", "5.5 runs per over").
+# A unit word is a letter and what follows it up to a space or a stop, combining marks
+# included ("है" is a Devanagari letter and a vowel sign); a danda or an ideographic full stop
+# ends a clause as a full stop does.
 _RESULT_VALUE = (
-    r"(?P<x>[-−]?[$€£¥₹]?\d[\d,.'/]*(?:\s*%|(?:\s+[^\W\d_][\w/^'-]*){0,4})?)"
-    r"(?=[ \t]*(?:[,;.]?[)\]]|[,;](?:\s|$)|\.(?:\s|$)|\n|$|\s+(?:and|so|then|which|hence|therefore|thus)\b))"
+    r"(?P<x>[-−]?[$€£¥₹]?\d[\d,.'/]*(?:\s*%|(?:\s+[^\W\d_][^\s,;.)\]।॥。]*){0,4})?)"
+    r"(?=[ \t]*(?:[,;.]?[)\]]|[,;](?:\s|$)|\.(?:\s|$)|[।॥。]|\n|$|\s+(?:and|so|then|which|hence|therefore|thus)\b))"
+)
+_THE_SUBJECT_IS = (
+    # (the subject may name a number: "the least integer greater than -0.5 is 0")
+    r"\bthe\s+(?:(?:[^\W\d_][\w'-]*|[-−]?\d[\d,.]*)\s+){0,5}?(?:is|are|was|were|equals|will\s+be|would\s+be"
+    r"|must\s+be|should\s+be|comes\s+to|amounts\s+to)\s+"
+)
+# "The correct quotient is thirty-two.": a result in number words (clarification 5), taken
+# only when the words are one number of the type, ending their clause.
+_RESULT_IN_WORDS = re.compile(
+    _THE_SUBJECT_IS + r"(?P<x>[^\W\d_][\w'-]*(?:[ \t]+[^\W\d_][\w'-]*){0,6}?)(?=[ \t]*(?:[,;.!।。](?:\s|$)|\n|$))",
+    re.I,
 )
 _RESULT_MARKS = [
     # a line or clause ending "= 20": what the last equals sign gives
     re.compile(r"[=≈][ \t]*" + _RESULT_VALUE),
     # "The remainder is 5", "the required run rate is 5.5 runs per over"
     re.compile(
-        r"\bthe\s+(?:[^\W\d_][\w'-]*\s+){0,5}?(?:is|are|was|were|equals|will\s+be|would\s+be|must\s+be"
-        r"|should\s+be|comes\s+to|amounts\s+to)\s+(?:(?:approximately|about|around|roughly|exactly|only|just)\s+)?"
-        + _RESULT_VALUE,
+        _THE_SUBJECT_IS + r"(?:(?:approximately|about|around|roughly|exactly|only|just)\s+)?" + _RESULT_VALUE,
         re.I,
     ),
 ]
@@ -89,6 +101,13 @@ def result_marks(kind: AnswerType, text: str, ctx: Context) -> List[Tuple[int, s
             claim = mark_value(kind, m.group("x"), ctx)
             if claim is not None:
                 found.append((m.start("x"), m.start(), claim))
+    if "the " in text.lower():
+        for n, m in enumerate(_RESULT_IN_WORDS.finditer(text, 0, end)):
+            if n >= MAX_READ:
+                break
+            claim = bare_value(kind, m.group("x"), ctx)
+            if claim is not None:
+                found.append((m.start("x"), m.start(), claim))
     found.sort()
     qnums = question_numbers(ctx.question)
     out: List[Tuple[int, str]] = []
@@ -107,14 +126,25 @@ _PLAIN_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]\d)")
 def _is_check(lhs: str, claim: str, last: str, results: Sequence[Tuple[int, str]], qnums: FrozenSet[Decimal]) -> bool:
     """Does an equation ``lhs = claim`` check the last result ``last``?  It gives back a number
     of the question, from the last result and nothing but earlier results and the question's
-    numbers (``1.25 × 1.25 = 1.5625`` after ``√1.5625 = 1.25``)."""
+    numbers (``1.25 × 1.25 = 1.5625`` after ``√1.5625 = 1.25``), or from the last result after
+    a label of its own (``Tarkistus: (31 + 33 + 35)/3 = 33`` after ``x = 31``)."""
     v = parse_number(claim)
     if v is None or v not in qnums:
         return False
     nums = [Decimal(n) for n in _PLAIN_NUMBER.findall(lhs)]
     lastv = parse_number(last)
+    if lastv is None or lastv not in nums:
+        return False
+    if _LABELLED.match(lhs):
+        # A labelled equation ("Tarkistus: (31 + 33 + 35)/3 = 33", a check in any language):
+        # the last result and a number of the question are enough.
+        return True
     known = {parse_number(c) for _, c in results} | set(qnums)
-    return lastv is not None and lastv in nums and all(n in known for n in nums)
+    return all(n in known for n in nums)
+
+
+# A clause that opens with a one-word label and a colon (any language).
+_LABELLED = re.compile(r"\s*(?:\*\*|__)?[^\W\d_][\w'-]*(?:\*\*|__)?\s*[:：]\s")
 
 
 def _clause_start_eq(text: str, at: int) -> int:

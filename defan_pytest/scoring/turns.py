@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
+from defan_pytest.scoring.cleaning import END_TOKEN
 from defan_pytest.scoring.structured import cell_value
 from defan_pytest.scoring.text.tokens import folded_tokens, question_tokens
 from defan_pytest.scoring.types import AnswerType, Context
@@ -57,16 +58,22 @@ _QUESTION_LINE = re.compile(r"^[ \t]*(?:who|what|which|when|where|how|in\s+which
 
 def new_turn(text: str, ctx: Context) -> Optional[int]:
     """Where a new turn of the model's own begins in ``text`` (a line after the first one that
-    begins ``Question:``, ``Q:``, ``User:``, ``### Instruction``, or outside math a line that
+    begins ``Question:``, ``Q:``, ``User:``, ``### Instruction``, a chat template's end-of-turn
+    token with text after it (``<|im_end|>``), or outside math a line that
     is only a question like the row's but about another year or name, with more after it), or
     ``None``.  The first line is the
     response's own start: a response that echoes the prompt (``Q: ...\nA: 386``) is read on."""
+    end = END_TOKEN.search(text) if "<" in text else None
+    if end is not None:
+        # An end-of-turn token with text after it (cleaning dropped those at the end): the
+        # model's turn ended there, and what follows is a turn it wrote itself.
+        text = text[: end.start()]
     first = len(text) - len(text.lstrip())
     nl = text.find("\n", first)
     if nl < 0:
-        return None
+        return end.start() if end is not None else None
     m = _TURN_LINE.search(text, nl + 1)
-    cut = m.start() if m is not None else None
+    cut = m.start() if m is not None else (end.start() if end is not None else None)
     if not ctx.is_math and "?" in text:
         q = question_tokens(ctx.question)
         for qm in _QUESTION_LINE.finditer(text, nl + 1, cut if cut is not None else len(text)):

@@ -20,6 +20,8 @@ from typing import Dict, FrozenSet, Sequence, Tuple
 
 from rapidfuzz.distance import Indel
 
+from defan_pytest.scoring.text.given_names import GIVEN_NAMES
+
 # --------------------------------------------------------------------------------------------
 # text folding
 # --------------------------------------------------------------------------------------------
@@ -51,11 +53,19 @@ def fold(text: str) -> str:
     return text.casefold()
 
 
+# Thai and Lao write some vowels before the consonant they follow in speech ("โร" is "ro");
+# anyascii reads characters in written order ("or"), so those vowels are moved after their
+# consonant first ("โรเบิร์ต โรบินสัน" -> "robeirt robinsan", near "Robert Robinson").
+_LEADING_VOWEL = re.compile(r"([\u0e40-\u0e44\u0ec0-\u0ec4])([\u0e01-\u0e2e\u0e81-\u0eae])")
+
+
 def _romanise(text: str) -> str:
     """ASCII letters for every script (anyascii, imported on first need: most text is ASCII).
     Apostrophes it writes for soft signs (``Vil'gel'm``) are dropped: they are no letters."""
     from anyascii import anyascii
 
+    if _LEADING_VOWEL.search(text):
+        text = _LEADING_VOWEL.sub(r"\2\1", text)
     return anyascii(text).replace("'", "")
 
 
@@ -129,80 +139,8 @@ def _titled(text: str) -> bool:
     return i < len(tokens) - 1 and tokens[i] in _PEERAGE_TITLES and len(name_tokens(text)) == 1
 
 
-# SCORING.md clarification 9: a common short form of a given name is the same first name
-# ("Jim" = "James"), and so is the same name in another language ("Maria" = "Marie",
-# "Wilhelm" = "William").  One line per name: its forms; a short form on several lines
-# ("Al", "Ted") is each of those names, but two different full names never meet through it.
-_GIVEN_NAMES = """
-alexander aleksandr alexandr aleksander alexandre alessandro alejandro alexandros alex sasha sandy
-mary maria marie mariya marija
-john jon johann johannes jan jean juan giovanni joao jack johnny hans
-james jim jimmy jamie jacques giacomo jaime
-william wilhelm guillaume guillermo willem bill billy will willy willie
-robert roberto bob bobby rob robbie bert
-richard ricardo riccardo dick rick ricky rich
-thomas tomas tommaso tom tommy
-michael michel mikhail michele miguel mihail mike mick mickey
-david dave davy davide
-daniel dan danny daniele
-joseph josef jozef giuseppe jose joe joey
-edward eduard edouard eduardo edoardo ed eddie ted teddy ned
-theodore theodor teodoro ted teddy theo
-albert alberto al bert
-alfred alfredo al alf fred
-alan allan allen al
-samuel sam sammy
-benjamin ben benny
-christopher chris kit
-anthony antony antoine antonio anton tony
-stephen steven stefan stephane etienne esteban stefano steve stevie
-andrew andre andreas andrei andrey andres andrea andy drew
-frederick frederic fredric friedrich federico fred freddie freddy fritz
-henry henri heinrich enrique enrico henrik harry hank hal
-harold harry hal
-lawrence laurence lorenzo laurent larry
-elizabeth elisabeth elisabetta liz lizzie beth betty bess
-katherine catherine kathryn katharine catharine caterina ekaterina yekaterina kate katie kathy cathy
-margaret margarethe marguerite margarita margherita meg peggy maggie
-susan suzanne susanna sue susie
-barbara barbra babs
-jennifer jenny jen
-patrick patricio pat paddy
-patricia pat patty trish
-nicholas nicolas nikolai nikolay niccolo nicola nick nicky nic
-matthew matthias matteo mateo matt
-gregory gregor gregorio greg
-jeffrey geoffrey jeff geoff
-kenneth ken kenny
-ronald ron ronnie
-donald don donnie
-eugene eugen eugenio gene
-walter walther gualtiero walt wally
-charles carl karl carlos carlo charlie chuck
-francis francois francesco francisco franz frank frankie
-franklin frank
-gerald gerard gerhard gerardo jerry gerry
-jerome jerry
-leonard leonardo len lenny leo
-philip phillip philippe filippo felipe phil
-raymond raimund ramon ray
-timothy tim timmy
-vincent vincenzo vicente vince
-abraham abram abe
-herbert herb bert
-stanley stan
-martin martino marty
-ernest ernst ernesto ernie
-louis ludwig luis luigi lewis lou louie
-augustus august augusto auguste gus
-maximilian max
-emmanuel emanuel manuel manny
-paul paolo pablo pavel paulo
-peter pierre pietro pedro pyotr piotr petr pete
-george georg georges giorgio jorge georgy georgi
-"""
 _NAME_GROUPS: Dict[str, FrozenSet[int]] = {}
-for _i, _line in enumerate(_GIVEN_NAMES.strip().splitlines()):
+for _i, _line in enumerate(GIVEN_NAMES.strip().splitlines()):
     for _w in _line.split():
         _NAME_GROUPS[_w] = _NAME_GROUPS.get(_w, frozenset()) | {_i}
 del _i, _line, _w
@@ -314,6 +252,44 @@ def _joined_match(c: Sequence[str], g: Sequence[str]) -> bool:
     return False
 
 
+# Abjads write consonants and long vowels only (Arabic, Hebrew, Syriac, Thaana): romanised,
+# "رامي مالك" is "rmy mlk", which no spelling rule brings near "Rami Malek".  Such a name is
+# compared by consonants: vowels and the letters that write them (w, v, y) out of both names.
+_ABJAD = re.compile("[\u0590-\u05ff\u0600-\u06ff\u0700-\u07bf\u08a0-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+# The Arabic article ("الدوحة", al-Dawha) and the feminine ending (ة, "-a") are no consonants of
+# the name as other languages write it.
+_ARABIC_ARTICLE = re.compile(r"(?<!\S)ال(?=\S\S)")
+_VOWEL_LETTERS = re.compile(r"[aeiouvwy]+")
+_CONSONANT_MAP = str.maketrans({"c": "k", "q": "k", "j": "g"})  # ج is j, or g in Egypt
+
+
+def _consonants(token: str) -> str:
+    # (ظ and ذ are "dh" or "z", as Egypt writes them: Mahfouz, Abu Dhabi)
+    t = _VOWEL_LETTERS.sub("", token.replace("ph", "f").replace("dh", "z").translate(_CONSONANT_MAP))
+    return re.sub(r"(.)\1+", r"\1", t)
+
+
+def _skeleton(name: str) -> Tuple[str, ...]:
+    if _ABJAD.search(name):
+        name = _ARABIC_ARTICLE.sub("", name).replace("ة", "")
+    return tuple(k for k in (_consonants(t) for t in name_tokens(name)) if k)
+
+
+def _abjad_match(claim: str, gold: str) -> bool:
+    """A name in an abjad against one in another script, by consonants: every consonant
+    skeleton of the claim is one of the gold's (a surname alone matches, as by the token
+    rule), three consonants at least in all."""
+    c, g = _skeleton(claim), _skeleton(gold)
+    if not c or sum(len(k) for k in c) < 3:
+        return False
+    left = list(g)
+    for k in c:
+        if k not in left:
+            return False
+        left.remove(k)
+    return True
+
+
 def names_match(claim: str, gold: str) -> bool:
     """Fuzzy token match of two names (SCORING.md, names and places).
 
@@ -345,4 +321,29 @@ def names_match(claim: str, gold: str) -> bool:
     # "Manchester by the Sa"); short names need the token rule, so "Joan Smith" stays apart
     # from "John Smith".
     cj, gj = " ".join(c), " ".join(g)
-    return min(len(cj), len(gj)) >= 12 and Indel.normalized_similarity(cj, gj) >= 0.92
+    if min(len(cj), len(gj)) >= 12 and Indel.normalized_similarity(cj, gj) >= 0.92:
+        return True
+    if not (claim.isascii() and gold.isascii()) and bool(_ABJAD.search(claim)) != bool(_ABJAD.search(gold)):
+        return _abjad_match(claim, gold)
+    if _VENUE_WORDS.intersection(c) or _VENUE_WORDS.intersection(g):
+        return _venue_match(c, g)
+    return False
+
+
+# The word for a stadium in the languages of the World Cup's hosts: the kind of the venue, not
+# its name ("Estádio do Maracanã" is "Maracanã Stadium", "Estadio Azteca" the "Azteca Stadium").
+# No library translates common nouns: a small hand list.
+_VENUE_WORDS = frozenset("stadium estadio stade stadion stadio stadium arena".split())
+_VENUE_PARTICLES = frozenset("do da de del della di du des dos das the of".split())
+
+
+def _venue_match(c: Sequence[str], g: Sequence[str]) -> bool:
+    """Two venue names without their word for "stadium" and its particles: the claim's words
+    all in the gold's, or the gold's in the claim's in the gold's order at its start."""
+    cs = [t for t in c if t not in _VENUE_WORDS and t not in _VENUE_PARTICLES]
+    gs = [t for t in g if t not in _VENUE_WORDS and t not in _VENUE_PARTICLES]
+    if not cs or not gs:
+        return False
+    if _tokens_within(cs, gs) and _full_word_shared(cs, gs):
+        return True
+    return len(cs) > len(gs) and _token_eq(cs[0], gs[0]) and _tokens_within(gs, cs)

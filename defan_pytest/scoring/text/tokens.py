@@ -110,7 +110,7 @@ def in_question(tokens: Sequence[str], question_tokens: FrozenSet[str]) -> bool:
     return bool(tokens) and all(t in question_tokens for t in tokens)
 
 
-INITIAL_OR_ABBREV = re.compile(r"\b(?:[A-Z]|Mrs?|Ms|Dr|St|Jr|Sr|Mt|Ft|No|Prof)\.$")
+INITIAL_OR_ABBREV = re.compile(r"\b(?:[A-Z]|Mrs?|Ms|Dr|St|Jr|Sr|Mt|Ft|No|Prof|vs|Vs)\.$")  # "Kramer vs. Kramer"
 
 
 def _ends_with_abbreviation(text: str, end: int) -> bool:
@@ -121,6 +121,9 @@ def _ends_with_abbreviation(text: str, end: int) -> bool:
     made long responses quadratic.  (``\\b`` still sees the character before the start.)
     """
     return INITIAL_OR_ABBREV.search(text, max(0, end - 6), end) is not None
+
+
+_TITLE_ARTICLES = frozenset("la le les el los las il lo gli der die das det den het een os".split())
 
 
 def looks_like_sentence(t: str) -> bool:
@@ -140,7 +143,10 @@ def looks_like_sentence(t: str) -> bool:
     if any(c.isupper() for c in t):
         content = [w for w, l in zip(words, low) if l and l not in _PARTICLES and l[0].isalpha()]
         lower = [w for w in content if w[0].islower()]
-        if content and len(lower) * 2 > len(content):
+        # A short title in sentence case, as Romance languages write titles, opens with its
+        # article ("La forma del agua", "Il postino"): no verb, no stop, so no sentence.
+        title_case = len(words) <= 6 and words[0][:1].isupper() and low[0] in _TITLE_ARTICLES
+        if content and len(lower) * 2 > len(content) and not title_case:
             return True
     elif len(words) > 4:
         return True

