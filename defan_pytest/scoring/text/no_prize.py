@@ -16,7 +16,7 @@ negation or a word for "none").  Two kinds of data:
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import FrozenSet, List, Optional, Set, Tuple
 
 from defan_pytest.scoring.text.language import language
 
@@ -129,6 +129,31 @@ _ALONE_RE = re.compile(rf"^\s*(?:{_ALONE})\s*(?=[.!?;。।։]|$)", re.I)
 _ARABIC_MARKS = re.compile("[\u064b-\u0652\u0670]")
 
 
+def _gate_words() -> Tuple[FrozenSet[str], Tuple[str, ...]]:
+    """The negations of :data:`_LANGUAGES` as whole words and as beginnings (``hai\\w+``:
+    ``hai``): the cheap test most texts stop at before the clause regex runs."""
+    words: Set[str] = set()
+    heads: Set[str] = set()
+    for neg, _, alone in _LANGUAGES:
+        for item in (neg + "|" + alone).split("|"):
+            item = item.split(" ", 1)[0]
+            plain = re.split(r"[\\\[(?*+]", item, 1)[0]
+            (words if plain == item else heads).add(plain)
+    return frozenset(words), tuple(sorted(h for h in heads if h))
+
+
+_GATE_WORDS, _GATE_HEADS = _gate_words()
+_INNER_NEGS = tuple(w for n, _, a in _INNER for w in (n + "|" + a).split("|"))
+_TOKENS = re.compile(r"[^\W\d_]+")
+
+
+def _may_hold(text: str) -> bool:
+    """Does ``text`` hold a word of negation or of none of the table at all?"""
+    if not text.isascii() and any(w in text for w in _INNER_NEGS):
+        return True
+    return any(t in _GATE_WORDS or t.startswith(_GATE_HEADS) for t in _TOKENS.findall(text.lower()))
+
+
 def _plain(text: str) -> str:
     return text if text.isascii() else _ARABIC_MARKS.sub("\u0640", text)
 
@@ -142,12 +167,15 @@ def _other_language(text: str) -> bool:
 def none_spans(text: str) -> List[Tuple[int, int]]:
     """Where ``text`` says no prize was awarded, in reading order (spans of the phrases)."""
     spans = [m.span() for m in NONE_STATEMENT.finditer(text)]
-    if _other_language(text):
-        plain = _plain(text)
-        spans.extend(m.span() for m in _OTHER_STATEMENT.finditer(plain))
-        m = _ALONE_RE.match(plain)
-        if m is not None:
-            spans.append((m.start() + len(m.group()) - len(m.group().lstrip()), m.end()))
+    if not _may_hold(text):
+        return spans
+    plain = _plain(text)
+    other = [m.span() for m in _OTHER_STATEMENT.finditer(plain)]
+    m = _ALONE_RE.match(plain)
+    if m is not None:
+        other.append((m.start() + len(m.group()) - len(m.group().lstrip()), m.end()))
+    if other and _other_language(text):  # the language is asked only where a phrase is found
+        spans.extend(other)
     return sorted(set(spans))
 
 
