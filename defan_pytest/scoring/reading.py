@@ -28,9 +28,10 @@ _COMMENT = re.compile(
     r"\((?=[^()]*\s)(?=[^()]*\b(?!(?:of|the|a|an|and|or|in|on|at|to|for|de|la|le|y|e|et|und)\b)[a-z])[^()\n]{3,200}\)\s*$"
 )
 _WORDS = re.compile(r"\S+")
-# "340. koht", "85. hely": a number, its ordinal dot and one lower-case word is an ordinal with
-# its noun (clarification 16), not a list item, which names something.
-_ORDINAL_DOT = re.compile(r"\d+\.\s+[^\W\d_][^\s\d]*")
+# "340. koht", "85. hely", "1943. augusztus 17": a number, its ordinal dot and one lower-case
+# word (and maybe a number) is an ordinal with its noun or a year-first date (clarification
+# 16), not a list item, which names something.
+_ORDINAL_DOT = re.compile(r"\d+\.\s+[^\W\d_][^\s\d]*(?:\s+\d{1,2}\.?)?")
 
 
 def repeated_unit(text: str) -> Optional[str]:
