@@ -381,8 +381,8 @@ class CityType(EntityAnswerType):
             if editions is not None and editions.other(m.start(), m.end()):
                 continue  # "ACL 2020 went virtual", said in an answer about ACL 2019
             return ONLINE_CLAIM
-        m = _OTHER_ONLINE.search(text)  # another language's word ("Konference proběhla virtuálně")
-        return ONLINE_CLAIM if m and not _negated(text, m.start()) and language(text) != "en" else None
+        other = _OTHER_ONLINE.search(text)  # another language's word ("Konference proběhla virtuálně")
+        return ONLINE_CLAIM if other and not _negated(text, other.start()) and language(text) != "en" else None
 
     def rejects(self, text: str, source: str) -> bool:
         # "ACL-IJCNLP 2009" names an event, not a place.
