@@ -65,18 +65,31 @@ def _script(word: str) -> str:
     return ""
 
 
+def _langs_of(word: str, index: Dict[str, FrozenSet[str]]) -> Set[str]:
+    """The languages ``word`` is a number word of (the word, or a compound that starts with
+    one: ``százezer``, ``nineteen``)."""
+    found = set(index.get(word, ()))
+    for cut in range(min(len(word) - 1, 16), 2, -1):
+        found.update(index.get(word[:cut], ()))
+    return found
+
+
 def _candidate_langs(words: Sequence[str]) -> FrozenSet[str]:
-    """The languages one of ``words`` is a number word of (the word, or a compound that
-    starts with one: ``százezer``); for a script other than Latin, every language of it."""
+    """The languages one of ``words`` is a number word of; for a script other than Latin,
+    every language of it.  Latin words of which fewer than half are number words of any
+    language (``I'm sorry I don't have access``) are read in none."""
     index, scripts = _index()
     found: Set[str] = set()
+    hits = 0
     for w in words:
-        found.update(index.get(w, ()))
-        for cut in range(min(len(w) - 1, 16), 2, -1):
-            found.update(index.get(w[:cut], ()))
+        langs = _langs_of(w, index)
+        hits += bool(langs)
+        found.update(langs)
     script = _script(words[0])
     if script not in ("LATIN", ""):
         found.update(scripts.get(script, ()))
+    elif hits * 2 < len(words):
+        return frozenset()
     return frozenset(found)
 
 

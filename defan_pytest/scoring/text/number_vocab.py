@@ -120,6 +120,8 @@ def _read_pre(pieces: Sequence[str], vocab: _Vocab) -> Optional[int]:
                 pending = v  # "hundred", "mười": one of it
             elif pending < v:
                 section, pending = section + pending * v, 0
+            elif pending % 1000 == 0:
+                section, pending = section + pending, v  # "četrtūkstoš simt": 4000, then a hundred
             else:
                 return None
         elif vocab.is_mul(w):
