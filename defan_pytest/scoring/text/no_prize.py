@@ -145,13 +145,15 @@ def _gate_words() -> Tuple[FrozenSet[str], Tuple[str, ...]]:
 _GATE_WORDS, _GATE_HEADS = _gate_words()
 _INNER_NEGS = tuple(w for n, _, a in _INNER for w in (n + "|" + a).split("|"))
 _TOKENS = re.compile(r"[^\W\d_]+")
+_GATE_HEAD_RE = re.compile("(?<![^\\W\\d_])(?:" + "|".join(map(re.escape, _GATE_HEADS)) + ")")
 
 
 def _may_hold(text: str) -> bool:
     """Does ``text`` hold a word of negation or of none of the table at all?"""
     if not text.isascii() and any(w in text for w in _INNER_NEGS):
         return True
-    return any(t in _GATE_WORDS or t.startswith(_GATE_HEADS) for t in _TOKENS.findall(text.lower()))
+    low = text.lower()
+    return not _GATE_WORDS.isdisjoint(_TOKENS.findall(low)) or _GATE_HEAD_RE.search(low) is not None
 
 
 def _plain(text: str) -> str:
