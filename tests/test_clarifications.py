@@ -808,11 +808,24 @@ def test_hawaii_is_not_honolulu() -> None:
         "It was held virtually, originally planned for **Seattle**.",
         "Seattle, Washington was the planned host, but the conference took place online.",
         "La conférence s'est tenue en ligne (prévue à Seattle).",
+        # Clarification 16: any language's word for it (scoring/text/online_words.py).
+        "Konference proběhla virtuálně (původně plánována v Seattlu).",
+        "Digitalt, på grund av covid-19-pandemin",
+        "Secara maya (dalam talian) kerana COVID-19.",
+        "Es va celebrar en línia.",
+        "Το συνέδριο πραγματοποιήθηκε διαδικτυακά.",
+        "सम्मेलन ऑनलाइन आयोजित किया गया।",
     ],
 )
 def test_held_virtually_claims_online_even_naming_the_planned_city(response: str) -> None:
     gold = "Seattle, Washington Virtual/Online due to COVID-19[15]"
     assert verdict(CVPR, gold, "city", response, "conference_venue") == ("online", False, True)
+
+
+@pytest.mark.parametrize("response", ["Ar-lein", "ออนไลน์", "Virtuálně"])
+def test_a_bare_online_word_of_any_language_is_aligned(response: str) -> None:
+    gold = "Seattle, Washington Virtual/Online due to COVID-19[15]"
+    assert verdict(CVPR, gold, "city", response, "conference_venue") == ("online", True, True)
 
 
 @pytest.mark.parametrize(

@@ -242,3 +242,23 @@ def test_cost_stays_linear_on_hostile_text() -> None:
     small, big = cost(chunk * 5), cost(chunk * 50)
     assert big < max(1.0, small * 10 * 4)
     assert find_dates(chunk)
+
+
+def test_a_year_first_hungarian_date_with_its_final_dot_is_bare() -> None:
+    from defan_pytest.scoring.scorer import Scorer
+
+    s = Scorer(nlp=None).score("When was X born?", "08/17/1943", "date", "1943. augusztus 17.", domain="entertainment")
+    assert (s.claim, s.aligned, s.correct) == ("1943-08-17", True, True)
+
+
+def test_a_thai_date_counts_years_in_the_buddhist_era() -> None:
+    assert parse_date_text("17 สิงหาคม 2486") == (1943, 8, 17)
+    assert parse_date_text("17 August 2486") == (2486, 8, 17)  # outside Thai script: as written
+
+
+@settings(max_examples=80, deadline=None)
+@given(date=st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2030, 12, 31)))
+def test_property_a_thai_date_in_either_era_reads_back(date: datetime.date) -> None:
+    # Babel writes Thai dates with Gregorian years; the Buddhist year is 543 more.
+    month = format_date(date, "MMMM", locale="th")
+    assert parse_date_text(f"{date.day} {month} {date.year + 543}") == (date.year, date.month, date.day)

@@ -286,3 +286,33 @@ def test_property_ranks_in_any_script(r: int, zero: str) -> None:
     written = "".join(chr(ord(zero) + int(d)) for d in str(r))
     assert verdict(KOBE, str(r), "rank", written) == (str(r), True, True)
     assert verdict(KOBE, str(r), "rank", f"#{written}") == (str(r), True, True)
+
+
+@pytest.mark.parametrize(
+    "response, rank",
+    [
+        ("85:e", 85), ("85. hely", 85), ("85. místo", 85), ("locul 87", 87), ("85η θέση", 85),
+        ("Hạng 85", 85), ("อันดับที่ 85", 85), ("מקום 85", 85), ("المرتبة ٨٥", 85),
+        ("Nafasi ya 85", 85), ("85वां स्थान", 85), ("95-те місце", 95), ("رتبه ۸۵", 85),
+        ("al 207-lea", 207), ("sijalla 258", 258), ("120ή", 120), ("דירוג 255", 255),
+        ("thứ 85", 85), ("135-oji vieta", 135), ("340. koht", 340),
+    ],
+)
+def test_an_ordinal_ending_or_place_word_of_any_language_is_a_bare_rank(response: str, rank: int) -> None:
+    assert verdict(KOBE, str(rank), "rank", response) == (str(rank), True, True)
+
+
+@pytest.mark.parametrize("response", ["about 85", "khoảng 85", "85 people", "85km", "85-km", "a 85", "5. Harvard"])
+def test_a_hedge_a_unit_or_a_list_item_is_no_shaped_rank(response: str) -> None:
+    assert parse_rank(response) is None
+
+
+@SETTINGS
+@given(
+    r=st.integers(1, 1500),
+    ending=st.sampled_from([":e", "η", "ή", "वां", "-те", "-й", "-lea"]),
+    noun=st.sampled_from(["", " vieta", " θέση", " місце", " स्थान"]),
+)
+def test_property_any_ordinal_ending_reads_its_number(r: int, ending: str, noun: str) -> None:
+    assert parse_rank(f"{r}{ending}{noun}") == r
+    assert parse_rank(f"about {r}{ending}{noun}") is None

@@ -28,6 +28,10 @@ _COMMENT = re.compile(
     r"\((?=[^()]*\s)(?=[^()]*\b(?!(?:of|the|a|an|and|or|in|on|at|to|for|de|la|le|y|e|et|und)\b)[a-z])[^()\n]{3,200}\)\s*$"
 )
 _WORDS = re.compile(r"\S+")
+# "340. koht", "85. hely", "1943. augusztus 17": a number, its ordinal dot and one lower-case
+# word (and maybe a number) is an ordinal with its noun or a year-first date (clarification
+# 16), not a list item, which names something.
+_ORDINAL_DOT = re.compile(r"\d+\.\s+[^\W\d_][^\s\d]*(?:\s+\d{1,2}\.?)?")
 
 
 def repeated_unit(text: str) -> Optional[str]:
@@ -63,7 +67,7 @@ def _restates_question(kind: AnswerType, t: str, ctx: Context) -> bool:
 def bare_value(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
     """The canonical value when ``text`` (already cleaned) is one bare value of the type."""
     t = text.strip()
-    if not t or "\n" in t or BLOCK_START.match(t):
+    if not t or "\n" in t or BLOCK_START.match(t) and not (_ORDINAL_DOT.fullmatch(t) and t == t.lower()):
         return None
     if ("[" in t or "(" in t or "【" in t or "http" in t) and CITATION.search(t):
         return None  # "386 [2]": a value and its citation are more than one bare value

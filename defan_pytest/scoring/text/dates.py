@@ -383,7 +383,20 @@ def find_dates(
                 found.append((b, e, (y if m.re is _YEAR_ONLY else expand_year(y, ref_years), None, None)))
                 taken.add(b, e)
     found.sort(key=lambda t: t[0])
+    if not text.isascii() and _THAI.search(text):
+        found = [(s, e, _gregorian(v)) for s, e, v in found]
     return found
+
+
+# Thai writes years in the Buddhist Era (CLDR's calendar preference for Thailand: buddhist,
+# then gregorian; 1 BE is 543 BCE): in a text in Thai script a year of 2400 BE (1857) or more
+# is read as that year minus 543 ("17 สิงหาคม 2486" is 17 August 1943).
+_THAI = re.compile("[\u0e01-\u0e5b]")
+
+
+def _gregorian(value: DateValue) -> DateValue:
+    year = value[0]
+    return value if year is None or year < 2400 else (year - 543, value[1], value[2])
 
 
 _LEAD = re.compile(rf"^({WORD})\.?,?\s+")

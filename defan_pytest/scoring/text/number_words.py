@@ -20,6 +20,10 @@ import re
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Pattern, Tuple
 
+from defan_pytest.scoring.text.number_any import general_value
+from defan_pytest.scoring.text.number_sources import vocab_langs
+from defan_pytest.scoring.text.number_vocab import is_vocab_word
+
 #: Languages ``text2num`` reads.
 T2N_LANGS: FrozenSet[str] = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "da"})
 #: Languages read through ``num2words`` in reverse.
@@ -244,7 +248,7 @@ def _t2n_ordinal_fallback(words: List[str], lang: str) -> Optional[Tuple[int, bo
 
 
 _WORD_SPLIT = re.compile(r"[\s\-‐]+")
-_ONLY_WORDS = re.compile(r"[^\W\d_]+(?:[\s\-‐]+[^\W\d_]+)*")
+_ONLY_WORDS = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s\-‐'’ʼ\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f])*")
 
 
 @lru_cache(maxsize=8192)
@@ -272,13 +276,17 @@ def words_value(text: str, lang: str = "") -> Optional[Tuple[int, bool]]:
         value = _phrase_value(ws, language)
         if value is not None:
             return value
-    return None
+    # Any other language a library writes numbers in (Romanian, Swahili, Hindi, Greek, ...):
+    # the compositional reader of number_vocab, its vocabulary harvested from the libraries.
+    return general_value(t, lang)
 
 
 def _word_langs(lang: str, bare: bool) -> Tuple[str, ...]:
     known = lang in T2N_LANGS or lang in N2W_LANGS
     if bare:
         return NUMBER_WORD_LANGS if lang in ("", "en") or not known else (lang, "en")
+    if lang not in ("", "en") and not known and lang in vocab_langs():
+        return (lang, "en")  # a response in Greek, Hindi, Thai, ...: the general reader
     return ("en",) if lang in ("", "en") or not known else (lang, "en")
 
 
@@ -295,7 +303,7 @@ def _is_number_word(word: str, lang: str) -> bool:
             return False
         below, scales, ordinals = _n2w_tables(lang)
         return bool(parts) and all(p in below or p in scales or p in ordinals for p in parts) or word in ordinals
-    return False
+    return is_vocab_word(word, lang)
 
 
 @lru_cache(maxsize=1)
@@ -326,6 +334,8 @@ def _run_value(words: List[str], langs: Tuple[str, ...]) -> Optional[Tuple[int, 
     for language in langs:
         ws = [p for w in words for p in _WORD_SPLIT.split(w) if p] if language in N2W_LANGS else words
         value = _phrase_value(ws, language)
+        if value is None and language not in T2N_LANGS and language not in N2W_LANGS:
+            value = general_value(" ".join(words), language)
         if value is not None:
             return value
     return None

@@ -15,7 +15,9 @@ import unicodedata
 from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
 
-from defan_pytest.scoring.text.names import name_tokens, names_match, strip_footnotes
+from defan_pytest.scoring.text.language import language
+from defan_pytest.scoring.text.names import fold, name_tokens, names_match, strip_footnotes
+from defan_pytest.scoring.text.online_words import ONLINE_WORD, OTHER_ONLINE_WORD
 from defan_pytest.scoring.text.places import is_place_name, native_key, places
 from defan_pytest.scoring.text.tokens import looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
@@ -24,24 +26,23 @@ from defan_pytest.scoring.types.base import ONLINE_CLAIM, Context, Gold
 #: Named-entity labels that can be a place answer.
 PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
 
-# "Online" in English and the five languages of SCORING.md clarification 4.
-_ONLINE_WORD = (
-    r"(?:online|virtual(?:ly)?|remote(?:ly)?|en\s+ligne|virtuel(?:le)?(?:ment)?|virtuell|"
-    r"en\s+l[ií]nea|virtualmente|a\s+distanza)"
-)
-_ONLINE = re.compile(rf"\b{_ONLINE_WORD}\b", re.I)
+# Any language's word for online (a Thai or Hindi word may end in a vowel sign: no \b there).
+_ONLINE = re.compile(rf"(?<!\w)(?:{ONLINE_WORD}|{OTHER_ONLINE_WORD})(?!\w)", re.I)
+_OTHER_ONLINE = re.compile(rf"(?<!\w){OTHER_ONLINE_WORD}(?!\w)", re.I)
 # A statement that the event itself was held online (not "the papers are online"): a verb of
 # holding before the word, or "fully virtual", "virtual format", "online-only".
 _HELD_ONLINE = re.compile(
     r"\b(?:held|took\s+place|hosted|conducted|organi[sz]ed|run|moved|switched|shifted|"
     r"transitioned|converted|went|happened|staged|s['’]est\s+tenue?|a\s+eu\s+lieu|fand|"
     r"se\s+celebr[óo]|se\s+realiz[óo]|foi\s+realizad[ao]|si\s+[èe]\s+svolt[ao])\b[^.\n;]{0,40}?"
-    rf"\b{_ONLINE_WORD}\b"
+    rf"\b{ONLINE_WORD}\b"
     r"|\b(?:was|were|is|became)\s+(?:an?\s+)?(?:entirely\s+|fully\s+|completely\s+|purely\s+)?(?:online|virtual)\b"
     r"|\b(?:fully|entirely|completely|purely|all)[\s-]+(?:online|virtual)\b"
     r"|\bvirtual\s+(?:format|conference|event|meeting|edition|venue)\b|\bonline[\s-]+only\b",
     re.I,
 )
+# "Digitalt, på grund av covid-19-pandemin": a clause after a comma is more than one answer.
+_REASON = re.compile(r",\s*\S+\s+\S+\s+\S+")
 _NEGATED = re.compile(r"\bnot\b|n['’]t\b|\binstead\s+of\b|\brather\s+than\b|\bnicht\b|\bpas\b|\bno\b|\bnão\b|\bnon\b", re.I)
 _CLAUSE_BREAK = re.compile(r".*[,.;:!?]", re.S)
 
@@ -264,7 +265,7 @@ def _place_part_ok(part: str) -> bool:
 def _bare_place(t: str, ctx: Context) -> Optional[str]:
     if len(t) > 90:
         return None
-    if _ONLINE.search(t) and len(t.split()) <= 5 and not looks_like_sentence(t):
+    if _ONLINE.search(t) and len(t.split()) <= 5 and not looks_like_sentence(t) and not _REASON.search(t):
         return ONLINE_CLAIM
     gaz = ctx.gazetteer
     if gaz is not None and t in gaz:
@@ -339,7 +340,8 @@ class CityType(EntityAnswerType):
             if editions is not None and editions.other(m.start(), m.end()):
                 continue  # "ACL 2020 went virtual", said in an answer about ACL 2019
             return ONLINE_CLAIM
-        return None
+        other = _OTHER_ONLINE.search(text)  # another language's word ("Konference proběhla virtuálně")
+        return ONLINE_CLAIM if other and not _negated(text, other.start()) and language(text) != "en" else None
 
     def rejects(self, text: str, source: str) -> bool:
         # "ACL-IJCNLP 2009" names an event, not a place.

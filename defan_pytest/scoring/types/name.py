@@ -13,54 +13,14 @@ from typing import FrozenSet, List, Optional
 
 from defan_pytest.scoring.text.countries import english_countries, is_country_of, is_demonym, official_short
 from defan_pytest.scoring.text.names import fold, is_given_name, name_tokens, names_match
-from defan_pytest.scoring.text.tokens import is_generic, looks_like_sentence
+from defan_pytest.scoring.text.no_prize import NONE_WORDS, first_none, is_none_statement, none_spans
+from defan_pytest.scoring.text.tokens import folded_tokens, is_generic, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
 
 #: Named-entity labels that can be a name answer.
 NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "NORP", "WORK_OF_ART", "FAC", "LOC", "EVENT", "PRODUCT"})
 
-_NONE_STATEMENT = re.compile(
-    r"\b(?:no\s+(?:[\w’'-]+\s+){0,3}?(?:prize|award|winner|laureate|recipient)s?\b|no\s+one\b"
-    r"|not\s+(?:been\s+)?(?:awarded|given|presented|conferred)\b"
-    r"|(?:wasn't|weren't|was\s+not|were\s+not)\s+(?:awarded|given|presented)\b"
-    r"|withheld\b|nobody\b|none\b|n/a\b|no\s+award\b"
-    # French
-    r"|aucun(?:e)?\s+(?:[\w’'-]+\s+){0,2}?(?:prix|lauréat|laureat|gagnant|vainqueur|récipiendaire)\b"
-    r"|pas\s+(?:été\s+|ete\s+)?(?:de\s+prix|décerné|decerne|attribué|attribue|remis)"
-    r"|non\s+(?:décerné|decerne|attribué|attribue)|personne\s+n['’]"
-    # German
-    # ("kein Literaturnobelpreis": German writes the prize as one compound word)
-    r"|kein(?:e|en)?\s+(?:[\w-]+\s+){0,2}?\w{0,30}?(?:preis|preisträger|preistrager|gewinner|vergabe|verleihung)\w{0,3}\b"
-    r"|nicht\s+(?:\w+\s+)?(?:vergeben|verliehen)\b|niemand\b"
-    # Spanish
-    r"|ningún\s+(?:premio|ganador|galardonado)|ningun\s+(?:premio|ganador|galardonado)"
-    r"|no\s+se\s+(?:otorgó|otorgo|concedió|concedio|entregó|entrego|otorga|concede)\b"
-    r"|no\s+(?:fue|hubo)\s+(?:otorgado|concedido|entregado|premio|ganador)\b|desierto\b|nadie\b"
-    # Portuguese
-    r"|nenhum\s+(?:prêmio|prémio|premio|vencedor|laureado)|ninguém\b"
-    r"|não\s+(?:foi|houve)\s+(?:atribuído|atribuido|concedido|entregue|prêmio|prémio|vencedor)"
-    # Italian
-    r"|nessun\s+(?:premio|vincitore)\b|nessuno\b"
-    r"|non\s+(?:è\s+stato|e\s+stato|fu|venne)\s+(?:assegnato|conferito|attribuito)\b"
-    r"|pas\s+eu\s+de\s+(?:prix|lauréat|laureat|gagnant)"
-    # Clarification 16 (any language): the few other languages' phrases of the fresh forms.
-    # No library carries "no prize was awarded"; each line is one language's negation plus
-    # its award verb or "none", kept small on purpose.
-    # Dutch
-    r"|geen\s+(?:[\w-]+\s+){0,2}?(?:prijs|winnaar|laureaat|prijswinnaar)\b|niet\s+(?:uitgereikt|toegekend)\b"
-    # Polish
-    r"|nie\s+(?:została|zostala|został|zostal|było|bylo)\s+(?:przyznana|przyznany|przyznane|przyznana)\b"
-    r"|nie\s+przyznano\b|(?:nie\s+)?(?:przyznana|przyznano)\s+nie\b|brak\s+laureata\b"
-    # Turkish, Indonesian
-    r"|verilmedi\b|verilmemiştir\b|kazanan\s+yok\b|tidak\s+ada\b|tidak\s+diberikan\b"
-    # Russian
-    r"|не\s+(?:был[аио]?\s+)?(?:присужд\w*|вруч\w*|присужден\w*)|никто\s+не\b)"
-    # Chinese, Japanese, Korean: no word boundaries in these scripts.
-    r"|未颁发|未頒發|没有颁发|沒有頒發|未颁奖|未頒獎|无人获奖|無人獲獎|空缺"
-    r"|授与されなかった|授与されず|該当者なし|受賞者なし|수여되지\s*않",
-    re.I,
-)
 # A capitalized word after the first: the statement names someone ("X won it in 1929, so ...").
 _NAMED = re.compile(r"(?<=\s)[A-Z][a-z]")
 _REFUSAL = re.compile(
@@ -111,12 +71,21 @@ _SCRIPT_GLOSS = re.compile(r"^([^()]+?)\s*\(([^()A-Za-z]+)\)$")
 # A run of capitalised words is a name, even one that begins with a word meaning "nobody"
 # ("Nobody Special", "Nadie Gómez"); a statement of none is not written so.
 _NAME_SHAPED = re.compile(r"(?:[A-Z][\w'’.-]*\s+)+[A-Z][\w'’.-]*")
-_NONE_WORDS = frozenset({"nobody", "none", "niemand", "nadie", "nessuno", "ninguém", "no one"})
+# More than one sentence ("Nikdo. Cena nebyla v roce 1935 udělena."): not a short statement.
+_SENTENCES = re.compile(r"[.!?;。।։](?:\s+|$)(?=\S)")
 
 
 def _names_someone(t: str) -> bool:
-    m = _NONE_STATEMENT.search(t)
-    return m is not None and m.group().lower() in _NONE_WORDS and bool(_NAME_SHAPED.fullmatch(t))
+    m = first_none(t)
+    return m is not None and m[2].lower() in NONE_WORDS and bool(_NAME_SHAPED.fullmatch(t))
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding ``at`` begins."""
+    head = 0
+    for m in _SENTENCES.finditer(text, 0, at):
+        head = m.end()
+    return head
 
 
 _YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
@@ -146,8 +115,9 @@ def _for_clause(t: str, ctx: Context) -> bool:
 def _bare_name(t: str, ctx: Context) -> Optional[str]:
     if len(t) > 90:
         return None
-    if _NONE_STATEMENT.fullmatch(t) or (
-        not _names_someone(t) and _words(t) <= 12 and _NONE_STATEMENT.search(t) and not _REFUSAL.search(t)
+    if is_none_statement(t) or (
+        not _names_someone(t) and _words(t) <= 12 and first_none(t) and not _REFUSAL.search(t)
+        and not _SENTENCES.search(t.rstrip(".!?;。।։ "))
         # A short statement that there was none answers the question, right (an empty gold)
         # or wrong ("Il n'y a pas eu de lauréat" for a year with a laureate): aligned.
         and (ctx.empty_gold or not looks_like_sentence(t) or not _NAMED.search(t))
@@ -211,7 +181,17 @@ class NameType(EntityAnswerType):
         return _bare_name(text, ctx)
 
     def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:
-        return [(m.start(), m.end(), NONE_CLAIM, "none") for m in _NONE_STATEMENT.finditer(text)]
+        # A statement of none claims none for its whole sentence: the prize or the year it
+        # names before it ("Премію 1928 року не присуджували") is no candidate, unless it is a
+        # known answer ("Frank B. Kellogg won it in 1929, so in 1928 there was none").
+        out: List[Candidate] = []
+        gaz = ctx.gazetteer if ctx is not None else None
+        for s, e in none_spans(text):
+            head = _sentence_start(text, s)
+            if head < s and (gaz is None or gaz.find(text[head:s], folded_tokens(text[head:s]))):
+                head = s
+            out.append((head, e, NONE_CLAIM, "none"))
+        return out
 
     def correct(self, claim: str, gold: Gold) -> bool:
         if any(_names_agree(claim, g) for g in gold.alternatives):

@@ -188,6 +188,11 @@ class NumericType(ValueAnswerType):
                     v = _percent_value(v, ctx)
                 if v is not None:
                     return Extraction(canonical_number(v), False, how="math-last")
+            # No number in digits: the last number in words ("The correct quotient is
+            # thirty-two": clarification 5).
+            words = [n for _, _, n, ordinal in number_words_in_text(text, response_lang(text, ctx)) if not ordinal]
+            if words:
+                return Extraction(str(words[-1]), False, how="math-last")
             return Extraction(None, False, how="none")
         return super().candidates(text, ctx, entities, ner_available)
 

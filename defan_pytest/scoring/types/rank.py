@@ -15,7 +15,9 @@ from typing import Any, FrozenSet, List, Optional, Tuple, Union
 
 from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
 from defan_pytest.scoring.text.dates import find_dates
-from defan_pytest.scoring.text.rank_words import RANK_NOUNS, RANK_WORDS
+import unicodedata
+
+from defan_pytest.scoring.text.rank_words import ORDINAL_PREFIXES, RANK_NOUNS, RANK_WORDS
 from defan_pytest.scoring.text.numbers import (
     ascii_digits,
     canonical_number,
@@ -47,6 +49,16 @@ _CJK_DIGITS = "0-9〇零一二三四五六七八九十百千两兩"
 _RANK_CJK = re.compile(rf"^\s*(?:第\s*([{_CJK_DIGITS}]+)\s*[位名]?|([{_CJK_DIGITS}]+)\s*[位名위])\s*$")
 _RANK_CJK_IN_TEXT = re.compile(rf"第\s*(?P<a>[{_CJK_DIGITS}]+)\s*[位名]?|(?P<b>[0-9]+)\s*[位名위](?![\w%])")
 _RANK_BAND = re.compile(r"^\s*=?(\d+)\s*(?:-|–|—|to)\s*(\d+)\s*$", re.I)
+# One number with an ordinal ending of any language (clarification 16: "85:e", "120ή",
+# "85वां", "95-те місце", "al 207-lea") or a place word before it ("locul 87", "Hạng 85",
+# "อันดับที่ 85", "المرتبة ٨٥"): read by shape in :func:`_shaped_rank`, not by a table of endings.
+_RANK_SHAPED = re.compile(
+    rf"^\s*(?P<pre>(?:{RANK_NOUNS})\s*)?(?P<op>(?:{ORDINAL_PREFIXES})\s*)?(?P<n>\d+)"
+    r"(?P<suf>\.|[:\-]?[^\s\d!?,;.()\[\]{}\"'=#%&*+/<>|:\-]{1,5})?"
+    r"(?:\s+(?P<post>[^\W\d_][^\s\d]{0,24}))?\s*$",
+    re.I,
+)
+_RANK_NOUN_ONLY = re.compile(rf"(?:{RANK_NOUNS})", re.I)
 _RANK_WORD_ONLY = re.compile(rf"^\s*(?:(?:{RANK_NOUNS})\s+)?(?P<w>.+?)(?:\s+(?:{RANK_NOUNS}))?\s*$", re.I)
 
 
@@ -70,6 +82,9 @@ def parse_rank(text: str) -> Optional[RankValue]:
     if m:
         v = cjk_value(m.group(1) or m.group(2))
         return int(v) if v is not None and v >= 1 and v == v.to_integral_value() and v < 10**6 else None
+    shaped = _shaped_rank(text)
+    if shaped is not None:
+        return shaped
     r = roman_value(text)  # "XLI" standing alone (clarification 15)
     if r is not None:
         return r
@@ -84,6 +99,47 @@ def parse_rank(text: str) -> Optional[RankValue]:
     m = _RANK_WORD_ONLY.match(text)
     w = words_value(m.group("w")) if m else None  # "fourth", "Platz sechsundzwanzig"
     return w[0] if w is not None and w[0] >= 1 else None
+
+
+def _is_ending(suffix: str, noun: bool) -> bool:
+    """Is this the ending an ordinal takes after its digits?  Letters (and their combining
+    marks) of a non-Latin script (``120ή``, ``95-те``), ``:`` and one or two letters (Swedish
+    ``85:e``), Romanian ``-lea``, and before a place word the ordinal dot (``340. koht``) or a
+    hyphen and Latin letters (``135-oji vieta``); never Latin letters glued to the digits
+    (``85km``) nor a lone hyphenated unit (``85-km``)."""
+    if suffix == ".":
+        return noun
+    joiner = suffix[:1] if suffix[:1] in ":-" else ""
+    letters = suffix[len(joiner):]
+    if not letters or not all(unicodedata.category(c)[0] in "LM" for c in letters):
+        return False
+    if not letters.isascii():
+        return True
+    # Latin endings: Swedish ":e", ":a"; Romanian "-lea", "-a" ("al 207-lea", "a 5-a").
+    if joiner == ":":
+        return len(letters) <= 2
+    return joiner == "-" and (noun or letters.lower() in ("lea", "a"))
+
+
+def _shaped_rank(text: str) -> Optional[int]:
+    """A rank written as one number with an ordinal ending, an ordinal word before it, or a
+    place word (``85:e``, ``120ή``, ``95-те місце``, ``al 207-lea``, ``locul 87``,
+    ``อันดับที่ 85``, ``340. koht``); a word that is no place word (``about 85``,
+    ``85 people``) is none.  After an ordinal ending, one lower-case word (or a word of a
+    script without case) is the place word of any language: ``vieta``, ``koht``, ``θέση``."""
+    m = _RANK_SHAPED.match(text)
+    if m is None or not (m.group("pre") or m.group("op") or m.group("suf") or m.group("post")):
+        return None
+    suffix, post, op = m.group("suf"), m.group("post"), (m.group("op") or "").strip().lower()
+    noun = post is not None and (_RANK_NOUN_ONLY.fullmatch(post) is not None or post == post.lower())
+    ending = suffix is not None and _is_ending(suffix, noun)
+    if suffix is not None and not ending:
+        return None
+    if op in ("al", "a") and not ending:
+        return None  # the Romanian article only with its ending ("al 207-lea")
+    if post is not None and not (_RANK_NOUN_ONLY.fullmatch(post) or ending and noun):
+        return None
+    return _whole(m.group("n"))
 
 
 def canonical_rank(value: RankValue) -> str:
