@@ -35,9 +35,14 @@ FRESH = "validation_fresh.jsonl"
 #: issue 21's fixes (3c16918): 68.4% aligned, 62.4% correct (rules only; 68.4% / 63.2% with NER).
 #: Never tuned against: its figure measures how the scorer generalises.
 BLIND = "validation_blind.jsonl"
-#: The agreement (aligned, correct) each of those two sets must keep: today's, minus a row or two,
+#: The third blind set (issue 21, point 5: 210 rows in twenty more languages -- Catalan, Korean,
+#: Welsh, Tagalog, Estonian, Tamil, Icelandic, Georgian, Amharic, Armenian, ... --, number words,
+#: no-prize statements, chat-template leftovers), labelled from SCORING.md only.  First run, on
+#: the scorer before any fix of this round (8eed448): 92.9% aligned, 91.4% correct (rules only).
+BLIND2 = "validation_blind2.jsonl"
+#: The agreement (aligned, correct) each of those sets must keep: today's, minus a row or two,
 #: so that a change that loses ground on styles nobody tuned for fails.
-FLOORS = {FRESH: (0.985, 0.97), BLIND: (0.80, 0.74)}
+FLOORS = {FRESH: (0.99, 0.99), BLIND: (0.99, 0.99), BLIND2: (0.98, 0.98)}
 #: The fields a row of the public split supplies.
 JOINED = ("domain", "question", "answer", "type")
 

@@ -125,12 +125,30 @@ def test_the_blind_sets_keep_their_agreement(name: str, public_dir: Path) -> Non
     assert aligned >= floor_aligned and correct >= floor_correct, (name, aligned, correct)
 
 
+@pytest.mark.parametrize("name", [*labelled.SETS, *sorted(labelled.FLOORS)])
+def test_every_labelled_paraphrase_group_gets_its_consistency_verdict(name: str, public_dir: Path) -> None:
+    """RC, judged on the scorer's claims, agrees with RC judged on the labelled claims, for every
+    paraphrase group of two or more rows in a set (rows of one question of the public split)."""
+    rows = _validation(name, public_dir)
+    scores = Scorer(nlp=None).score_many([
+        ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"],
+                   finish_reason=r.get("finish_reason")) for r in rows])
+    groups: dict = {}
+    for r, s in zip(rows, scores):
+        if r.get("id"):
+            groups.setdefault(r["id"].rsplit("-p", 1)[0], []).append((r, s))
+    wrong = [g for g, members in groups.items() if len(members) > 1 and
+             group_consistent(members[0][0]["type"], [r["expected_claim"] for r, _ in members])
+             != group_consistent(members[0][0]["type"], [s.claim for _, s in members])]
+    assert not wrong, (name, wrong)
+
+
 def test_labelled_sets_store_no_defan_questions(public_dir: Path) -> None:
     """The labelled sets hold no DefAn text: a row of the public split is stored by its id
     (which must resolve), and an inline question must be one we wrote, not DefAn's."""
     by_id = labelled.public_rows(public_dir)
     questions = {r.question.strip() for r in by_id.values()}
-    for name in (*labelled.SETS, labelled.FRESH, labelled.BLIND):
+    for name in (*labelled.SETS, *labelled.FLOORS):
         for i, r in enumerate(labelled.raw_rows(name), 1):
             where = f"{name}:{i}"
             if "id" in r:
