@@ -86,6 +86,14 @@ def test_timeouts_under_load_halve_the_limit_once_per_limit() -> None:
     assert line is not None and "timed out while the server was busy" in line and "9 requests" in line
 
 
+def test_within_the_stated_slots_a_timeout_is_a_slow_answer_not_a_queue() -> None:
+    p = Pace(16)
+    p.state(4, "the server's 4 slots (GET /props)")
+    assert not p.timed_out(Ticket(4, 0))  # four at once on four slots: nothing waited
+    assert p.limit == 4 and p.requeued == 0
+    assert summary_of(p.snapshot()) == "concurrency 4 of 16: the server's 4 slots (GET /props)"
+
+
 def test_after_a_decrease_it_holds_then_probes_up_by_one() -> None:
     clock = Clock()
     p = Pace(8, clock=clock)

@@ -18,8 +18,8 @@ congestion window does (additive increase, multiplicative decrease):
 * **Slow start.**  Without a stated capacity the limit starts at :data:`FIRST` and doubles
   each round of answers with no sign of queueing, up to the ceiling: a burst of sixteen
   requests into a two-slot queue would time out before the first answers could tell.
-* **Timeouts under load.**  A request that timed out while others were in flight timed out, as
-  likely as not, in the queue: the limit halves (once for the requests sent under one limit, as
+* **Timeouts under load.**  A request that timed out while others were in flight (beyond the
+  slots the server states, where it states them) timed out, as likely as not, in the queue: the limit halves (once for the requests sent under one limit, as
   TCP halves once per window), and the request is asked again at the lower limit without
   counting as a retry (at most :data:`REQUEUES` times a prompt; a timeout with the server to
   itself is a plain failure, retried as before).
@@ -149,6 +149,8 @@ class Pace:
         one limit) and the request may be asked again without counting as a retry."""
         if not self.adaptive or ticket.load <= 1:
             return False
+        if self._stated is not None and ticket.load <= self.ceiling:
+            return False  # within the slots the server states, nothing queued: a slow answer, retried as such
         self._growing = False
         if ticket.epoch == self._epoch:
             lower = max(1, min(self.limit, ticket.load) // 2)
