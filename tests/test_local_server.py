@@ -167,14 +167,8 @@ def test_ctrl_c_says_what_is_kept_and_the_same_command_resumes(toy: pytest.Pytes
                                 stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert srv.wait_for_total(6, timeout=120)  # five answered, the sixth hangs
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
-        assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
-        assert out.count("defan-pytest: stopped by Ctrl-C during the model calls: 5 answers of this run kept in the "
-                         "cache, 10 of the 15 prompts still to ask: run the same command again to resume") == 1, out
-        assert "Traceback" not in out and "threading.py" not in out and "KeyboardInterrupt" not in out
-        again = toy.runpytest_subprocess(*args)
-        assert again.ret == 0, again.stdout.lines[-20:]
-        again.stdout.fnmatch_lines(["*15 prompts: 10 answered by the model, 5 from the cache*"])
+        said_once_then_resumed(toy, proc, args, "5 answers of this run kept in the cache, 10 of the 15 prompts still "
+                                                "to ask: run the same command again to resume")
         assert all(n == 1 for q, n in srv.counts.items() if q != hung)
 
 
@@ -194,14 +188,20 @@ def test_ctrl_c_under_xdist_says_what_the_cache_holds_and_the_same_command_resum
             deadline -= 1
             srv.wait_for_total(100, timeout=0.5)
         os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
-        assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
-        assert out.count("defan-pytest: stopped by Ctrl-C during the model calls: 5 of the 15 prompts have an answer "
-                         "in the cache, 10 still to ask: run the same command again to resume") == 1, out
-        assert "Traceback" not in out and "threading.py" not in out and "KeyboardInterrupt" not in out
-        again = toy.runpytest_subprocess(*args)
-        assert again.ret == 0, again.stdout.lines[-20:]
-        again.stdout.fnmatch_lines(["*15 prompts: 10 answered by the model, 5 from the cache*"])
+        said_once_then_resumed(toy, proc, args, "5 of the 15 prompts have an answer in the cache, 10 still to ask: run "
+                                                "the same command again to resume")
+
+
+def said_once_then_resumed(toy: pytest.Pytester, proc: subprocess.Popen, args: list, kept: str) -> None:
+    """The interrupted run ends (exit 2) with the Ctrl-C line saying ``kept`` once and no
+    traceback; the same command then asks only the rest."""
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert out.count(f"defan-pytest: stopped by Ctrl-C during the model calls: {kept}") == 1, out
+    assert "Traceback" not in out and "threading.py" not in out and "KeyboardInterrupt" not in out
+    again = toy.runpytest_subprocess(*args)
+    assert again.ret == 0, again.stdout.lines[-20:]
+    again.stdout.fnmatch_lines(["*15 prompts: 10 answered by the model, 5 from the cache*"])
 
 
 # -- point 4: cut answers flagged -----------------------------------------------------------------
