@@ -318,6 +318,8 @@ OPTION_VALUES: dict[str, Any] = {
     "call-path": st.sampled_from(["", "auto", "litellm", "openai", "grpc"]) | any_text,
     "budget": st.sampled_from(["", "0", "1.5", "-1", "inf", "nan"]) | any_text.filter(_not_a_number),
     "max-answer": st.sampled_from(["", "1M", "512k", "0", "1023", "1e9", "-1M", "inf", "9" * 400]) | any_text,
+    "pace": st.sampled_from(["", "adaptive", "fixed", "tcp"]) | any_text,
+    "repeat": st.sampled_from(["", "3", "1", "21", "3:0", "3:10", "x:y", "3:"]) | any_text,
 }
 assert set(OPTION_VALUES) == {o.noun for o in OPTIONS}, "a new option needs a fuzz strategy"
 GOOD_OPTIONS: dict[str, Any] = {
@@ -346,6 +348,7 @@ GOOD_OPTIONS: dict[str, Any] = {
     "call-path": st.sampled_from(["auto", "litellm"]),
     "budget": st.just("100"),
     "max-answer": st.sampled_from(["1M", "64k"]),
+    "pace": st.sampled_from(["adaptive", "fixed"]),
 }
 
 

@@ -172,7 +172,9 @@ class Pace:
         if ratio > QUEUED and self.limit > 1 and elapsed > 0:
             # Little's law: the server's seconds per second of the round is how many of our
             # requests it was serving at once; the rest waited in its queue.
-            target = max(1, min(self.limit - 1, int(served / elapsed + 0.5)))
+            target = max(1, int(served / elapsed + 0.5))
+            if target >= self.limit:
+                return  # it served as many as were in flight: the wait was not in its queue
             self._growing = False
             self._lower(target, "the server queued the requests beyond that (latency over the server's own time)")
             return

@@ -17,9 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, List
 
-from defan_pytest.metrics.repeats import summary_lines
 from defan_pytest.report.cut import count_cut, cut_text
 from defan_pytest.report.writer import Input, OutputError, append_output
 from defan_pytest.safetext import inline, markdown_cell
@@ -77,6 +76,17 @@ def _signed(value: Any) -> str:
     return "–" if not isinstance(value, (int, float)) else f"{value:+.3f}"
 
 
+def _repeat_lines(report: Report) -> List[str]:
+    """The line of ``--defan-repeat`` (the model against itself), when the run asked it."""
+    if not report.meta.repeat:
+        return []
+    # lazy: start-up. The metrics package pulls the data set and the scorer, which a pytest start
+    # (this module loads with the report formats) must not.
+    from defan_pytest.metrics.repeats import summary_lines
+
+    return [_cell(summary_lines(report.meta.repeat)[0], 400), ""]
+
+
 def step_summary(report: Report) -> str:
     """The Markdown summary of a report: verdicts, the domain table with limits, breaches,
     regressions with their intervals, and the top flipped prompts."""
@@ -104,8 +114,7 @@ def step_summary(report: Report) -> str:
         text = cut_text(cut, sum(1 for r in report.rows if not r.error), m.kind if m is not None else None,
                         m.name if m is not None else None, params.get("max_completion_tokens") or params.get("max_tokens"))
         lines += [f"⚠️ {_cell(text, 400)}", ""]
-    if report.meta.repeat:  # --defan-repeat: the model against itself
-        lines += [_cell(summary_lines(report.meta.repeat)[0], 400), ""]
+    lines += _repeat_lines(report)
 
     limits = (report.thresholds or {}).get("limits") or {}
     lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
