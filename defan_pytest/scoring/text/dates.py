@@ -11,7 +11,7 @@ without a digit costs one scan for a digit.
 
 Long because the date forms and their reader are one grammar (each form's pattern and the
 reading of its parts); what the language data says, and the month one word names, live in
-:mod:`.month_data`.
+:mod:`.month_data`, the years (two-digit years, the Buddhist Era, valid days) in :mod:`.years`.
 
 Values are ``(year, month, day)`` with ``None`` for the parts a date leaves out: a year
 ``(1946, None, None)``, a month and year ``(1946, 11, None)``, a day and month
@@ -27,9 +27,9 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.month_data import MARKS, WORD, MonthData, english_month, fold, load, month_number, strip_accents
 from defan_pytest.scoring.text.search import DisjointSpans
-
-DateValue = Tuple[Optional[int], Optional[int], Optional[int]]
-
+from defan_pytest.scoring.text.years import (
+    DateValue, expand_year, gregorian, question_years, valid_day, year_of, year_of_num,
+)
 
 # The ordinal marks of a day number: English, French (1er), the ordinal indicators (1º), German
 # and most of central and northern Europe (19.).  Hand-written: no library lists the suffixes
@@ -125,47 +125,6 @@ def _word_start(text: str, pos: int) -> int:
     while j > floor and (text[j - 1].isalpha() or unicodedata.category(text[j - 1]).startswith("M")):
         j -= 1
     return j if j < i else -1
-
-
-def question_years(question: str) -> Tuple[int, ...]:
-    """The four-digit years a question names (the reference for two-digit years)."""
-    return _question_years(question)
-
-
-@lru_cache(maxsize=4096)
-def _question_years(question: str) -> Tuple[int, ...]:
-    return tuple(int(y) for y in re.findall(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)", question))
-
-
-def expand_year(two_digits: int, ref_years: Sequence[int] = ()) -> int:
-    """A two-digit year read in the century nearest to the years the question names, else in
-    the 1900s (SCORING.md clarification 17).
-
-    >>> expand_year(54), expand_year(5, [2010]), expand_year(98, [2002])
-    (1954, 2005, 1998)
-    """
-    if not ref_years:
-        return 1900 + two_digits
-    options = [c + two_digits for c in range(1000, 2200, 100)]
-    return min(options, key=lambda y: (min(abs(y - r) for r in ref_years), y))
-
-
-def _valid(m: int, d: Optional[int]) -> bool:
-    if not 1 <= m <= 12:
-        return False
-    if d is None:
-        return True
-    if not 1 <= d <= 31:
-        return False
-    if m in (4, 6, 9, 11) and d > 30:
-        return False
-    return not (m == 2 and d > 29)
-
-
-def _year(text: str, ref_years: Sequence[int]) -> int:
-    if text[0] in "'’‘":
-        return expand_year(int(text[1:]), ref_years)
-    return int(text)
 
 
 _Reader = Callable[["re.Match[str]"], Optional[DateValue]]
@@ -278,31 +237,31 @@ class _Reading:
         g = m.groupdict()
         if kind == "num":
             a, b = int(g["a"]), int(g["b"])
-            y = _year_of_num(g["y"], self.ref_years)
+            y = year_of_num(g["y"], self.ref_years)
             # Month first, as the dataset writes dates, unless the question asks for day
             # first or the first number cannot be a month.
             if a > 12 or (self.dayfirst and b <= 12):
                 d, mo = a, b
             else:
                 mo, d = a, b
-            return (y, mo, d) if _valid(mo, d) else None
+            return (y, mo, d) if valid_day(mo, d) else None
         if kind in ("ymd", "cjk"):
             y, mo, d = int(g["y"]), int(g["m"]), int(g["d"])
-            return (y, mo, d) if _valid(mo, d) else None
+            return (y, mo, d) if valid_day(mo, d) else None
         if kind == "cjk-ym":
             y, mo = int(g["y"]), int(g["m"])
-            return (y, mo, None) if _valid(mo, None) else None
+            return (y, mo, None) if valid_day(mo, None) else None
         if kind == "cjk-md":
             mo, d = int(g["m"]), int(g["d"])
-            return (None, mo, d) if _valid(mo, d) else None
+            return (None, mo, d) if valid_day(mo, d) else None
         if kind == "cjk-y":
             return (int(g["y"]), None, None)
         if kind == "dum":
             data = load()
             if fold(g["u"]) not in data.month_units or (g["c2"] is not None and fold(g["c2"]) not in data.year_words):
                 return None
-            y, mo, d = _year(g["y"], self.ref_years), int(g["m"]), int(g["d"])
-            return (y, mo, d) if _valid(mo, d) else None
+            y, mo, d = year_of(g["y"], self.ref_years), int(g["m"]), int(g["d"])
+            return (y, mo, d) if valid_day(mo, d) else None
         partial = kind in ("dm", "md")
         if kind == "ymd-word":
             # Year first with a plain year and an English month ("in 1990 May 3 people") is
@@ -314,16 +273,12 @@ class _Reading:
         if month is None:
             return None
         if kind == "my":
-            return (_year(g["y"], self.ref_years), month, None)
+            return (year_of(g["y"], self.ref_years), month, None)
         d = int(g["d"])
         if partial:
-            return (None, month, d) if _valid(month, d) else None
-        y = _year(g["y"], self.ref_years)
-        return (y, month, d) if _valid(month, d) else None
-
-
-def _year_of_num(text: str, ref_years: Sequence[int]) -> int:
-    return expand_year(int(text), ref_years) if len(text) == 2 else int(text)
+            return (None, month, d) if valid_day(month, d) else None
+        y = year_of(g["y"], self.ref_years)
+        return (y, month, d) if valid_day(month, d) else None
 
 
 _DIGIT = re.compile(r"\d")
@@ -384,7 +339,7 @@ def find_dates(
                 taken.add(b, e)
     found.sort(key=lambda t: t[0])
     if not text.isascii() and _THAI.search(text):
-        found = [(s, e, _gregorian(v)) for s, e, v in found]
+        found = [(s, e, gregorian(v)) for s, e, v in found]
     return found
 
 
@@ -392,11 +347,6 @@ def find_dates(
 # then gregorian; 1 BE is 543 BCE): in a text in Thai script a year of 2400 BE (1857) or more
 # is read as that year minus 543 ("17 สิงหาคม 2486" is 17 August 1943).
 _THAI = re.compile("[\u0e01-\u0e5b]")
-
-
-def _gregorian(value: DateValue) -> DateValue:
-    year = value[0]
-    return value if year is None or year < 2400 else (year - 543, value[1], value[2])
 
 
 _LEAD = re.compile(rf"^({WORD})\.?,?\s+")
