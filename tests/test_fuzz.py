@@ -290,7 +290,9 @@ def _not_a_number(s: str) -> bool:
 
 path_text = any_text.filter(_safe_path_text)
 OPTION_VALUES: dict[str, Any] = {
-    "model": st.sampled_from(["fuzz-model", "fuzz-modle", "openai/gpt-4o-mini", "", " "]) | any_text,
+    "model": st.sampled_from(["fuzz-model", "fuzz-modle", "openai/gpt-4o-mini", "", " ", "fuzz-model,fuzz-modle",
+                              "fuzz-model, fuzz-model", ","]) | any_text,
+    "compare-to": st.sampled_from(["", "fuzz-model", "fuzz-modle", " "]) | any_text,
     "domain": st.lists(st.sampled_from(["sky", "", ",", "nobel", "sky,sky"]) | any_text, max_size=3),
     # Never empty here: that is the public split (a download); test_settings has the empty case.
     "dataset": st.sampled_from(["set.jsonl", "nope.csv", "conftest.py"]) | path_text,

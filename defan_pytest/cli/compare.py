@@ -7,9 +7,12 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from defan_pytest.cli.common import UsageError, load, thresholds_for
+from defan_pytest.cli import models
+from defan_pytest.cli.common import UsageError, thresholds_for
 from defan_pytest.gates import regression, thresholds
 from defan_pytest.gates.comparability import comparability
+from defan_pytest.records import ModelsReport
+from defan_pytest.safetext import inline
 
 __all__ = ["add_parser", "run"]
 
@@ -33,16 +36,33 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """The per-domain change and the prompts that flipped; exit 1 when a scope regressed
     (beyond its tolerance and significantly), 0 otherwise, 2 for bad input."""
-    old = load(args.old, "OLD")
-    new = load(args.new, "NEW")
-    problems = comparability(old, new.meta.dataset, new.meta.scorer, new.rows, where=str(args.old))
-    if problems and not args.baseline_force:
-        raise UsageError("; ".join(problems) + "; --baseline-force compares anyway")
-    model = new.meta.model_name
-    limits = thresholds.Thresholds.empty(model=model)
-    if args.thresholds or os.path.lexists("thresholds.toml"):
-        limits = thresholds_for(args.thresholds, None, model, sorted({r.domain for r in new.rows}))
-    comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old), noise=new.meta.repeat)
-    stdout.write(regression.format_comparison(comparison, flipped=50))
-    # The same exit codes as `defan gate --baseline`: 1 when a scope regressed.
-    return 1 if comparison.get("status") == "fail" else 0
+    old, new = models.load_any(args.old, "OLD"), models.load_any(args.new, "NEW")
+    return _compare_models(args, old, new, stdout)
+
+
+def _compare_models(args: argparse.Namespace, old_any: Any, new_any: Any, stdout: TextIO) -> int:
+    """Each model of NEW (one, or several: a report of version 2) against the same model's run
+    in OLD (OLD itself when it is a report of one model); exit 1 when one regressed."""
+    runs = new_any.runs if isinstance(new_any, ModelsReport) else (new_any,)
+    failed = False
+    for new in runs:
+        model = new.meta.model_name
+        name = model or ""
+        old = old_any.run_of(name) if isinstance(old_any, ModelsReport) else old_any
+        if old is None:
+            if len(runs) == 1:
+                raise UsageError(f"OLD {args.old}: no run of model {name!r} (it holds {', '.join(old_any.models)})")
+            stdout.write(f"== {inline(name)}: not compared (OLD holds no run of it) ==\n")
+            continue
+        problems = comparability(old, new.meta.dataset, new.meta.scorer, new.rows, where=str(args.old))
+        if problems and not args.baseline_force:
+            raise UsageError("; ".join(problems) + "; --baseline-force compares anyway")
+        limits = thresholds.Thresholds.empty(model=model)
+        if args.thresholds or os.path.lexists("thresholds.toml"):
+            limits = thresholds_for(args.thresholds, None, model, sorted({r.domain for r in new.rows}))
+        comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old), noise=new.meta.repeat)
+        if isinstance(new_any, ModelsReport):
+            stdout.write(f"== {inline(name)} ==\n")
+        stdout.write(regression.format_comparison(comparison, flipped=50))
+        failed = failed or comparison.get("status") == "fail"
+    return 1 if failed else 0

@@ -8,6 +8,7 @@ re-judged report.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,7 +16,9 @@ from defan_pytest.cli.common import (
     PROG, add_format_options, baseline_for, check_outputs, inputs_of, judge, judged_context, load, outputs_of,
     thresholds_for, verdicts_line, write,
 )
-from defan_pytest.report import builder
+from defan_pytest.cli import models
+from defan_pytest.records import ModelsReport
+from defan_pytest.report import builder, formats
 
 __all__ = ["add_parser", "run"]
 
@@ -48,7 +51,16 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                        ("the baseline report", args.baseline))
     outputs = outputs_of(args, {"json": ("--json", args.json)})
     check_outputs(outputs, inputs, args.force)
-    report = load(args.report, "report")
+    loaded = models.load_any(args.report, "report")
+    if isinstance(loaded, ModelsReport):  # several models: each judged, then compared again
+        both, failed, lines = models.rejudge(loaded.runs, args, loaded.compare_to, "defan gate", stdout)
+        context = formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force", annotation_lines=lines,
+                                  annotate=lambda line: print(line, file=stdout), environ=os.environ)
+        if write(both, outputs, context, stderr) is None:  # type: ignore[arg-type]
+            return 2
+        stdout.write(f"{PROG}: {models.verdicts_line(both)}\n")
+        return 1 if failed else 0
+    report = loaded
     meta, rows = report.meta, report.rows
     limits = thresholds_for(args.thresholds, report, meta.model_name, sorted({r.domain for r in rows}),
                             label=f"report {args.report}")

@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
-from defan_pytest.cli.common import PROG, baseline_for, check_outputs, inputs_of, load, write
+from defan_pytest.cli import models
+from defan_pytest.cli.common import PROG, UsageError, baseline_for, check_outputs, inputs_of, write
+from defan_pytest.records import ModelsReport
 from defan_pytest.report import formats
 from defan_pytest.safetext import printable
 
@@ -34,7 +36,17 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     inputs = inputs_of(("the report", args.report), ("the baseline report", args.baseline))
     outputs = {"html": formats.Output("-o", str(args.output), args.output)}
     check_outputs(outputs, inputs, args.force)
-    report = load(args.report, "report")
+    loaded = models.load_any(args.report, "report")
+    if isinstance(loaded, ModelsReport):  # several models: side by side, each model compared with compare_to
+        if args.baseline is not None:
+            raise UsageError(f"--baseline: {args.report} holds {len(loaded.runs)} models' runs; compare them model by "
+                             "model with defan compare, or show them side by side without --baseline")
+        if write(loaded, outputs, formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force"),  # type: ignore[arg-type]
+                 stderr) is None:
+            return 2
+        print(f"{PROG}: wrote {printable(str(args.output))} ({len(loaded.runs)} models side by side)", file=stderr)
+        return 0
+    report = loaded
     old = baseline_for(args.baseline, report.meta.dataset, report.meta.scorer, report.rows, args.baseline_force)
     context = formats.Context(
         inputs=tuple(inputs), force=args.force, force_hint="--force", baseline=old,

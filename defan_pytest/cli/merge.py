@@ -8,16 +8,20 @@ missing or duplicated shard, or a mix of sharded and unsharded reports.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
-from typing import Any, List, TextIO
+from typing import Any, List, TextIO, Tuple
 
 from defan_pytest.cli.common import (
     PROG, add_format_options, baseline_for, check_outputs, inputs_of, judge, judged_context, load, outputs_of,
     thresholds_for, verdicts_line, write,
 )
+from defan_pytest.cli import models
 from defan_pytest.dataset.shards import ShardError
+from defan_pytest.metrics.summary import summarize
+from defan_pytest.records import ModelsReport, Report
 from defan_pytest.errors import format_problems
-from defan_pytest.report import builder, merge
+from defan_pytest.report import builder, formats, merge
 from defan_pytest.safetext import inline
 
 __all__ = ["add_parser", "run"]
@@ -57,7 +61,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     )
     outputs = outputs_of(args, {"json": ("-o", args.output), "html": ("--html", args.html)})
     check_outputs(outputs, inputs, args.force)
-    loaded = [(str(p), load(p, "shard report")) for p in paths]
+    every = [(str(p), models.load_any(p, "shard report")) for p in paths]
+    several = [name for name, r in every if isinstance(r, ModelsReport)]
+    if several:
+        return _merge_models(args, every, outputs, inputs, stdout, stderr)
+    loaded = [(name, r) for name, r in every if isinstance(r, Report)]
     try:
         combined = merge.combine(loaded)
     except ShardError as exc:
@@ -83,3 +91,36 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 2
     stdout.write(f"{PROG}: merged {combined.count} shards ({len(rows):,} prompts): {verdicts_line(judged.report)}\n")
     return 1 if judged.failed else 0
+
+
+def _merge_models(args: argparse.Namespace, every: List[Tuple[str, Any]], outputs: Any, inputs: Any,
+                  stdout: TextIO, stderr: TextIO) -> int:
+    """Shards of a run of several models: each model's shards combined, every model judged
+    and compared again with ``compare_to`` (the shards must all hold the same models)."""
+    one = [name for name, r in every if not isinstance(r, ModelsReport)]
+    first = every[0][1] if isinstance(every[0][1], ModelsReport) else next(r for _n, r in every if isinstance(r, ModelsReport))
+    others = [name for name, r in every if isinstance(r, ModelsReport) and r.models != first.models]
+    if one or others:
+        problems = [f"{n}: a report of one model among shards of several ({', '.join(first.models)})" for n in one]
+        problems += [f"{n}: holds other models than the first shard ({', '.join(first.models)})" for n in others]
+        print(format_problems(problems, f"{PROG} merge: nothing was merged"), file=stderr)
+        return 2
+    runs = []
+    for model in first.models:
+        try:
+            combined = merge.combine([(name, r.run_of(model)) for name, r in every])
+        except ShardError as exc:
+            print(format_problems(exc.problems, f"{PROG} merge: nothing was merged ({inline(model)})"), file=stderr)
+            return 2
+        recorded = first.run_of(model)
+        runs.append(builder.build_report(
+            combined.rows, summarize(combined.rows), combined.meta, usage=combined.usage,
+            thresholds=recorded.thresholds if recorded is not None else None,  # the limits the shards record
+        ))
+    both, failed, lines = models.rejudge(runs, args, first.compare_to, "defan merge", stdout, created=builder.now())
+    context = formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force", annotation_lines=lines,
+                              annotate=lambda line: print(line, file=stdout), environ=os.environ)
+    if write(both, outputs, context, stderr) is None:  # type: ignore[arg-type]
+        return 2
+    stdout.write(f"{PROG}: merged {len(every)} shards of {len(runs)} models: {models.verdicts_line(both)}\n")
+    return 1 if failed else 0

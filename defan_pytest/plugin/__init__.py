@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import pytest
 
 from defan_pytest.plugin import hookspecs, integrations
+from defan_pytest.settings import model_names
 from defan_pytest.settings.options import OPTIONS
 
 if TYPE_CHECKING:
@@ -62,8 +63,9 @@ def option_values(config: pytest.Config) -> Dict[str, Any]:
 
 def pytest_configure(config: pytest.Config) -> None:
     values = option_values(config)
-    if not values["model"]:
-        if isinstance(values["model"], str):
+    names = model_names(values["model"])
+    if not names:
+        if values["model"] not in (None, []):
             # Given, but empty (--defan-model=$MODEL with the variable unset): running without
             # the plugin would pass a CI job that was meant to gate a model.
             raise pytest.UsageError(
@@ -76,7 +78,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # in every session (tests/test_plugin.py checks what a session without --defan-model loads).
     from defan_pytest.plugin.session import DefanPlugin
 
-    config.stash[SESSION] = DefanPlugin.start(config, values)
+    if len(names) == 1:
+        config.stash[SESSION] = DefanPlugin.start(config, dict(values, model=names[0]))
+        return
+    # lazy: start-up. A session of several models only.
+    from defan_pytest.plugin import models
+
+    config.stash[SESSION] = models.start(config, values, names)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

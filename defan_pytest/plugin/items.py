@@ -22,7 +22,7 @@ from defan_pytest.safetext import printable
 from defan_pytest.verdicts import RIGHT, outcome_of
 
 __all__ = [
-    "OUTCOME_PROPERTY", "PROPERTY", "REPEATS_PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
+    "ComparedFailure", "ComparedItem", "OUTCOME_PROPERTY", "PROPERTY", "REPEATS_PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
     "PromptItem", "RegressionFailure", "RegressionItem", "in_repository", "record_of", "repeats_of",
 ]
 
@@ -249,3 +249,15 @@ class RegressionItem(DefanItem):
         if bad:
             return "\n".join(bad), ""
         return None, "\n".join(str(c.get("message")) for c in self.changes.values())
+
+
+class ComparedFailure(RegressionFailure):
+    """A model is worse than the one it is compared with (``--defan-compare-to``)."""
+
+
+class ComparedItem(RegressionItem):
+    """A model against the one ``--defan-compare-to`` names, on one scope: the regression
+    gate's paired test, with the other model's answers to the same prompts as the baseline."""
+
+    failure = ComparedFailure
+    section = "defan compared"

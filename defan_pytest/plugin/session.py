@@ -13,21 +13,18 @@ from __future__ import annotations
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Generator, List, Optional, Tuple, Union
 
 import pytest
 
 from defan_pytest.dataset import DOMAINS
 from defan_pytest.errors import format_problems
-from defan_pytest.gates import regression
-from defan_pytest.gates.level import Verdict
 from defan_pytest.plugin import integrations
 from defan_pytest.plugin.interrupt import kept_on_interrupt
 from defan_pytest.plugin.outputs import ReportWriters
-from defan_pytest.plugin.items import (
-    DefanCollector, DefanItem, GateItem, PromptItem, RegressionItem, NOTES_PROPERTY, notes_of, record_of, repeats_of,
-)
+from defan_pytest.plugin.items import DefanCollector, PromptItem, NOTES_PROPERTY, notes_of, record_of, repeats_of
 from defan_pytest.plugin.terminal import Terminal
+from defan_pytest.plugin.verdict_tests import VerdictTests
 from defan_pytest.report.formats import FORMATS
 from defan_pytest.run import Run, Worker
 from defan_pytest.scoring import ner
@@ -49,15 +46,21 @@ def worker_of(config: pytest.Config) -> Worker:
     )
 
 
-class DefanPlugin:
+class DefanPlugin(VerdictTests):
     """The hooks of one DefAn run (see the module docstring)."""
 
-    def __init__(self, config: pytest.Config, run: Run) -> None:
+    def __init__(self, config: pytest.Config, run: Run, lane: Optional[str] = None) -> None:
         self.config = config
         self.run = run
+        #: In a session of several models, the model this plugin asks (its tests are
+        #: ``defan::<model>::...``, and :mod:`defan_pytest.plugin.models` ends the run); ``None``: one model.
+        self.lane = lane
+        self.node = "defan" if lane is None else f"defan::{lane}"
+        #: The plugin of the model this one is compared with (``--defan-compare-to``), if any.
+        self.versus: Optional["DefanPlugin"] = None
         self.worker = worker_of(config)
         self.notes_sent = len(run.notes)  # of run.notes, by an xdist worker (fresh_notes): the plan's are everywhere
-        self.terminal = Terminal(config, run, self.worker)
+        self.terminal = Terminal(config, run, self.worker, node=self.node)
         self.watcher: Any = None
         self.started = time.time()
         self.session: Optional[pytest.Session] = None
@@ -66,14 +69,36 @@ class DefanPlugin:
         self.counted = False
         self.integrations: Dict[str, integrations.Integration] = {}
         self.details = False  # each prompt's verdict in words, where a report shows it (a little per item)
+        self.owns_integrations = True
+        #: A session of several models: every model's plugin (on the first one), and the
+        #: plugins the first one unregisters with itself.
+        self.lanes: List["DefanPlugin"] = [self]
+        self.companions: List[Any] = []
 
     @classmethod
     def start(cls, config: pytest.Config, values: Dict[str, Any]) -> "DefanPlugin":
         """Configure the run from the options' raw ``values`` (every problem is one usage
         error, before any call) and register its plugins."""
+        settings, problems = cls.settings_of(config, values)
+        try:
+            run = Run.configure(settings, problems, pick_backend=cls.backend_picker(config))
+        except ConfigError as exc:
+            raise pytest.UsageError(format_problems(exc.problems, "defan-pytest: configuration")) from None
+        return cls.register(config, run)
+
+    @staticmethod
+    def backend_picker(config: pytest.Config) -> Callable[[Any, str], Any]:
+        """The plugins' choice of model backend (``pytest_defan_backend``)."""
+        return lambda model, call_path: config.hook.pytest_defan_backend(config=config, model=model, call_path=call_path)
+
+    @staticmethod
+    def settings_of(config: pytest.Config, values: Dict[str, Any]) -> Tuple[Settings, List[str]]:
+        """The settings of the options' raw ``values`` and their problems (an xdist worker
+        neither compares with a baseline nor writes a report)."""
         config.addinivalue_line("markers", "defan: a DefAn prompt or gate verdict")
         config.addinivalue_line("markers", "defan_gate: a verdict of the DefAn gate")
         config.addinivalue_line("markers", "defan_regression: a verdict of the DefAn regression gate")
+        config.addinivalue_line("markers", "defan_compared: a model judged against another (--defan-compare-to)")
         is_worker = hasattr(config, "workerinput")
         if is_worker:
             # Only the controller compares with the baseline and writes the report.
@@ -81,30 +106,40 @@ class DefanPlugin:
             for output in FORMATS:
                 if output.option:
                     values[output.option] = None
-        settings, problems = Settings.parse(
-            values, root=Path(str(config.rootpath)), invocation_dir=Path(config.invocation_params.dir)
-        )
-        try:
-            run = Run.configure(settings, problems, pick_backend=lambda model, call_path: config.hook.pytest_defan_backend(
-                config=config, model=model, call_path=call_path))
-        except ConfigError as exc:
-            raise pytest.UsageError(format_problems(exc.problems, "defan-pytest: configuration")) from None
+        return Settings.parse(values, root=Path(str(config.rootpath)), invocation_dir=Path(config.invocation_params.dir))
+
+    @classmethod
+    def register(cls, config: pytest.Config, run: Run, lane: Optional[str] = None,
+                 shared: Optional[Dict[str, integrations.Integration]] = None) -> "DefanPlugin":
+        """Register the plugin of a configured run (``lane``: its model, in a session of
+        several; ``shared``: the integrations the first model's plugin started, which every
+        model's tests use)."""
         for d in sorted(set(DOMAINS) | {r.domain for r in run.rows}):
             config.addinivalue_line("markers", f"defan_{d}: DefAn prompts of the {d} domain")
+        is_worker = hasattr(config, "workerinput")
         if is_worker:
             run.run_id = config.workerinput.get("defan_run_id", "")  # type: ignore[attr-defined]
-        plugin = cls(config, run)
-        config.pluginmanager.register(plugin, "defan-session")
-        config.pluginmanager.register(plugin.terminal, "defan-terminal")
-        if not is_worker:
+        plugin = cls(config, run, lane)
+        suffix = "" if lane is None else f"[{lane}]"
+        config.pluginmanager.register(plugin, "defan-session" + suffix)
+        config.pluginmanager.register(plugin.terminal, "defan-terminal" + suffix)
+        if not is_worker and lane is None:  # several models: one report of them all (plugin.models)
             config.pluginmanager.register(ReportWriters(run, plugin._annotate), "defan-outputs")
-        plugin.integrations = integrations.start(config, run)
+        plugin.owns_integrations = shared is None
+        plugin.integrations = integrations.start(config, run) if shared is None else shared
         plugin.details = any(i.details for i in plugin.integrations.values())
         return plugin
 
     def stop(self) -> None:
         """Unregister the run's plugins (the session has ended)."""
-        integrations.stop(self.config, self.integrations)
+        for companion in self.companions:
+            if isinstance(companion, DefanPlugin):
+                companion.stop()
+            else:
+                self.config.pluginmanager.unregister(companion)
+        self.companions = []
+        if self.owns_integrations:
+            integrations.stop(self.config, self.integrations)
         self.integrations = {}
         self.config.pluginmanager.unregister(self.terminal)
         writers = self.config.pluginmanager.get_plugin("defan-outputs")
@@ -121,7 +156,12 @@ class DefanPlugin:
         return fresh
 
     def header_lines(self) -> List[str]:
-        """The model, the size of the run and which scorer runs (rules only, or which pipeline)."""
+        """The model, the size of the run and which scorer runs (rules only, or which pipeline);
+        in a session of several models, each model's lines."""
+        return [line for lane in self.lanes for line in lane.own_header_lines()]
+
+    def own_header_lines(self) -> List[str]:
+        """:meth:`header_lines` of this plugin's run alone."""
         run = self.run
         scopes = [*dict.fromkeys(r.domain for r in run.rows), "overall"]
         return [
@@ -136,7 +176,7 @@ class DefanPlugin:
     @pytest.hookimpl(wrapper=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: List[pytest.Item]) -> Generator[None, None, None]:
         """Add one item per selected prompt before -k, -m, --deselect and --lf filter the list."""
-        parent = DefanCollector.from_parent(session, name="defan", nodeid="defan")
+        parent = self.collector(session)
         made: List[pytest.Item] = []
         for i, row in enumerate(self.run.rows):
             item = PromptItem.from_parent(parent, name=row.id, row=row, index=i, plugin=self)
@@ -150,6 +190,10 @@ class DefanPlugin:
         self.config.hook.pytest_collectreport(report=pytest.CollectReport(parent.nodeid, "passed", None, result))
         return (yield)
 
+    def collector(self, session: pytest.Session) -> DefanCollector:
+        """The parent of this run's tests: node id ``defan`` (``defan::<model>`` in a session of several)."""
+        return DefanCollector.from_parent(session, name=self.lane or "defan", nodeid=self.node)
+
     def _mark(self, item: pytest.Item) -> None:
         """The marks the other plugins' integrations give every DefAn test."""
         for integration in self.integrations.values():
@@ -160,7 +204,12 @@ class DefanPlugin:
 
     def start_pool(self, selected: List[PromptItem]) -> None:
         """Start asking every selected prompt."""
-        self.run.start_pool([it.row for it in selected], self.worker)
+        if self.run.pool is None:
+            self.run.start_pool([it.row for it in selected], self.worker)
+
+    def selected(self, session: pytest.Session) -> List[PromptItem]:
+        """This run's prompts among the session's items (after -k, -m, --deselect, ...)."""
+        return [it for it in session.items if isinstance(it, PromptItem) and it.plugin is self]
 
     def _prefetch(self, session: pytest.Session) -> None:
         """Ask the model every selected prompt before the items run, through one pool.
@@ -168,11 +217,11 @@ class DefanPlugin:
         Items then only score.  A serial run shows the progress itself; a worker publishes it in
         the cache for the controller.
         """
-        selected = [it for it in session.items if isinstance(it, PromptItem)]
+        selected = self.selected(session)
         if not selected:
             return
         run = self.run
-        if not self.worker.is_worker:
+        if not self.worker.is_worker and run.pool is None:
             self.terminal.write_estimate([it.row for it in selected])  # before the first call
         self.start_pool(selected)
         printer = None if self.worker.is_worker else self.terminal.progress(run.pool.stats.snapshot)
@@ -243,8 +292,8 @@ class DefanPlugin:
             # item: it asked prompts another worker's items read): xdist hands workeroutput to
             # the controller's pytest_testnodedown.
             self.config.workeroutput[NOTES_PROPERTY] = self.fresh_notes()  # type: ignore[attr-defined]
-        elif not session.config.option.collectonly:  # nothing ran: no figures, no gate, no report
-            self._finish(session)
+        elif not session.config.option.collectonly and self.lane is None:  # nothing ran: no figures, no gate, no report
+            self._finish(session)  # (several models: plugin.models ends every model's run)
         return result
 
     @pytest.hookimpl(optionalhook=True)
@@ -259,38 +308,6 @@ class DefanPlugin:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
 
-    def _plan(self) -> List[Tuple[str, str]]:
-        """The verdict tests the run will end with: ``("gate", scope)`` for every scope the
-        thresholds set a limit for, ``("regression", scope)`` for every scope with a baseline."""
-        if self.planned is None:
-            run = self.run
-            domains = list(dict.fromkeys(r.domain for r in run.rows))
-            scopes = [*domains, "overall"]
-            planned: List[Tuple[str, str]] = []
-            t = run.thresholds
-            if t is not None:
-                for scope in scopes:
-                    limits = t.for_overall() if scope == "overall" else t.for_domain(scope)
-                    if not limits.is_empty:
-                        planned.append(("gate", scope))
-            if run.baseline is not None:
-                planned.extend(("regression", scope) for scope in scopes)
-            self.planned = planned
-        return self.planned
-
-    def _count_verdict_tests(self) -> None:
-        """Count the verdict tests into the session's total (once): pytest and xdist set the
-        total when collection ends, and a total that grew afterwards would make the progress
-        percentage fall back when the gate's tests run."""
-        if self.counted or self.session is None or self.worker.is_worker:
-            return
-        self.counted = True
-        extra = len(self._plan())
-        self.session.testscollected += extra
-        tr = self.terminal.reporter
-        if tr is not None and hasattr(tr, "tests_count"):  # pytest-sugar's progress bar
-            tr.tests_count += extra
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         # The first item result ends the call phase: close the progress line before the
@@ -304,6 +321,8 @@ class DefanPlugin:
         # A rerun attempt (pytest-rerunfailures) is not a result: only the final report counts.
         if report.when != "call" or self.worker.is_worker or report.outcome == "rerun":
             return
+        if self.lane is not None and not report.nodeid.startswith(self.node + "::"):
+            return  # another model's test
         for note in notes_of(report):
             if note not in self.run.notes:
                 self.run.notes.append(note)
@@ -316,8 +335,14 @@ class DefanPlugin:
 
     def _finish(self, session: pytest.Session) -> None:
         """The figures, the gate, the regression gate, their tests and the reports."""
+        self.settle()
+        self.judge(session)
+        if self.run.summary is not None:
+            session.config.hook.pytest_defan_report(config=session.config, report=self.run.report())
+
+    def settle(self) -> None:
+        """The figures and the gates' verdicts, from every record (controller)."""
         run = self.run
-        config = session.config
         self._count_verdict_tests()
         if run.fatal is None and len(run.records) < len(run.rows) and not run.settings.gate_narrowed:
             # -k, -m, --deselect, --lf, a path or pytest-split ran part of the selection: the
@@ -332,6 +357,10 @@ class DefanPlugin:
         run.finish()
         if run.fatal is None and run.records:
             run.compare()
+
+    def judge(self, session: pytest.Session) -> None:
+        """The gates' verdicts as tests, and the summary hook (after :meth:`settle`)."""
+        run, config = self.run, session.config
         # The gate's verdicts are tests of their own, run here on the controller through the
         # standard protocol: in the terminal, in --junitxml, in every reporting plugin and in the
         # exit code, like any test.
@@ -339,52 +368,6 @@ class DefanPlugin:
         for i, item in enumerate(items):
             config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
         config.hook.pytest_defan_summary(config=config, summary=run.summary, verdicts=run.verdicts)
-        if run.summary is not None:
-            config.hook.pytest_defan_report(config=config, report=run.report())
-
-    def _verdict_items(self, session: pytest.Session) -> List[DefanItem]:
-        """The gate's and the regression gate's tests, in the planned order; those that cannot
-        judge are marked skipped, with the reason (reported at the gate's own location)."""
-        run = self.run
-        by_scope: Dict[str, List[Verdict]] = {}
-        for v in run.verdicts:
-            by_scope.setdefault(v.scope, []).append(v)
-        skip = run.gate_skipped
-        if run.fatal is not None:
-            skip = f"not judged: the run stopped ({run.fatal})"
-        parent = DefanCollector.from_parent(session, name="defan", nodeid="defan")
-        items: List[DefanItem] = []
-        for kind, scope in self._plan():
-            item: DefanItem
-            if kind == "gate":
-                verdicts = by_scope.get(scope, [])
-                item = GateItem.from_parent(
-                    parent, name=f"gate[{scope}]", scope=scope, verdicts=verdicts,
-                    source=run.thresholds_source, line=run.thresholds_line(scope, verdicts),
-                )
-                item.add_marker("defan_gate")
-                reason = skip
-                if reason is None and scope != "overall" and scope not in (run.summary or {}).get("domains", {}):
-                    reason = "no prompt of this domain ran"
-            else:
-                changes: Mapping[str, Any] = ((run.comparison or {}).get("scopes") or {}).get(scope, {})
-                item = RegressionItem.from_parent(
-                    parent, name=f"regression[{scope}]", scope=scope, changes=changes,
-                    source=run.thresholds_source, line=run.regression_line(scope, changes),
-                )
-                item.add_marker("defan_regression")
-                reason = skip or (run.comparison or {}).get("reason")
-                shared = ((run.comparison or {}).get("shared") or {}).get(scope)
-                if reason is None and not changes:
-                    reason = "no prompt of this scope in both runs"
-                elif reason is None and shared is not None and not shared.get("judged"):
-                    reason = regression.not_judged_reason(scope, shared)
-            item.add_marker("defan")
-            if reason is not None:
-                item.add_marker(pytest.mark.skip(reason=reason))
-            self._mark(item)
-            items.append(item)
-        return items
 
     def _annotate(self) -> Optional[Callable[[str], None]]:
         """Where the GitHub step's ``::error`` annotations go: the terminal summary, unless

@@ -88,10 +88,11 @@ def status(report: Any, verbose: bool = False) -> Optional[Status]:
 class Terminal:
     """The terminal output of one run, registered as ``defan-terminal`` beside the run's plugin."""
 
-    def __init__(self, config: pytest.Config, run: Run, worker: Worker) -> None:
+    def __init__(self, config: pytest.Config, run: Run, worker: Worker, node: str = "defan") -> None:
         self.config = config
         self.run = run
         self.worker = worker
+        self.node = node  # the node id of the run's tests' parent (defan::<model> with several models)
         #: The ``::error`` lines of GitHub Actions, printed at the end of the summary.
         self.annotations: List[str] = []
         verbosity = config.get_verbosity() if hasattr(config, "get_verbosity") else config.option.verbose
@@ -263,7 +264,7 @@ class Terminal:
         failed = {getattr(r, "nodeid", "") for r in (getattr(tr, "stats", {}) or {}).get("failed", ())}
         for scope, mets in (comp.get("scopes") or {}).items():
             regressed = [name for name, change in mets.items() if change.get("regressed")]
-            node = f"defan::regression[{scope}]"
+            node = f"{self.node}::regression[{scope}]"
             said = node in failed and tr.config.option.tbstyle not in ("no", "line")
             if said and regressed:
                 labels = ", ".join(METRICS[m].label if m in METRICS else m for m in regressed)

@@ -7,6 +7,8 @@
 * :class:`ReportMeta` and its parts (:class:`ModelMeta`, :class:`DatasetMeta`,
   :class:`ScorerMeta`, :class:`Selection`, :class:`Calls`, :class:`Merged`): who made a report,
   from what, and how.
+* :class:`ModelsReport`: several models' runs of one session (schema version 2), each a
+  :class:`Report`.
 * :class:`Report`: the whole report (schema ``defan_pytest/report/report.schema.json``, the
   contract), built by :mod:`defan_pytest.report.builder` and read back by
   :func:`defan_pytest.report.schema.load_report`.
@@ -16,7 +18,7 @@ Each has ``to_json()`` (the report's JSON, keys in the report's order) and ``fro
 after the known ones.  :func:`error_kind` and :func:`error_kinds` say what kind of failure a call
 error is, in one place; :func:`row_problems` what makes a saved report's rows other than one
 prompt each (an id twice, a domain or group that is not its id's).  The base layer: imports nothing of the package.  A module a concern:
-``kinds``, ``prompt``, ``rows``, ``report`` (and ``common``, what they share).
+``kinds``, ``prompt``, ``rows``, ``report``, ``models`` (and ``common``, what they share).
 
 >>> rec = ScoredRecord("nobel-q0001-p00", "nobel", "nobel-q0001", "name", claim="Marie Curie",
 ...                    aligned=True, correct=True)
@@ -30,6 +32,7 @@ True
 from __future__ import annotations
 
 from defan_pytest.records.kinds import ErrorKinds, error_kind, error_kinds
+from defan_pytest.records.models import MODELS_SCHEMA_VERSION, ModelsReport, model_of
 from defan_pytest.records.prompt import ScoredRecord
 from defan_pytest.records.report import (
     SCHEMA, SCHEMA_VERSION, Calls, DatasetMeta, Merged, ModelMeta, Report, ReportMeta, ScorerMeta, Selection,
@@ -37,6 +40,7 @@ from defan_pytest.records.report import (
 from defan_pytest.records.rows import row_problems
 
 __all__ = [
+    "MODELS_SCHEMA_VERSION",
     "SCHEMA",
     "SCHEMA_VERSION",
     "Calls",
@@ -44,6 +48,7 @@ __all__ = [
     "ErrorKinds",
     "Merged",
     "ModelMeta",
+    "ModelsReport",
     "Report",
     "ReportMeta",
     "ScoredRecord",
@@ -51,5 +56,6 @@ __all__ = [
     "Selection",
     "error_kind",
     "error_kinds",
+    "model_of",
     "row_problems",
 ]

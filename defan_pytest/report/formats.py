@@ -170,6 +170,8 @@ class HtmlReport(FileFormat):
         # every pytest start, imports this module).
         from defan_pytest.report import html
 
+        if getattr(report, "runs", None) is not None:  # several models (a ModelsReport): side by side
+            return html.render_models(report)
         return html.render(report, baseline=context.baseline, baseline_path=context.baseline_path)
 
 
@@ -189,11 +191,14 @@ class GithubActions:
     def write(self, report: Report, output: Optional[Output], context: Context) -> Optional[Path]:
         written = None
         target = context.environ.get("GITHUB_STEP_SUMMARY")
+        runs = getattr(report, "runs", None)  # several models (a ModelsReport): one table, each model's breaches
         if target:
-            written = github.append_step_summary(github.step_summary(report), target, inputs=context.inputs)
+            text = github.models_step_summary(report) if runs is not None else github.step_summary(report)  # type: ignore[arg-type]
+            written = github.append_step_summary(text, target, inputs=context.inputs)
         if context.environ.get("GITHUB_ACTIONS") == "true" and context.annotate is not None:
-            for line in github.error_annotations(report, context.annotation_lines):
-                context.annotate(line)
+            for run in runs if runs is not None else (report,):
+                for line in github.error_annotations(run, context.annotation_lines):
+                    context.annotate(line)
         return written
 
 

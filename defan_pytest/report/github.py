@@ -34,9 +34,9 @@ from defan_pytest.verdicts import (
 )
 
 if TYPE_CHECKING:  # the records load when a report is made, not on every pytest start
-    from defan_pytest.records import Report
+    from defan_pytest.records import ModelsReport, Report
 
-__all__ = ["error_annotations", "append_step_summary", "escape_data", "escape_property", "step_summary"]
+__all__ = ["error_annotations", "append_step_summary", "escape_data", "escape_property", "models_step_summary", "step_summary"]
 
 #: At most this many flipped prompts are listed in the summary (the report has them all).
 TOP_FLIPPED = 10
@@ -207,6 +207,23 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
             )
     lines.append("")
     return lines
+
+
+def models_step_summary(report: ModelsReport) -> str:
+    """The Markdown summary of several models' runs: the domains-by-models table, each model
+    against ``compare_to``, then each model's own summary (folded)."""
+    # lazy: start-up. The table's module loads the records, which a pytest start must not (formats import this).
+    from defan_pytest.report.models import comparison_lines, markdown_table
+
+    failed = report.failed
+    icon = "❌" if failed else "✅" if all(r.gate_status == "pass" for r in report.runs) else "⚠️"
+    lines = [f"## {icon} DefAn: {len(report.runs)} models", "", *markdown_table(report), ""]
+    compared = comparison_lines(report, prefix="- ")
+    if compared:
+        lines += [f"### Against {_cell(report.compare_to, 80)}", "", *(_cell(x, 400) for x in compared), ""]
+    for run in report.runs:
+        lines += ["<details>", f"<summary>{_cell(run.meta.model_name or '', 80)}</summary>", "", step_summary(run), "</details>", ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def error_annotations(report: Report, lines_of: Mapping[str, int] | None = None) -> list[str]:

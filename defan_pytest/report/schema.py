@@ -21,10 +21,11 @@ from typing import Any
 from defan_pytest.dataset import reader
 from defan_pytest.dataset.domains import DOMAINS
 from defan_pytest.errors import DefanError
-from defan_pytest.records import SCHEMA, SCHEMA_VERSION, Report, row_problems
+from defan_pytest.records import MODELS_SCHEMA_VERSION, SCHEMA, SCHEMA_VERSION, ModelsReport, Report, row_problems
 
 __all__ = [
     "BaselineError",
+    "load_any",
     "load_report",
     "schema",
     "validate_report",
@@ -94,15 +95,9 @@ def _identity_problems(data: Mapping[str, Any]) -> list[str]:
                         limit=_SHOWN)
 
 
-def load_report(path: str | Path, what: str = "report") -> Report:
-    """Read the report at ``path``, check it against the schema and read it into a
-    :class:`~defan_pytest.records.Report`.
-
-    Raises :class:`BaselineError` naming the file: missing, not a regular file (a FIFO, a
-    device), too large, not JSON (nested too deeply, NaN or Infinity, a key twice), not a
-    defan-pytest report, a schema version this code does not read, not valid against the
-    schema, or rows whose ids are not unique or do not match their domain and group.
-    """
+def _checked(path: str | Path, what: str) -> tuple[Path, dict[str, Any]]:
+    """The JSON of the report at ``path`` (either version), checked; :class:`BaselineError`
+    naming the file otherwise (see :func:`load_report`)."""
     p = Path(path).expanduser()
     data = _read(p, what)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -113,9 +108,10 @@ def load_report(path: str | Path, what: str = "report") -> Report:
             )
         raise BaselineError(f"{what} {p}: not a defan-pytest report (no \"schema\": \"{SCHEMA}\")")
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in (SCHEMA_VERSION, MODELS_SCHEMA_VERSION) or isinstance(version, bool):
         raise BaselineError(
-            f"{what} {p}: schema version {repr(version)[:40]}; this defan-pytest reads version {SCHEMA_VERSION}"
+            f"{what} {p}: schema version {repr(version)[:40]}; this defan-pytest reads versions "
+            f"{SCHEMA_VERSION} (one model) and {MODELS_SCHEMA_VERSION} (several)"
         )
     problems = validate_report(data)
     if problems:
@@ -123,10 +119,61 @@ def load_report(path: str | Path, what: str = "report") -> Report:
             f"{what} {p}: does not match the report schema:\n  - " + "\n  - ".join(problems),
             [f"{what} {p}: {x}" for x in problems],
         )
-    problems = _identity_problems(data)
+    runs = data["runs"] if version == MODELS_SCHEMA_VERSION else [data]
+    problems = _models_problems(data) if version == MODELS_SCHEMA_VERSION else []
+    for i, run in enumerate(runs):
+        where = f"runs/{i}: " if version == MODELS_SCHEMA_VERSION else ""
+        problems.extend(where + x for x in _identity_problems(run))
     if problems:
         raise BaselineError(
             f"{what} {p}: rows that do not each name one prompt:\n  - " + "\n  - ".join(problems),
             [f"{what} {p}: {x}" for x in problems],
         )
+    return p, data
+
+
+def _models_problems(data: Mapping[str, Any]) -> list[str]:
+    """What the schema cannot say of a report of several models: ``models`` names the runs'
+    models in order, ``compare_to`` and every comparison name one of them."""
+    named = [str(((r.get("meta") or {}).get("model") or {}).get("name") or "") for r in data["runs"]]
+    problems = []
+    if list(data["models"]) != named:
+        problems.append(f"models: {data['models']!r} are not the runs' models {named!r}")
+    compare_to = data.get("compare_to")
+    if compare_to is not None and compare_to not in named:
+        problems.append(f"compare_to: {compare_to!r} is not one of the runs' models ({', '.join(named)})")
+    problems.extend(f"comparisons/{k}: not one of the runs' models" for k in data.get("comparisons") or {} if k not in named)
+    return problems
+
+
+def load_any(path: str | Path, what: str = "report") -> Report | ModelsReport:
+    """Read the report at ``path`` of either version: a :class:`~defan_pytest.records.Report`
+    (one model, version 1) or a :class:`~defan_pytest.records.ModelsReport` (several, version
+    2); checked as :func:`load_report` says."""
+    _, data = _checked(path, what)
+    if data.get("schema_version") == MODELS_SCHEMA_VERSION:
+        return ModelsReport.from_json(data)
     return Report.from_json(data)
+
+
+def load_report(path: str | Path, what: str = "report", model: str | None = None) -> Report:
+    """Read the report at ``path``, check it against the schema and read it into a
+    :class:`~defan_pytest.records.Report`.
+
+    Raises :class:`BaselineError` naming the file: missing, not a regular file (a FIFO, a
+    device), too large, not JSON (nested too deeply, NaN or Infinity, a key twice), not a
+    defan-pytest report, a schema version this code does not read, not valid against the
+    schema, or rows whose ids are not unique or do not match their domain and group.
+
+    A report of several models (version 2) gives the run of ``model``; without one, or when it
+    holds no run of that model, :class:`BaselineError` lists the models it holds.
+    """
+    p, data = _checked(path, what)
+    if data.get("schema_version") != MODELS_SCHEMA_VERSION:
+        return Report.from_json(data)
+    both = ModelsReport.from_json(data)
+    run = both.run_of(model) if model is not None else None
+    if run is None:
+        wanted = f"no run of model {model!r}" if model is not None else "the runs of several models; name one"
+        raise BaselineError(f"{what} {p}: {wanted} (it holds {', '.join(both.models)})")
+    return run

@@ -17,6 +17,10 @@ The steps, in the order a run takes them::
     run.finish()                   domain figures and the gate's verdicts (controller only)
     run.compare()                  the regression gate, with a baseline
     run.write_report()             every output asked for, from run.report()
+
+Long because it is the one place the steps of a run meet: each method is one step's call into
+the module that does it (calls, cache, scoring, metrics, gates, reports), kept together so that
+the order of a run reads in one file.
 """
 from __future__ import annotations
 
@@ -89,6 +93,9 @@ class Run:
         self.summary: Optional[Dict[str, Any]] = None
         self.verdicts: List[Any] = []
         self.comparison: Optional[Dict[str, Any]] = None
+        #: Against the model ``--defan-compare-to`` names (a session of several models): the
+        #: comparison, as the regression gate's (:meth:`compare_with`).
+        self.versus: Optional[Dict[str, Any]] = None
         self.written: Dict[str, Path] = {}
         self.report_error: Optional[str] = None  # an output could not be written: why
 
@@ -276,6 +283,16 @@ class Run:
             skipped=self.gate_skipped, forced=base.forced or None, noise=self.agreement,
         )
         return self.comparison
+
+    def compare_with(self, other: "Run") -> Dict[str, Any]:
+        """This run against ``other``'s (a model of the same session, after both finished):
+        the regression gate's paired test with ``other``'s records as the baseline, on the
+        prompts both ran; also kept in :attr:`versus`."""
+        reference = {"meta": {"model": {"name": other.model_name}, "created": other.created}, "rows": [r.report_row() for r in other.records]}
+        skipped = self.gate_skipped or other.gate_skipped
+        self.versus = regression.judge(reference, self.records, self.thresholds, baseline_path=f"--defan-compare-to {other.model_name}",
+                                       skipped=skipped, noise=self.agreement)
+        return self.versus
 
     def thresholds_line(self, scope: str, verdicts: Sequence[Any]) -> int:
         """The 0-based line of the thresholds file a scope's verdict points at

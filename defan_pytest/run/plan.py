@@ -212,7 +212,7 @@ def _baseline(s: Settings, rows: Sequence[Any], limits: Any, notes: List[str], f
     if not path.is_absolute():
         path = s.invocation_dir / path
     try:
-        report = schema.load_report(path, what="--defan-baseline")
+        report = schema.load_report(path, what="--defan-baseline", model=s.model)
     except schema.BaselineError as exc:
         found.extend(problems_of(exc))
         return None

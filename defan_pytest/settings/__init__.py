@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from defan_pytest.dataset.sampling import Repeat, Sample
     from defan_pytest.dataset.shards import Shard
 
-__all__ = ["ConfigError", "Settings"]
+__all__ = ["ConfigError", "Settings", "model_names"]
 
 T = TypeVar("T")
 
@@ -193,7 +193,9 @@ def _limits(values: Mapping[str, Any], problems: List[str]) -> Dict[str, Any]:
 def _as_given(values: Mapping[str, Any]) -> Dict[str, Any]:
     """The options taken as given: texts (stripped where they name something) and switches."""
     return {
-        "model": str(_value(values, "model") or "").strip(),
+        "model": next(iter(model_names(_value(values, "model"))), ""),
+        "models": tuple(model_names(_value(values, "model"))),
+        "compare_to": str(_value(values, "compare-to") or "").strip() or None,
         "dataset": str(_value(values, "dataset") or "public").strip(),
         "thresholds": _value(values, "thresholds") or None,
         "baseline": _value(values, "baseline") or None,
@@ -201,6 +203,27 @@ def _as_given(values: Mapping[str, Any]) -> Dict[str, Any]:
         **{noun.replace("-", "_"): bool(_value(values, noun))
            for noun in ("force-output", "strict", "gate-narrowed", "baseline-force")},
     }
+
+
+def model_names(value: Any) -> List[str]:
+    """The models of ``--defan-model`` (repeatable, comma-separated, or one string): in order,
+    each once, blanks dropped."""
+    given = [value] if isinstance(value, str) else list(value or ())
+    names = [x.strip() for v in given for x in str(v).split(",")]
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def _models_problems(values: Mapping[str, Any]) -> List[str]:
+    """``--defan-compare-to`` names one of several models given."""
+    names = model_names(_value(values, "model"))
+    target = str(_value(values, "compare-to") or "").strip()
+    if not target:
+        return []
+    if len(names) < 2:
+        return [f"--defan-compare-to {target}: compares models of one run; give two or more with --defan-model"]
+    if target not in names:
+        return [f"--defan-compare-to {target}: not one of the models given (--defan-model): {', '.join(names)}"]
+    return []
 
 
 def _outputs(values: Mapping[str, Any], invocation_dir: Path) -> Dict[str, Output]:
@@ -225,6 +248,10 @@ class Settings:
     """
 
     model: str
+    #: Every model of the session (``--defan-model`` repeatable): :attr:`model` is the one this
+    #: run asks (:meth:`for_model`), and ``compare_to`` the one the others are compared with.
+    models: Tuple[str, ...] = ()
+    compare_to: Optional[str] = None
     domains: Tuple[str, ...] = ()
     dataset: str = "public"
     sample: Optional["Sample"] = None
@@ -308,6 +335,7 @@ class Settings:
         call_path = _choice(values, "call-path", CALL_PATHS, problems)
         pace = _choice(values, "pace", PACES, problems)
         invocation_dir = invocation_dir if invocation_dir is not None else Path.cwd()
+        problems.extend(_models_problems(values))
         settings = cls(
             domains=tuple(names), sample=sample, seed=seed, repeat=repeat, shard=shard, model_args=model_args,
             spacy_model=spacy_model, decide=decide, call_path=call_path, pace=pace, **_limits(values, problems),
@@ -315,6 +343,10 @@ class Settings:
             root=root if root is not None else Path.cwd(), invocation_dir=invocation_dir, invalid=invalid,
         )
         return settings, problems
+
+    def for_model(self, model: str) -> "Settings":
+        """These settings for the run of one of the session's :attr:`models`."""
+        return replace(self, model=model)
 
     def resolve_output(self, path: str) -> Path:
         """An output path as the user meant it: relative to where pytest was started."""

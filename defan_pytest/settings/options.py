@@ -60,9 +60,11 @@ class Option:
 
 
 _BUILT_IN: Tuple[Option, ...] = (
-    Option("model", "string", None,
+    Option("model", "linelist", None,
            "model to evaluate: a name registered with @defan_pytest.model, a [models.<name>] table, "
-           "or a litellm model string such as openai/gpt-4o-mini", shown="none, plugin inactive"),
+           "or a litellm model string such as openai/gpt-4o-mini; repeatable and comma-separated: "
+           "every prompt is asked of every model, each judged by its own gate",
+           shown="none, plugin inactive"),
     Option("domain", "linelist", None,
            "DefAn domain(s) to run, repeatable and comma-separated: sports, census, nobel, "
            "entertainment, world_org, qs_ranking, conference_venue, math", shown="all"),
@@ -108,6 +110,9 @@ _BUILT_IN: Tuple[Option, ...] = (
     Option("baseline-force", "bool", False,
            "compare with --defan-baseline even when it was made on another data set or by another "
            "scorer", shown="off: such a baseline is refused"),
+    Option("compare-to", "string", None,
+           "with several --defan-model: judge every other model against this one by the regression "
+           "gate's paired test, per domain and overall", shown="none: the models are not compared"),
     Option("decide", "string", "point",
            "how the level gate decides: 'point' fails a figure beyond its limit; 'interval' fails it "
            "only when its whole 95% interval lies beyond the limit (for small pull-request samples)"),

@@ -52,7 +52,7 @@ from defan_pytest.safetext import sanitize
 from defan_pytest.scoring.equivalence import group_consistent
 
 __all__ = [
-    "FCH_BETTER", "FCH_WORSE", "MARK", "MAX_TEXT", "PMH_BETTER", "PMH_WORSE", "ROW_COLUMNS", "payload", "render",
+    "FCH_BETTER", "FCH_WORSE", "MARK", "MAX_TEXT", "PMH_BETTER", "PMH_WORSE", "ROW_COLUMNS", "payload", "render", "render_models",
 ]
 
 #: Characters of one question, answer, response or claim kept in the page (the rest is cut,
@@ -300,3 +300,11 @@ def render(report: Report, *, baseline: Optional[Report] = None, baseline_path: 
     # One pass (string.Template): a placeholder written inside the data stays text.
     page = string.Template(_asset("report.html"))
     return page.substitute(mark=MARK, csp=csp, css=css, js=js, data=_json_for_html(payload(report, baseline, baseline_path)))
+
+
+def render_models(report: Any) -> str:
+    """The HTML page of several models' runs (:func:`defan_pytest.report.html.models.render_models`)."""
+    # lazy: start-up. The models' page is its own module, loaded for a report of several models only.
+    from defan_pytest.report.html import models
+
+    return models.render_models(report)
