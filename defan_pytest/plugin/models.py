@@ -19,6 +19,7 @@ from typing import Any, Dict, Generator, List, Optional
 import pytest
 
 from defan_pytest.errors import format_problems
+from defan_pytest.plugin.items import PromptItem
 from defan_pytest.plugin.session import DefanPlugin
 from defan_pytest.records import ModelsReport
 from defan_pytest.report import formats
@@ -77,6 +78,17 @@ class Models:
     @property
     def worker(self) -> Any:
         return self.lanes[0].worker
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: List[pytest.Item]) -> Generator[None, None, None]:
+        """Every model's prompts in the order the models were given (each lane added its own,
+        the last registered first), before -k, -m and --deselect filter them."""
+        order = {id(lane): k for k, lane in enumerate(self.lanes)}
+        at = [i for i, it in enumerate(items) if isinstance(it, PromptItem)]
+        ordered = sorted((items[i] for i in at), key=lambda it: order.get(id(getattr(it, "plugin", None)), 0))
+        for i, item in zip(at, ordered):
+            items[i] = item
+        return (yield)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:

@@ -104,8 +104,12 @@ class VerdictTests:
                 )
                 item.add_marker(f"defan_{kind}")
                 reason = skip or (comparison or {}).get("reason")
-                if reason is None and kind == "compared" and self.versus is not None and self.versus.run.fatal is not None:
-                    reason = f"not judged: the run of {self.versus.lane} stopped ({self.versus.run.fatal})"
+                if reason is None and kind == "compared" and self.versus is not None:
+                    other = self.versus.run
+                    if other.fatal is not None:
+                        reason = f"not judged: the run of {self.versus.lane} stopped ({other.fatal})"
+                    elif other.gate_skipped is not None:
+                        reason = f"not judged: the run of {self.versus.lane} it is compared with was narrowed ({other.gate_skipped})"
                 shared = ((comparison or {}).get("shared") or {}).get(scope)
                 if reason is None and not changes:
                     reason = "no prompt of this scope in both runs"
