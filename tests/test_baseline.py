@@ -190,3 +190,51 @@ def test_one_group_changing_consistency_passes_defan_gate(tmp_path: Path, capsys
     regression = json.loads(judged.read_text(encoding="utf-8"))["regression"]
     assert regression["status"] == "pass"
     assert regression["scopes"]["overall"]["rc"]["interval"][1] > 0.0
+
+
+# -- reports of several models (schema version 2) ----------------------------------------------
+
+def models_report(*names: str, compare_to: str | None = None) -> dict[str, Any]:
+    runs = []
+    for k, name in enumerate(names):
+        r = report(rows=rows(wrong=k))
+        r["meta"]["model"]["name"] = name
+        runs.append(r)
+    return {"schema": "defan-pytest-report", "schema_version": 2, "models": list(names), "runs": runs,
+            "compare_to": compare_to, "comparisons": {}}
+
+
+def test_a_report_of_several_models_validates_and_loads_both_ways(tmp_path: Path) -> None:
+    data = models_report("old", "new", compare_to="old")
+    assert schema.validate_report(data) == []
+    path = write(tmp_path, data)
+    both = schema.load_any(path)
+    assert both.models == ("old", "new") and both.compare_to == "old"
+    assert both.to_json() == data
+    # A baseline of several models gives the run of the model asked for ...
+    assert schema.load_report(path, model="new").meta.model_name == "new"
+    assert schema.load_report(path, model="new").to_json() == data["runs"][1]
+    # ... and names the models it holds otherwise.
+    with pytest.raises(schema.BaselineError, match=r"no run of model 'other' \(it holds old, new\)"):
+        schema.load_report(path, model="other")
+    with pytest.raises(schema.BaselineError, match="the runs of several models; name one"):
+        schema.load_report(path)
+    # A report of one model loads as before, whichever model is asked for.
+    one = write(tmp_path, report(), "one.json")
+    assert schema.load_report(one, model="anything").meta.model_name == "my-rag"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(models=["old", "newer"]), "are not the runs' models"),
+    (lambda d: d.update(compare_to="nobody"), "compare_to: 'nobody' is not one of the runs' models"),
+    (lambda d: d.update(comparisons={"ghost": {"status": "pass"}}), "comparisons"),
+    (lambda d: d["runs"][1]["rows"].append(dict(d["runs"][1]["rows"][0])), "runs/1: "),
+    (lambda d: d.update(runs=d["runs"][:1], models=["old"]), "runs"),
+    (lambda d: d.update(schema_version=3), "reads versions 1 (one model) and 2 (several)"),
+    (lambda d: d["runs"][0].update(schema_version=2), "schema"),
+])
+def test_a_broken_report_of_several_models_is_one_clear_error(tmp_path: Path, change: Any, message: str) -> None:
+    data = models_report("old", "new", compare_to="old")
+    change(data)
+    with pytest.raises(schema.BaselineError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        schema.load_any(write(tmp_path, data))

@@ -390,3 +390,28 @@ def test_the_run_section_is_a_labelled_table(browser: Any, tmp_path: Path) -> No
     assert "myapp.py" in page.inner_text('#meta tr[data-label="fingerprint"] td')
     assert page.evaluate("window.__pwned") is None and view.errors == []
     page.close()
+
+
+def test_the_page_of_several_models_filters_right_in_one_wrong_in_another(browser: Any, tmp_path: Path) -> None:
+    from test_html_report import models_report
+
+    both = models_report()
+    path = tmp_path / "models.html"
+    path.write_text(html.render_models(both), encoding="utf-8")
+    page = Page(browser, path)
+    a, b = both.models
+    runs = {m: {r.id: r for r in run.rows} for m, run in zip(both.models, both.runs)}
+    ids = list(runs[a])
+    assert page.count() == len(ids)
+    right_a_wrong_b = [i for i in ids if verdicts.outcome_of(runs[a][i]) is verdicts.RIGHT
+                       and verdicts.outcome_of(runs[b][i]) is not verdicts.RIGHT and not runs[b][i].error]
+    assert 0 < len(right_a_wrong_b) < len(ids)
+    assert page.choose("#f-pair", a + "\u0000" + b) == len(right_a_wrong_b)
+    shown = page.page.eval_on_selector_all("#rows tbody tr", "rs => rs.map(r => r.cells[0].textContent)")
+    assert shown == right_a_wrong_b
+    page.choose("#f-pair", "")
+    assert page.choose("#f-domain", "nobel") == sum(1 for i in ids if runs[a][i].domain == "nobel")
+    # The figures table: a row a scope; the models' hostile names and texts ran nothing.
+    assert page.page.eval_on_selector_all("#figures-table tbody tr", "rs => rs.length") == len(both.runs[0].domains) + 1
+    assert page.page.evaluate("() => window.__pwned === undefined")
+    assert not page.dialogs and not page.errors, page.errors

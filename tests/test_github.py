@@ -171,3 +171,20 @@ def test_the_summary_states_the_model_s_agreement_with_itself_and_the_gate_s_noi
     assert ("Noise: the model's own verdict flip rate at temperature 0 is 50.0% (2 repeats of 2 prompts): changes below "
             "\\~that are noise.") in text  # Markdown-escaped
     assert "repeat" not in github.step_summary(report(REGRESSION)).lower()
+
+
+def test_the_summary_of_several_models_is_one_table_then_each_model() -> None:
+    from test_html_report import models_report
+
+    both = models_report()
+    text = github.models_step_summary(both)
+    lines = text.splitlines()
+    assert lines[0].startswith("## ") and "DefAn: 2 models" in lines[0]
+    header = next(line for line in lines if line.startswith("| scope |"))
+    # A model's name (hostile here: it holds markup) is one escaped cell: the table keeps its columns.
+    assert header.count(" | ") == 2 and "<script>" not in header
+    table = lines[:lines.index("<details>")]
+    rows = [line for line in table if line.startswith("| ") and not line.startswith("| scope")]
+    assert [r.split(" | ")[0][2:] for r in rows] == [*both.runs[0].domains, "overall"]
+    assert text.count("<details>") == 2 and "### Against" in text
+    assert all(not line.startswith("::") for line in lines)

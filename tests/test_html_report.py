@@ -375,3 +375,39 @@ def test_the_run_says_how_often_the_model_agreed_with_itself() -> None:
     assert "repeats" not in dict(payload(make_report())["run"])
     report["meta"]["repeat"]["overall"]["flip_rate"] = 2  # a flip rate is a probability
     assert any("flip_rate" in p for p in validate_report(report))
+
+
+# -- several models side by side (a report of schema version 2) --------------------------------
+
+def models_report(compare: bool = True) -> "ModelsReport":
+    from defan_pytest.gates import regression
+    from defan_pytest.records import ModelsReport
+
+    old, new = make_report(model="old"), make_report(shift=1, model="new")
+    runs = (Report.from_json(old), Report.from_json(new))
+    limits = thresholds.parse_thresholds(thresholds.read_toml(THRESHOLDS, "thresholds.toml"), source="thresholds.toml")
+    comparisons = {runs[1].meta.model_name: regression.judge(old, runs[1].rows, limits)} if compare else {}
+    return ModelsReport(runs=runs, compare_to=runs[0].meta.model_name if compare else None, comparisons=comparisons)
+
+
+def test_the_page_of_several_models_embeds_them_inertly() -> None:
+    from defan_pytest.report.html import models
+
+    both = models_report()
+    page = html.render_models(both)
+    assert page.count(html.MARK) == 1
+    data = page.split('<script type="application/json" id="defan-data">', 1)[1].split("</script>", 1)[0]
+    # No text of a model or a data set can close the script or open a comment.
+    assert "<" not in data
+    payload = json.loads(data)
+    assert payload == json.loads(json.dumps(models.models_payload(both)))
+    assert payload["models"] == list(both.models) and payload["compare_to"] == both.compare_to
+    # Every prompt once, with each model's outcome; the figures of every scope by model.
+    assert len(payload["prompts"]) == len({r.id for r in both.runs[0].rows})
+    first = payload["prompts"][0]
+    assert set(first["by"]) == set(both.models)
+    assert set(payload["figures"][both.models[0]]) == {*both.runs[0].domains, "overall"}
+    assert payload["comparisons"][both.models[1]]["status"] in ("pass", "fail", "skipped")
+    # The page's policy allows its own inline style and script only.
+    csp = page.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"', 1)[0]
+    assert "script-src 'sha256-" in csp and "unsafe-inline" not in csp

@@ -195,3 +195,21 @@ def test_the_repeat_figures_are_an_optional_meta_key_an_older_reader_keeps_as_ex
     older["$defs"].pop("agreement")
     assert "repeat" not in older["$defs"]["meta"]["required"]
     jsonschema.Draft202012Validator({**older["$defs"]["meta"], "$defs": older["$defs"]}).validate(data)
+
+
+def test_a_report_of_several_models_reads_both_ways_and_says_whether_one_failed() -> None:
+    from test_html_report import models_report
+
+    from defan_pytest.records import ModelsReport
+
+    both = models_report()
+    data = both.to_json()
+    assert data["schema_version"] == 2 and data["models"] == list(both.models)
+    assert all(run["schema_version"] == 1 for run in data["runs"])
+    again = ModelsReport.from_json({**data, "later": 1})
+    assert again.to_json() == {**data, "later": 1} and again.run_of(both.models[1]) == both.runs[1]
+    assert again.run_of("nobody") is None
+    failed = any(r.gate_status == "fail" for r in both.runs) or any(
+        c.get("status") == "fail" for c in both.comparisons.values())
+    assert both.failed is failed
+    assert "rows" not in both.to_json(rows=False)["runs"][0]

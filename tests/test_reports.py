@@ -115,3 +115,19 @@ def test_table_prints_domain_names_safely() -> None:
     table = format_table(summarize(rows))
     assert "\x1b" not in table and "\x07" not in table
     assert "evil\\x1b]0;title\\x07" in table
+
+
+def test_the_table_of_several_models_has_a_row_a_scope_and_columns_a_model() -> None:
+    from defan_pytest.report.models import comparison_lines, text_table
+    from test_html_report import models_report
+
+    both = models_report()
+    lines = text_table(both)
+    assert lines[0].split()[0] == "scope"
+    assert [line.split()[0] for line in lines[1:]] == [*both.runs[0].domains, "overall"]
+    # Every row as wide as the header: the columns line up.
+    assert len({len(line.rstrip()) for line in lines[1:]}) == 1
+    assert all(line.isprintable() for line in lines)
+    said = comparison_lines(both)
+    assert said[0].startswith(f"{both.models[1].split('<')[0]}")
+    assert comparison_lines(models_report(compare=False)) == []

@@ -133,3 +133,23 @@ def test_repeat_is_parsed_and_a_bad_one_is_one_problem() -> None:
     assert info.value.problems[1] == (
         "--defan-repeat: '1' is not a repeat; use K (every selected prompt asked K times) or K:N (a sample of about N "
         "prompts, whole paraphrase groups, asked K times), with K from 2 to 20 and N at least 1, e.g. 3 or 3:200")
+
+
+def test_models_are_repeatable_comma_separated_and_each_once() -> None:
+    from defan_pytest.settings import model_names
+
+    assert model_names(["a, b", "c", "a", " "]) == ["a", "b", "c"]
+    assert model_names("openai/gpt-4o-mini") == ["openai/gpt-4o-mini"]
+    assert model_names(None) == [] and model_names([",", ""]) == []
+    s, problems = Settings.parse({"model": ["a,b"], "compare-to": "b"})
+    assert (s.model, s.models, s.compare_to, problems) == ("a", ("a", "b"), "b", [])
+    assert s.for_model("b").model == "b" and s.for_model("b").models == ("a", "b")
+
+
+@pytest.mark.parametrize("models, target, message", [
+    (["a"], "a", "--defan-compare-to a: compares models of one run; give two or more with --defan-model"),
+    (["a,b"], "c", "--defan-compare-to c: not one of the models given (--defan-model): a, b"),
+])
+def test_compare_to_names_one_of_several_models(models: list, target: str, message: str) -> None:
+    _, problems = Settings.parse({"model": models, "compare-to": target})
+    assert problems == [message]

@@ -88,11 +88,14 @@
       }
       body.appendChild(tr);
     }
-    document.getElementById("p-info").textContent = hits.length + " of " + data.prompts.length + " prompts" +
+    const info = document.getElementById("p-info");
+    info.textContent = hits.length + " of " + data.prompts.length + " prompts" +
       (hits.length > SHOWN ? " (the first " + SHOWN + " shown)" : "");
+    info.dataset.count = String(hits.length);
   }
   fDomain.addEventListener("change", draw);
   fPair.addEventListener("change", draw);
   fSearch.addEventListener("input", draw);
   draw();
+  document.body.dataset.ready = "1";
 })();
