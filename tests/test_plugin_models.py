@@ -185,3 +185,19 @@ def test_shards_of_a_run_of_several_models_merge_to_the_whole_run(toy: pytest.Py
     assert m["comparisons"]["worse"]["status"] == w["comparisons"]["worse"]["status"] == "fail"
     mixed = defan(toy, "merge", "s1.json", "steady.json" if (toy.path / "steady.json").exists() else "w.json")
     assert mixed.returncode == 2
+
+
+def test_each_model_has_its_own_pool_limits(toy: pytest.Pytester) -> None:
+    toy.path.joinpath("thresholds.toml").write_text(
+        THRESHOLDS + '[models."steady"]\nconcurrency = 2\nrpm = 60000\n[models."twin"]\nconcurrency = 3\n', encoding="utf-8")
+    result = toy.runpytest_subprocess("--defan-model=steady,twin,worse", "--defan-concurrency=5", "--defan-report=r.json", *ARGS)
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    runs = {r["meta"]["model"]["name"]: r["meta"]["calls"]["pace"] for r in json.loads((toy.path / "r.json").read_text())["runs"]}
+    assert {m: p["start"] for m, p in runs.items()} == {"steady": 2, "twin": 3, "worse": 5}
+    assert max(p["limit"] for p in runs.values()) <= 5 and runs["steady"]["limit"] <= 2 and runs["twin"]["limit"] <= 3
+    toy.path.joinpath("thresholds.toml").write_text(THRESHOLDS + '[models."twin"]\nconcurrency = 0\nrpm = -1\n', encoding="utf-8")
+    bad = toy.runpytest_subprocess("--defan-model=steady,twin", *ARGS)
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    err = bad.stderr.str()
+    assert "[models.twin] concurrency: 0 is not a whole number of requests, 1 or more" in err
+    assert "[models.twin] rpm: -1 is not a number of requests per minute above 0" in err

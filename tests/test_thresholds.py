@@ -425,7 +425,8 @@ def test_model_param_types(key: str, value: Any, expected: str) -> None:
 def test_unknown_key_in_a_model_table() -> None:
     assert only_problem({"models": {"m": {"temprature": 0}}}) == (
         "thresholds.toml: models.m.temprature: unknown key; allowed: defaults, domains, overall, regression, "
-        "model, api_base, temperature, max_tokens, system_prompt, timeout, litellm, version, price_in, price_out"
+        "model, api_base, temperature, max_tokens, system_prompt, timeout, litellm, version, price_in, price_out, "
+        "concurrency, rpm"
     )
 
 

@@ -228,6 +228,8 @@ def resolve(name: str, tables: Mapping[str, Mapping[str, Any]], overrides: Mappi
     model_string = str(table.pop("model", name))
     system_prompt = table.pop("system_prompt", None)
     table.pop("version", None)
+    for key in CALL_LIMITS:  # the pool's, never call parameters (call_limits)
+        table.pop(key, None)
     # Prices are ours (usage and --defan-budget), never call parameters.
     prices = {k: table.pop(k) for k in ("price_in", "price_out") if k in table}
     extra = table.pop("litellm", {}) or {}
@@ -273,6 +275,33 @@ def parse_model_args(values: Any) -> Tuple[Dict[str, Any], list]:
             out[key] = json.loads(raw)
         except ValueError:
             out[key] = raw
+    return out, problems
+
+
+#: The keys of a ``[models.<name>]`` table that set the pool of that model's calls (in a session
+#: of several models each model has its own): at most this many requests in flight, per minute.
+CALL_LIMITS = ("concurrency", "rpm")
+
+
+def call_limits(name: str, tables: Mapping[str, Mapping[str, Any]]) -> Tuple[Dict[str, Any], list]:
+    """A model's own ``concurrency`` (a whole number, 1 or more) and ``rpm`` (a number above 0)
+    from its ``[models.<name>]`` table, which win over ``--defan-concurrency`` and ``--defan-rpm``
+    for that model; and the problems of values that are neither."""
+    table = tables.get(name, {}) or {}
+    out: Dict[str, Any] = {}
+    problems = []
+    value = table.get("concurrency")
+    if value is not None:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            out["concurrency"] = value
+        else:
+            problems.append(f"[models.{name}] concurrency: {value!r} is not a whole number of requests, 1 or more")
+    value = table.get("rpm")
+    if value is not None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
+            out["rpm"] = float(value)
+        else:
+            problems.append(f"[models.{name}] rpm: {value!r} is not a number of requests per minute above 0")
     return out, problems
 
 

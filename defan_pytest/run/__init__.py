@@ -165,7 +165,8 @@ class Run:
                 store.report_progress(stats.snapshot())
 
         self.pool = CallPool(
-            caller, concurrency=s.concurrency, rpm=s.rpm, retries=s.retries, timeout=s.timeout,
+            caller, concurrency=self.plan.call_limits.get("concurrency", s.concurrency),
+            rpm=self.plan.call_limits.get("rpm", s.rpm), retries=s.retries, timeout=s.timeout,
             max_backoff=s.max_backoff, store=store, on_progress=publish,
             secrets=redaction.known_secrets(getattr(model, "params", {}) or {}),
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,

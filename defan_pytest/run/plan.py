@@ -9,7 +9,7 @@ nothing is asked of a model a bad option would waste.  The result is a frozen :c
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -75,6 +75,9 @@ class Plan:
     header: Tuple[str, ...] = ()
     #: The ids of the rows ``--defan-repeat`` asks again (``settings.repeat.times`` asks in all).
     repeated: Tuple[str, ...] = ()
+    #: The model's own ``concurrency`` and ``rpm`` (its ``[models.<name>]`` table), which win
+    #: over the options for its calls.
+    call_limits: Mapping[str, Any] = field(default_factory=dict)
 
 
 def cache_folder(settings: Settings, shared: bool, run_id: str) -> Optional[Path]:
@@ -174,9 +177,10 @@ def check_calls(
 
 
 def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found: List[str],
-           pick_backend: Optional[PickBackend]) -> Tuple[Any, Optional[Backend]]:
+           pick_backend: Optional[PickBackend], own: Dict[str, Any]) -> Tuple[Any, Optional[Backend]]:
     """The model (``[models.<name>]`` tables of pyproject.toml's ``[tool.defan]``, then of the
-    thresholds file, which wins for a name both define) and its call path."""
+    thresholds file, which wins for a name both define) and its call path; the model's own
+    pool limits go into ``own``."""
     tables = _pyproject_models(s.root, user_domains, found)
     sources = {n: str(s.root / "pyproject.toml") for n in tables}
     tables.update({n: limits.model_params(n) for n in limits.model_names})
@@ -190,6 +194,9 @@ def _model(s: Settings, limits: Any, tpath: Path, user_domains: List[str], found
         s.model, tables, sources, models.registered(), lambda n: backends.check_name(n, {}) is None,
     ))
     model = models.resolve(s.model, tables, s.model_args)
+    limits_of_model, problems = models.call_limits(s.model, tables)
+    own.update(limits_of_model)
+    found.extend(problems)
     if isinstance(model, models.CallableModel):
         # The application's identity is its code: the project's imported sources and declared
         # inputs, as they are now (before any call), folded into the cache key.
@@ -313,7 +320,8 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
     tpath = _thresholds_path(s)
     limits = _load_thresholds(s, tpath, selected.user_domains, found)
     selection.sample(s, selected, limits, found)
-    model, backend = _model(s, limits, tpath, selected.user_domains, found, pick_backend)
+    own: Dict[str, Any] = {}
+    model, backend = _model(s, limits, tpath, selected.user_domains, found, pick_backend, own)
     inputs: List[Input] = [("the thresholds file", tpath), ("pyproject.toml", s.root / "pyproject.toml")]
     data_file = dataset.dataset_file(s.dataset, s.root)
     if data_file is not None:
@@ -339,4 +347,5 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
         shard=selected.shard, gate_skipped=selected.gate_skipped,
         call_path=backend.name if backend is not None else "", backend=backend, inputs=tuple(inputs),
         baseline=baseline, notes=tuple(notes), header=tuple(selected.header), repeated=tuple(selected.repeated),
+        call_limits=own,
     )

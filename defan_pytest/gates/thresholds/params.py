@@ -36,6 +36,9 @@ _MODEL_PARAM_KINDS: Mapping[str, str] = types.MappingProxyType(
         # USD per million prompt / completion tokens (usage, --defan-budget); never sent.
         "price_in": _NUMBER,
         "price_out": _NUMBER,
+        # This model's own pool: requests in flight and per minute (over the options); never sent.
+        "concurrency": _INTEGER,
+        "rpm": _NUMBER,
     }
 )
 
