@@ -131,8 +131,9 @@ class DefanItem(pytest.Item):
 
     @property
     def label(self) -> str:
-        """The test's name where its location is shown."""
-        return self.name
+        """The test's name where its location is shown (with the model's, in a session of
+        several models: ``worse::gate[nobel]``)."""
+        return self.nodeid.split("::", 1)[1] if self.nodeid.count("::") > 1 else self.name
 
     def runtest(self) -> None:
         failure, section = self.judge()
@@ -172,7 +173,7 @@ class PromptItem(DefanItem):
 
     @property
     def label(self) -> str:
-        return f"defan {self.row.id}"
+        return f"defan {self.nodeid.split('::', 1)[1]}" if self.nodeid.count("::") > 1 else f"defan {self.row.id}"
 
     def judge(self) -> Tuple[Optional[str], str]:
         plugin = self.plugin

@@ -94,7 +94,10 @@ class Models:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:
         """Start every model's calls before any lane waits for its own (a serial run, or an
         xdist worker), and end every run once all of them have reported (the controller)."""
-        if not session.config.option.collectonly and not session.config.pluginmanager.has_plugin("dsession"):
+        if not session.config.option.collectonly and session.config.pluginmanager.has_plugin("dsession"):
+            for lane in self.lanes:  # an xdist controller: the workers' selection is theirs, at most this
+                lane.terminal.write_estimate(lane.run.rows)
+        elif not session.config.option.collectonly:
             for lane in self.lanes:
                 selected = lane.selected(session)
                 if selected:

@@ -276,7 +276,8 @@ class DefanPlugin(VerdictTests):
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:
         if not session.config.option.collectonly:
             if session.config.pluginmanager.has_plugin("dsession"):
-                self.terminal.write_estimate(self.run.rows)  # the workers' selection is theirs: at most this
+                if self.lane is None:  # several models: plugin.models writes them, in the models' order
+                    self.terminal.write_estimate(self.run.rows)  # the workers' selection is theirs: at most this
                 self.watcher = self._watch_workers()  # xdist controller: workers make the calls
             else:
                 self._prefetch(session)  # serial run, or an xdist worker

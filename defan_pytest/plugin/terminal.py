@@ -93,6 +93,8 @@ class Terminal:
         self.run = run
         self.worker = worker
         self.node = node  # the node id of the run's tests' parent (defan::<model> with several models)
+        # With several models, each model's estimate and progress lines name it.
+        self.tag = "" if node == "defan" else f" [{inline(node.split('::', 1)[1])}]"
         #: The ``::error`` lines of GitHub Actions, printed at the end of the summary.
         self.annotations: List[str] = []
         verbosity = config.get_verbosity() if hasattr(config, "get_verbosity") else config.option.verbose
@@ -114,7 +116,14 @@ class Terminal:
         tr = self.reporter
         if tr is not None and rows:
             tr.ensure_newline()
-            tr.write_line(printable(self.run.estimate_line(rows)))
+            tr.write_line(printable(self.tagged(self.run.estimate_line(rows))))
+
+    def tagged(self, line: str) -> str:
+        """``defan estimate: ...`` as ``defan estimate [<model>]: ...`` in a session of several models."""
+        if not self.tag:
+            return line
+        head, sep, rest = line.partition(":")
+        return f"{head}{self.tag}{sep}{rest}" if sep and head.lstrip("\r").startswith("defan") else line
 
     def progress(self, source: Callable[[], Any]) -> Optional[ProgressPrinter]:
         """Start the progress line of the calls (``source`` gives their figures), if there is a terminal."""
@@ -123,7 +132,7 @@ class Terminal:
             return None
         interval = float(os.environ.get("DEFAN_PROGRESS_SECONDS", "10") or 10)
         return ProgressPrinter(
-            write=lambda text: tr.write(text, flush=True), source=source, live=bool(tr.isatty), interval=interval,
+            write=lambda text: tr.write(self.tagged(text), flush=True), source=source, live=bool(tr.isatty), interval=interval,
         ).start()
 
     # -- while they report --------------------------------------------------------------------

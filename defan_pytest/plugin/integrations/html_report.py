@@ -30,7 +30,7 @@ class Html(Integration):
         rec = record_of(report)
         if rec is not None:
             text = verdict_cell(rec)
-        elif report.nodeid.startswith("defan::gate["):
+        elif report.nodeid.startswith("defan::") and report.nodeid.rsplit("::", 1)[-1].startswith("gate["):  # a model's too
             text = "gate: " + report.outcome
         else:
             text = ""
