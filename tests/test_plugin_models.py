@@ -201,3 +201,33 @@ def test_each_model_has_its_own_pool_limits(toy: pytest.Pytester) -> None:
     err = bad.stderr.str()
     assert "[models.twin] concurrency: 0 is not a whole number of requests, 1 or more" in err
     assert "[models.twin] rpm: -1 is not a number of requests per minute above 0" in err
+
+
+def test_ctrl_c_says_what_every_model_keeps(toy: pytest.Pytester) -> None:
+    import signal
+    import time
+
+    toy.makeconftest(CONFTEST + '''
+import time
+
+@defan_pytest.model("slow", version="1")
+def slow(prompt):
+    time.sleep(0.2)
+    return answer(prompt, 2)
+''')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--defan-model=steady,slow", "--defan-concurrency=2", *ARGS],
+        cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert proc.stdout is not None
+    seen = ""
+    deadline = time.monotonic() + 120
+    while "defan estimate [slow]:" not in seen and time.monotonic() < deadline:  # the calls start now
+        seen += proc.stdout.readline()
+    time.sleep(2)  # slow's 120 calls take 12 s at 2 at once; steady's are done
+    proc.send_signal(signal.SIGINT)
+    out = seen + proc.communicate(timeout=120)[0]
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-2000:]
+    line = next(line for line in out.splitlines() if "stopped by Ctrl-C" in line)
+    assert "steady: " in line and "slow: " in line and line.count("run the same command again") <= 1, line
+    assert "Traceback" not in out

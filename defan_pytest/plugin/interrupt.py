@@ -10,33 +10,42 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import pytest
 
 from defan_pytest.run import Run
 from defan_pytest.run.plan import still_to_ask
+from defan_pytest.safetext import inline
 
 __all__ = ["interrupted_message", "kept_on_interrupt"]
 
 
-def interrupted_message(run: Run, shared: bool = False) -> str:
+def interrupted_message(run: Run, shared: bool = False, others: Sequence[Run] = ()) -> str:
     """What a run interrupted during its calls keeps: the answers of this run (and those the
-    cache had), the prompts left, and how to resume."""
+    cache had), the prompts left, and how to resume; with ``others`` (the other models of a
+    session of several), each model's."""
+    if others:
+        resume = ": run the same command again to resume"
+        kept = [_kept(r, shared) for r in (run, *others)]
+        each = "; ".join(f"{inline(r.model_name)}: {k.replace(resume, '')}" for r, k in zip((run, *others), kept))
+        return f"defan-pytest: stopped by Ctrl-C during the model calls: {each}" + (resume if any(resume in k for k in kept) else "")
+    return f"defan-pytest: stopped by Ctrl-C during the model calls: {_kept(run, shared)}"
+
+
+def _kept(run: Run, shared: bool) -> str:
     pool = run.pool
     folder = run.cache_folder(shared)
     if pool is None:  # an xdist controller: its workers, interrupted too, committed what they have
-        return f"defan-pytest: stopped by Ctrl-C during the model calls: {_in_cache(run, folder)}"
+        return _in_cache(run, folder)
     stats = pool.stats
     total, done, errors, hits = (int(getattr(stats, k, 0) or 0) for k in ("total", "done", "errors", "cache_hits"))
     new = max(0, done - errors - hits)
     if folder is None or run.settings.cache == "off":
-        kept = f"{_n(new, 'answer')} received, none kept (--defan-cache=off): a new run asks every prompt again"
-    else:
-        had = f" (and {hits:,} it had)" if hits else ""
-        kept = (f"{_n(new, 'answer')} of this run kept in the cache{had}, {max(0, total - done + errors):,} of the "
-                f"{total:,} prompts still to ask: run the same command again to resume")
-    return f"defan-pytest: stopped by Ctrl-C during the model calls: {kept}"
+        return f"{_n(new, 'answer')} received, none kept (--defan-cache=off): a new run asks every prompt again"
+    had = f" (and {hits:,} it had)" if hits else ""
+    return (f"{_n(new, 'answer')} of this run kept in the cache{had}, {max(0, total - done + errors):,} of the "
+            f"{total:,} prompts still to ask: run the same command again to resume")
 
 
 def _in_cache(run: Run, folder: Optional[Path]) -> str:
@@ -55,9 +64,11 @@ def _n(count: int, word: str) -> str:
 
 
 @contextmanager
-def kept_on_interrupt(session: pytest.Session, run: Run, printer: Optional[Any], shared: bool = False) -> Iterator[None]:
+def kept_on_interrupt(session: pytest.Session, run: Run, printer: Optional[Any], shared: bool = False,
+                      others: Sequence[Run] = ()) -> Iterator[None]:
     """Wait for the calls; on Ctrl-C, stop sending and end the session with
-    :func:`interrupted_message` (``printer``: the progress line, stopped either way)."""
+    :func:`interrupted_message` (``printer``: the progress line, stopped either way;
+    ``others``: the other models' runs of the session, stopped and counted too)."""
     try:
         yield
     except KeyboardInterrupt as exc:
@@ -65,9 +76,10 @@ def kept_on_interrupt(session: pytest.Session, run: Run, printer: Optional[Any],
         # (pytest's and xdist's Interrupted: a fatal failure, -x) with a message to keep.
         if type(exc) is not KeyboardInterrupt and "received keyboard-interrupt" not in str(exc):
             raise
-        if run.pool is not None:
-            run.pool.stop("interrupted (Ctrl-C)")  # nothing new is sent; what is in flight is dropped
-        raise session.Interrupted(interrupted_message(run, shared)) from None
+        for each in (run, *others):
+            if each.pool is not None:
+                each.pool.stop("interrupted (Ctrl-C)")  # nothing new is sent; what is in flight is dropped
+        raise session.Interrupted(interrupted_message(run, shared, others)) from None
     finally:
         if printer is not None:
             printer.stop()

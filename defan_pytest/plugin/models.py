@@ -59,7 +59,8 @@ def start(config: pytest.Config, values: Dict[str, Any], names: List[str]) -> De
                 lane.versus = reference
     models = Models(config, settings, lanes)
     config.pluginmanager.register(models, "defan-models")
-    first.lanes = lanes
+    for lane in lanes:
+        lane.lanes = lanes  # the session's header (on the first) and a Ctrl-C's line count every model
     first.companions = [*lanes[1:], models]
     return first
 

@@ -226,7 +226,8 @@ class DefanPlugin(VerdictTests):
         self.start_pool(selected)
         printer = None if self.worker.is_worker else self.terminal.progress(run.pool.stats.snapshot)
         began = time.monotonic()
-        with kept_on_interrupt(session, run, printer, self.worker.shared):  # Ctrl-C: one line, what is kept
+        others = [lane.run for lane in self.lanes if lane is not self]  # several models: every model's
+        with kept_on_interrupt(session, run, printer, self.worker.shared, others):  # Ctrl-C: one line, what is kept
             fatal = run.wait(deadline=self._session_deadline())
         run.durations["calls"] = round(time.monotonic() - began, 3)
         if fatal is None and not self.worker.is_worker:
@@ -282,7 +283,8 @@ class DefanPlugin(VerdictTests):
             else:
                 self._prefetch(session)  # serial run, or an xdist worker
         try:  # an xdist controller waits for its workers in xdist's loop: Ctrl-C lands there
-            with kept_on_interrupt(session, self.run, None, True) if self.watcher is not None else nullcontext():
+            others = [lane.run for lane in self.lanes if lane is not self]
+            with kept_on_interrupt(session, self.run, None, True, others) if self.watcher is not None else nullcontext():
                 result = yield
         finally:
             if self.watcher is not None:

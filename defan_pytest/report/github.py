@@ -218,9 +218,12 @@ def models_step_summary(report: ModelsReport) -> str:
     failed = report.failed
     icon = "❌" if failed else "✅" if all(r.gate_status == "pass" for r in report.runs) else "⚠️"
     lines = [f"## {icon} DefAn: {len(report.runs)} models", "", *markdown_table(report), ""]
-    compared = comparison_lines(report, prefix="- ")
+    compared = comparison_lines(report, every=False)
     if compared:
-        lines += [f"### Against {_cell(report.compare_to, 80)}", "", *(_cell(x, 400) for x in compared), ""]
+        # A list, nested as the lines are indented; each line's text one escaped cell.
+        lines += [f"### Against {_cell(report.compare_to, 80)}", ""]
+        lines += ["  " * ((len(x) - len(x.lstrip(" "))) // 2) + "- " + _cell(x.strip(), 400) for x in compared]
+        lines.append("")
     for run in report.runs:
         lines += ["<details>", f"<summary>{_cell(run.meta.model_name or '', 80)}</summary>", "", step_summary(run), "</details>", ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -6,7 +6,7 @@ command) or :func:`~defan_pytest.safetext.markdown_cell`.
 """
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Sequence
 
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.records import ModelsReport, Report, model_of
@@ -83,26 +83,25 @@ def markdown_table(report: ModelsReport) -> List[str]:
     return lines
 
 
-def comparison_lines(report: ModelsReport, flipped: int = 10, prefix: Optional[str] = None) -> List[str]:
-    """Each model against ``compare_to``: the verdict, each scope-metric change, and the first
-    prompts right there and wrong here (``prefix``: before each line, ``- `` for Markdown)."""
+def comparison_lines(report: ModelsReport, flipped: int = 10, every: bool = True) -> List[str]:
+    """Each model against ``compare_to``: the verdict, each scope-metric change (``every``:
+    also those that did not regress), and the first prompts right there and wrong here; a
+    line's indent says what it belongs to."""
     if report.compare_to is None:
         return []
-    lead = prefix or ""
     out: List[str] = []
     for model, comp in report.comparisons.items():
-        status = str(comp.get("status"))
-        out.append(f"{lead}{inline(model)} against {inline(report.compare_to)}: {status}"
+        out.append(f"{inline(model)} against {inline(report.compare_to)}: {comp.get('status')}"
                    + (f" ({inline(comp.get('reason'))})" if comp.get("reason") else ""))
         for mets in (comp.get("scopes") or {}).values():
             for change in mets.values():
-                if change.get("regressed") or prefix is None:
-                    out.append(f"{lead}  " + ("REGRESSED " if change.get("regressed") else "") + inline(change.get("message")))
+                if change.get("regressed") or every:
+                    out.append("  " + ("REGRESSED " if change.get("regressed") else "") + inline(change.get("message")))
         worse = [f for f in comp.get("flipped") or () if f.get("direction") == "worse"]
         if worse:
-            out.append(f"{lead}  right in {inline(report.compare_to)}, wrong in {inline(model)}: {len(worse)} prompts"
+            out.append(f"  right in {inline(report.compare_to)}, wrong in {inline(model)}: {len(worse)} prompts"
                        + (f" (first {flipped})" if len(worse) > flipped else ""))
-            out.extend(f"{lead}    {inline(f.get('id'))}: {inline(report.compare_to)} {inline(f.get('old_claim'))[:40]!r}"
+            out.extend(f"    {inline(f.get('id'))}: {inline(report.compare_to)} {inline(f.get('old_claim'))[:40]!r}"
                        f" -> {inline(model)} {inline(f.get('new_claim'))[:40]!r}" for f in worse[:flipped])
     return out
 
