@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import defan_pytest
+from defan_pytest.settings import model_names
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "examples"))
@@ -52,9 +53,14 @@ def _option(config: pytest.Config, name: str) -> object:
     return value
 
 
+def _asks_us(config: pytest.Config) -> bool:
+    """Whether the session asks my-rag (--defan-model is repeatable: a list of models)."""
+    return MODEL in model_names(_option(config, "defan_model"))
+
+
 @pytest.hookimpl(tryfirst=True)  # before defan-pytest reads its options
 def pytest_configure(config: pytest.Config) -> None:
-    if _option(config, "defan_model") != MODEL:
+    if not _asks_us(config):
         return
     if PIPELINE.problems:
         raise pytest.UsageError("my-rag: " + "; ".join(PIPELINE.problems))
@@ -73,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    if _option(config, "defan_model") != MODEL:
+    if not _asks_us(config):
         return None
     sample = _option(config, "defan_sample")
     note = " (the default of conftest.py; --defan-sample to change)" if config.stash.get(_DEFAULTED, False) else ""

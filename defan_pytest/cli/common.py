@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, TextIO, Tuple
+from typing import Any, Dict, List, Optional, TextIO, Tuple, Union
 
 from defan_pytest.errors import DefanError
 from defan_pytest.gates import level, regression, thresholds
@@ -20,7 +20,7 @@ from defan_pytest.gates.comparability import comparability
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.summary import summarize
-from defan_pytest.records import DatasetMeta, Report, ReportMeta, ScoredRecord, ScorerMeta
+from defan_pytest.records import DatasetMeta, ModelsReport, Report, ReportMeta, ScoredRecord, ScorerMeta
 from defan_pytest.report import builder, formats, schema
 from defan_pytest.report.tables import format_table
 from defan_pytest.report.writer import Input
@@ -157,7 +157,7 @@ def check_outputs(outputs: Mapping[str, formats.Output], inputs: Sequence[Input]
 
 
 def write(
-    report: Report, outputs: Mapping[str, formats.Output], context: formats.Context, stderr: TextIO,
+    report: Union[Report, ModelsReport], outputs: Mapping[str, formats.Output], context: formats.Context, stderr: TextIO,
 ) -> Optional[Dict[str, Path]]:
     """Write ``report`` in every format asked for; print what could not be written and return
     ``None`` then, else where each went."""

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         both, failed, lines = models.rejudge(loaded.runs, args, loaded.compare_to, "defan gate", stdout)
         context = formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force", annotation_lines=lines,
                                   annotate=lambda line: print(line, file=stdout), environ=os.environ)
-        if write(both, outputs, context, stderr) is None:  # type: ignore[arg-type]
+        if write(both, outputs, context, stderr) is None:
             return 2
         stdout.write(f"{PROG}: {models.verdicts_line(both)}\n")
         return 1 if failed else 0

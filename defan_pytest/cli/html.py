@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if args.baseline is not None:
             raise UsageError(f"--baseline: {args.report} holds {len(loaded.runs)} models' runs; compare them model by "
                              "model with defan compare, or show them side by side without --baseline")
-        if write(loaded, outputs, formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force"),  # type: ignore[arg-type]
+        if write(loaded, outputs, formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force"),
                  stderr) is None:
             return 2
         print(f"{PROG}: wrote {printable(str(args.output))} ({len(loaded.runs)} models side by side)", file=stderr)

@@ -120,7 +120,7 @@ def _merge_models(args: argparse.Namespace, every: List[Tuple[str, Any]], output
     both, failed, lines = models.rejudge(runs, args, first.compare_to, "defan merge", stdout, created=builder.now())
     context = formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force", annotation_lines=lines,
                               annotate=lambda line: print(line, file=stdout), environ=os.environ)
-    if write(both, outputs, context, stderr) is None:  # type: ignore[arg-type]
+    if write(both, outputs, context, stderr) is None:
         return 2
     stdout.write(f"{PROG}: merged {len(every)} shards of {len(runs)} models: {models.verdicts_line(both)}\n")
     return 1 if failed else 0

@@ -137,9 +137,7 @@ class Models:
         """Write the report of every model in each format asked for (the first model's run
         checked the outputs before any call)."""
         first = self.lanes[0]
-        if not self.settings.outputs and not os.environ.get("GITHUB_STEP_SUMMARY"):
-            return
-        written = formats.write_all(report, self.settings.outputs,  # type: ignore[arg-type]
+        written = formats.write_all(report, self.settings.outputs,
                                     first.run.write_context(os.environ, first._annotate()))
         self.written = dict(written.paths)
         self.report_error = "; ".join(written.problems) or None

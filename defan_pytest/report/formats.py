@@ -36,7 +36,7 @@ from defan_pytest.report.writer import Input, OutputError, check_output, write_o
 from defan_pytest.safetext import sanitize
 
 if TYPE_CHECKING:  # the records load when a report is made, not on every pytest start (settings imports this)
-    from defan_pytest.records import Report
+    from defan_pytest.records import ModelsReport, Report
 
 __all__ = [
     "BUILT_IN",
@@ -253,7 +253,7 @@ class Written:
     problems: List[str]
 
 
-def write_all(report: Report, outputs: Mapping[str, Output], context: Context) -> Written:
+def write_all(report: Union[Report, ModelsReport], outputs: Mapping[str, Output], context: Context) -> Written:
     """Write ``report`` in every format asked for: each one of ``outputs`` (format name ->
     :class:`Output`) and each format asked by the environment, in registration order.  A write
     that fails does not stop the others: its message is in :attr:`Written.problems`."""
@@ -264,10 +264,17 @@ def write_all(report: Report, outputs: Mapping[str, Output], context: Context) -
         if out is None and fmt.option is not None:
             continue
         try:
-            path = fmt.write(report, out, context)
+            path = fmt.write(report, out, context)  # type: ignore[arg-type]
         except OutputError as exc:
             problems.append(f"{out.flag} {exc}" if out is not None else f"{fmt.name}: {exc}")
-        else:
-            if path is not None:
-                paths[fmt.name] = path
+            continue
+        except Exception as exc:  # noqa: BLE001 - an added format written for reports of one model
+            if fmt.name in BUILT_IN or getattr(report, "runs", None) is None:
+                raise
+            where = out.flag if out is not None else fmt.name
+            problems.append(f"{where}: the {fmt.name} format cannot write a report of several models "
+                            f"({type(exc).__name__}: {exc}); its report's runs are the models' reports")
+            continue
+        if path is not None:
+            paths[fmt.name] = path
     return Written(paths, problems)
