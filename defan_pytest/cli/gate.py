@@ -8,7 +8,6 @@ re-judged report.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -18,7 +17,7 @@ from defan_pytest.cli.common import (
 )
 from defan_pytest.cli import models
 from defan_pytest.records import ModelsReport
-from defan_pytest.report import builder, formats
+from defan_pytest.report import builder
 
 __all__ = ["add_parser", "run"]
 
@@ -53,13 +52,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     check_outputs(outputs, inputs, args.force)
     loaded = models.load_any(args.report, "report")
     if isinstance(loaded, ModelsReport):  # several models: each judged, then compared again
-        both, failed, lines = models.rejudge(loaded.runs, args, loaded.compare_to, "defan gate", stdout)
-        context = formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force", annotation_lines=lines,
-                                  annotate=lambda line: print(line, file=stdout), environ=os.environ)
-        if write(both, outputs, context, stderr) is None:
-            return 2
-        stdout.write(f"{PROG}: {models.verdicts_line(both)}\n")
-        return 1 if failed else 0
+        return models.judge_and_write(loaded.runs, args, loaded.compare_to, "defan gate", outputs, inputs, "",
+                                      stdout, stderr)
     report = loaded
     meta, rows = report.meta, report.rows
     limits = thresholds_for(args.thresholds, report, meta.model_name, sorted({r.domain for r in rows}),

@@ -8,7 +8,6 @@ missing or duplicated shard, or a mix of sharded and unsharded reports.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any, List, TextIO, Tuple
 
@@ -21,7 +20,7 @@ from defan_pytest.dataset.shards import ShardError
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import ModelsReport, Report
 from defan_pytest.errors import format_problems
-from defan_pytest.report import builder, formats, merge
+from defan_pytest.report import builder, merge
 from defan_pytest.safetext import inline
 
 __all__ = ["add_parser", "run"]
@@ -117,10 +116,5 @@ def _merge_models(args: argparse.Namespace, every: List[Tuple[str, Any]], output
             combined.rows, summarize(combined.rows), combined.meta, usage=combined.usage,
             thresholds=recorded.thresholds if recorded is not None else None,  # the limits the shards record
         ))
-    both, failed, lines = models.rejudge(runs, args, first.compare_to, "defan merge", stdout, created=builder.now())
-    context = formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force", annotation_lines=lines,
-                              annotate=lambda line: print(line, file=stdout), environ=os.environ)
-    if write(both, outputs, context, stderr) is None:
-        return 2
-    stdout.write(f"{PROG}: merged {len(every)} shards of {len(runs)} models: {models.verdicts_line(both)}\n")
-    return 1 if failed else 0
+    return models.judge_and_write(runs, args, first.compare_to, "defan merge", outputs, inputs,
+                                  f"merged {len(every)} shards of {len(runs)} models: ", stdout, stderr, created=builder.now())

@@ -6,18 +6,20 @@ models), the models compared again with ``compare_to``, and the domains-by-model
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple, Union
 
-from defan_pytest.cli.common import Judged, UsageError, judge, thresholds_for
+from defan_pytest.cli.common import PROG, Judged, UsageError, judge, thresholds_for, write
 from defan_pytest.gates import regression
 from defan_pytest.gates.comparability import comparability
 from defan_pytest.records import ModelsReport, Report, model_of
-from defan_pytest.report import builder, schema
+from defan_pytest.report import builder, formats, schema
 from defan_pytest.report.models import comparison_lines, text_table
+from defan_pytest.report.writer import Input
 from defan_pytest.safetext import inline, printable
 
-__all__ = ["baseline_of", "compared", "load_any", "rejudge"]
+__all__ = ["baseline_of", "compared", "judge_and_write", "load_any", "rejudge", "verdicts_line"]
 
 
 def load_any(path: Path, what: str) -> Union[Report, ModelsReport]:
@@ -82,6 +84,21 @@ def rejudge(runs: Sequence[Report], args: argparse.Namespace, compare_to: Option
         stdout.write(printable(line) + "\n")
     failed = any(j.failed for j, _ in judged) or any(c.get("status") == "fail" for c in comparisons.values())
     return report, failed, judged[0][0].lines
+
+
+def judge_and_write(runs: Sequence[Report], args: argparse.Namespace, compare_to: Optional[str], producer: str,
+                    outputs: Mapping[str, formats.Output], inputs: Sequence[Input], said: str, stdout: TextIO,
+                    stderr: TextIO, created: Optional[str] = None) -> int:
+    """:func:`rejudge`, then the report of every model written in each format asked for (in
+    GitHub Actions the step summary and annotations, on ``stdout``) and the verdicts' line after
+    ``said``: exit 0 when everything passed, 1 when something failed, 2 when a write failed."""
+    both, failed, lines = rejudge(runs, args, compare_to, producer, stdout, created=created)
+    context = formats.Context(inputs=tuple(inputs), force=args.force, force_hint="--force", annotation_lines=lines,
+                              annotate=lambda line: print(line, file=stdout), environ=os.environ)
+    if write(both, outputs, context, stderr) is None:
+        return 2
+    stdout.write(f"{PROG}: {said}{verdicts_line(both)}\n")
+    return 1 if failed else 0
 
 
 def verdicts_line(report: ModelsReport) -> str:
