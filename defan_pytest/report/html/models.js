@@ -28,7 +28,7 @@
     for (const m of models) {
       const f = (data.figures[m] || {})[scope] || {};
       for (const k of data.metrics) tr.appendChild(el("td", rate(f[k]) + ci(f[k + "_ci"]), "num"));
-      tr.appendChild(el("td", f.gate || "-", f.gate === "fail" ? "bad" : f.gate === "pass" ? "good" : ""));
+      tr.appendChild(el("td", f.gate || "-", f.gate === "fail" ? "st-fail" : f.gate === "pass" ? "st-pass" : ""));
     }
     tbody.appendChild(tr);
   }
@@ -39,10 +39,10 @@
   if (!names.length) comp.appendChild(el("p", data.compare_to ? "not compared" : "no model compared (--defan-compare-to)", "muted"));
   for (const m of names) {
     const c = data.comparisons[m];
-    comp.appendChild(el("h3", m + " against " + data.compare_to + ": " + c.status, c.status === "fail" ? "bad" : ""));
+    comp.appendChild(el("h3", m + " against " + data.compare_to + ": " + c.status, c.status === "fail" ? "st-fail" : ""));
     if (c.reason) comp.appendChild(el("p", c.reason, "muted"));
     const ul = el("ul");
-    for (const msg of c.messages) ul.appendChild(el("li", msg, c.regressed.indexOf(msg) >= 0 ? "bad" : ""));
+    for (const msg of c.messages) ul.appendChild(el("li", msg, c.regressed.indexOf(msg) >= 0 ? "m-regressed" : ""));
     comp.appendChild(ul);
   }
 
@@ -82,7 +82,7 @@
       tr.appendChild(el("td", p.answer));
       for (const m of models) {
         const x = p.by[m];
-        const td = el("td", x ? x.outcome + (x.claim ? ": " + x.claim : "") : "not asked", x && x.right ? "good" : x ? "bad" : "muted");
+        const td = el("td", x ? x.outcome + (x.claim ? ": " + x.claim : "") : "not asked", x && x.right ? "st-pass" : x ? "st-fail" : "muted");
         if (x) td.title = x.response;
         tr.appendChild(td);
       }
