@@ -37,6 +37,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import FrozenSet, List, Optional, Pattern, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.number_words import words_value
 from defan_pytest.scoring.text.numeral_locales import decimal_comma, scale_of, scale_patterns, scale_words  # re-exported
 from defan_pytest.scoring.text.numerals import (  # re-exported: callers read numbers from here
@@ -186,6 +187,7 @@ def is_percent(text: str) -> bool:
     return _PERCENT.search(text) is not None
 
 
+@short_text_memo(maxsize=16384)
 def parse_number(
     text: str, lang: str = "", integer_gold: Optional[bool] = None, stray: bool = False
 ) -> Optional[Decimal]:
@@ -286,6 +288,14 @@ def numbers_in_text(
     count (offsets are those of ``text``); Chinese and Japanese numerals count where they hold a
     unit or a digit (``2万8千``, ``三百``; not a lone ``一``, which is also a word).
     """
+    return list(_numbers_in(text, fractions, lang, integer_gold, stray))
+
+
+@short_text_memo(maxsize=8192)
+def _numbers_in(
+    text: str, fractions: bool, lang: str, integer_gold: Optional[bool], stray: bool
+) -> Tuple[Tuple[int, int, str, bool], ...]:
+    """:func:`numbers_in_text`, memoized (a bare number or a closing line comes back in many rows)."""
     lang = lang or "en"
     text = ascii_digits(text)
     out: List[Tuple[int, int, str, bool]] = []
@@ -320,7 +330,7 @@ def numbers_in_text(
         out.append((s, e, m.group(), frac))
     if cjk:
         out.sort()
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)

@@ -28,6 +28,7 @@ from defan_pytest.scoring.text.numbers import (
     question_numbers,
     roman_value,
 )
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.search import SpanIndex
 from defan_pytest.scoring.types.value import Candidate, ValueAnswerType, contains_number, response_lang
 from defan_pytest.scoring.types.base import Context, Gold
@@ -71,6 +72,7 @@ def _whole(digits: str) -> Optional[int]:
     return int(digits) if len(digits) <= _MAX_DIGITS else None
 
 
+@short_text_memo(maxsize=16384)
 def parse_rank(text: str) -> Optional[RankValue]:
     """A rank (``334``, ``334th``, ``#334``, ``=47``, ``47=``, ``26e``, ``Platz 26``,
     ``326º posto``, ``fourth``) or a band (``601-650``)."""
