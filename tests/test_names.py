@@ -358,6 +358,23 @@ def test_place_index_is_built_once() -> None:
     assert places() is places()
 
 
+def test_place_index_is_kept_between_runs(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """A later run reads the index a first one built (the same index); a damaged file is
+    built again."""
+    from defan_pytest.scoring.text.places import PlaceIndex, _cache_path
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    built = PlaceIndex()
+    path = _cache_path()
+    assert path is not None and path.parent.parent == tmp_path and path.exists()
+    read = PlaceIndex()
+    assert (read.ids, read.country, read.population, read.iso) == (built.ids, built.country, built.population, built.iso)
+    assert list(read.ids) == list(built.ids) == list(places().ids)
+    path.write_bytes(path.read_bytes()[:1000])
+    again = PlaceIndex()
+    assert again.ids == built.ids
+
+
 def test_virtual_gold_matched_only_by_online(scorer: Scorer) -> None:
     gold = "Montreal, Canada Virtual/Online"
     s = scorer.score(CONF_Q.format(y=2021), gold, "city", "Montréal, Canada", domain="conference_venue")

@@ -197,6 +197,9 @@ _MARK_PATTERNS = [
     re.compile(r"\*\*(?P<x>[^*\n]+?)\*\*"),
     re.compile(r"(?<![\w_])__(?P<x>[^_\n]+?)__(?![\w_])"),
 ]
+# What each pattern from the third on cannot match without (a substring test is far cheaper
+# than a scan): the answer patterns have the words of _ANSWER_WORDS instead.
+_MARK_LITERALS = ("", "", "\\boxed{", "**", "__")
 
 
 _LETTER_ITEM = re.compile(r"[A-Ea-e][.)]\s")
@@ -230,7 +233,7 @@ def _marked_claim(
     # far cheaper than their regex on a long response).
     has_answer_word = any(w in lower for w in _ANSWER_WORDS)
     for i, pat in enumerate(_MARK_PATTERNS):
-        if i < 2 and not has_answer_word:
+        if i < 2 and not has_answer_word or i >= 2 and _MARK_LITERALS[i] not in text:
             continue
         # The claim is the last mark, so each pattern's matches are read from the last one back
         # and the first that holds a value is the pattern's only candidate; at most

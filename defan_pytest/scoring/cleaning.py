@@ -15,6 +15,7 @@ import unicodedata
 from typing import Optional
 
 from defan_pytest.scoring.text.dates import MONTH_NAME
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.rank_words import RANK_NOUNS
 
 __all__ = ["ANSWER_WORD", "CITATION", "END_TOKEN", "KNOWLEDGE_CUTOFF", "NOT_AVAILABLE", "NOT_A_LIST", "clean", "latex_plain", "mask_citations", "strip_label", "strip_symbols"]
@@ -173,6 +174,7 @@ def strip_label(text: str, question: str = "") -> Optional[str]:
     return text[m.end():].strip()
 
 
+@short_text_memo(maxsize=8192)
 def clean(text: Optional[str]) -> str:
     """Step 1: drop a reasoning block (one never closed holds no answer: clarification 11),
     the chat template's end-of-turn tokens at the end, HTML tags, emoji and decorative symbols, surrounding white space, quotes, markdown emphasis

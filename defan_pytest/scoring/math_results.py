@@ -109,12 +109,11 @@ def result_marks(kind: AnswerType, text: str, ctx: Context) -> List[Tuple[int, s
             if claim is not None:
                 found.append((m.start("x"), m.start(), claim))
     found.sort()
-    qnums = question_numbers(ctx.question)
     out: List[Tuple[int, str]] = []
     for at, start, claim in found:
         if out and out[-1][0] == at:
             continue
-        if out and _is_check(text[_clause_start_eq(text, start): start], claim, out[-1][1], out, qnums):
+        if out and _is_check(text[_clause_start_eq(text, start): start], claim, out[-1][1], out, question_numbers(ctx.question)):
             break  # an unlabelled check of the result
         out.append((at, claim))
     return out

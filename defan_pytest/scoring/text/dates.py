@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.language import language
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.month_data import MARKS, WORD, MonthData, english_month, fold, load, month_number, strip_accents
 from defan_pytest.scoring.text.search import DisjointSpans
 from defan_pytest.scoring.text.years import (
@@ -293,8 +294,14 @@ def find_dates(
     full date covers the text, then (with ``years``) bare years where nothing covers them.
     ``ref_years``: the years the question names, for two-digit years (``'54``).
     """
+    return list(_dates_in(text, dayfirst, years, tuple(ref_years)))
+
+
+@short_text_memo(maxsize=8192)
+def _dates_in(text: str, dayfirst: bool, years: bool, ref_years: Tuple[int, ...]) -> Tuple[Tuple[int, int, DateValue], ...]:
+    """:func:`find_dates`, memoized (a bare date or a closing line comes back in many rows)."""
     if not _DIGIT.search(text):
-        return []
+        return ()
     reading = _Reading(text, dayfirst, ref_years)
     found: List[Tuple[int, int, DateValue]] = []
     taken = DisjointSpans()  # what a fuller date already covers (a binary search, not a scan)
@@ -340,7 +347,7 @@ def find_dates(
     found.sort(key=lambda t: t[0])
     if not text.isascii() and _THAI.search(text):
         found = [(s, e, gregorian(v)) for s, e, v in found]
-    return found
+    return tuple(found)
 
 
 # Thai writes years in the Buddhist Era (CLDR's calendar preference for Thailand: buddhist,

@@ -19,6 +19,7 @@ import re
 from typing import FrozenSet, List, Optional, Set, Tuple
 
 from defan_pytest.scoring.text.language import language
+from defan_pytest.scoring.text.memo import short_text_memo
 
 __all__ = ["NONE_STATEMENT", "NONE_WORDS", "first_none", "is_none_statement", "none_spans"]
 
@@ -168,9 +169,14 @@ def _other_language(text: str) -> bool:
 
 def none_spans(text: str) -> List[Tuple[int, int]]:
     """Where ``text`` says no prize was awarded, in reading order (spans of the phrases)."""
+    return list(_none_spans(text))
+
+
+@short_text_memo(maxsize=8192)
+def _none_spans(text: str) -> Tuple[Tuple[int, int], ...]:
     spans = [m.span() for m in NONE_STATEMENT.finditer(text)]
     if not _may_hold(text):
-        return spans
+        return tuple(spans)
     plain = _plain(text)
     other = [m.span() for m in _OTHER_STATEMENT.finditer(plain)]
     m = _ALONE_RE.match(plain)
@@ -178,7 +184,7 @@ def none_spans(text: str) -> List[Tuple[int, int]]:
         other.append((m.start() + len(m.group()) - len(m.group().lstrip()), m.end()))
     if other and _other_language(text):  # the language is asked only where a phrase is found
         spans.extend(other)
-    return sorted(set(spans))
+    return tuple(sorted(set(spans)))
 
 
 def first_none(text: str) -> Optional[Tuple[int, int, str]]:
@@ -190,6 +196,7 @@ def first_none(text: str) -> Optional[Tuple[int, int, str]]:
     return s, e, text[s:e]
 
 
+@short_text_memo(maxsize=8192)
 def is_none_statement(text: str) -> bool:
     """Is the whole of ``text`` one phrase that says none (``None``, ``No prize was awarded``,
     ``Ingen``, ``Κανείς``)?"""

@@ -307,10 +307,11 @@ def _is_number_word(word: str, lang: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _english_gate() -> Optional[Pattern[str]]:
+def _english_gate() -> Optional[Tuple[Pattern[str], FrozenSet[str]]]:
     """A regex of every English number word (from num2words: cardinals and ordinals under a
     hundred, and the scale words), the cheap test that most responses, which hold none, stop
-    at.  ``None`` without num2words (then every response is read word by word)."""
+    at, and those words (in ASCII text, a match is a whole ``\\w+`` word, lower-cased, among
+    them).  ``None`` without num2words (then every response is read word by word)."""
     n2w = _num2words()
     if n2w is None:
         return None
@@ -321,10 +322,11 @@ def _english_gate() -> Optional[Pattern[str]]:
             words.update(_norm(n2w(n, lang="en", to="ordinal")).split())
     words.update({"hundredth", "thousandth", "millionth"})
     words -= {"and", "a"}
-    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + r")\b", re.I)
+    return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + r")\b", re.I), frozenset(words)
 
 
 _WORD_TOKEN = re.compile(r"[^\W\d_]+(?:[-‐][^\W\d_]+)*")
+_W_WORDS = re.compile(r"\w+")
 # The most words one number in words takes ("seven hundred and seventy-seven thousand seven
 # hundred and seventy-seven" is 11).
 _MAX_RUN = 24
@@ -352,7 +354,7 @@ def number_words_in_text(text: str, lang: str = "") -> List[Tuple[int, int, int,
     langs = _word_langs(lang, bare=False)
     if langs == ("en",):
         gate = _english_gate()
-        if gate is not None and gate.search(text) is None:
+        if gate is not None and (gate[1].isdisjoint(_W_WORDS.findall(text.lower())) if text.isascii() else gate[0].search(text) is None):
             return []
     out: List[Tuple[int, int, int, bool]] = []
     run: List[Tuple[int, int, str]] = []  # the current run of words: (start, end, lower-case word)

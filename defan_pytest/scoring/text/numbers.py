@@ -37,6 +37,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import FrozenSet, List, Optional, Pattern, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.number_words import words_value
 from defan_pytest.scoring.text.numeral_locales import decimal_comma, scale_of, scale_patterns, scale_words  # re-exported
 from defan_pytest.scoring.text.numerals import (  # re-exported: callers read numbers from here
@@ -186,6 +187,7 @@ def is_percent(text: str) -> bool:
     return _PERCENT.search(text) is not None
 
 
+@short_text_memo(maxsize=16384)
 def parse_number(
     text: str, lang: str = "", integer_gold: Optional[bool] = None, stray: bool = False
 ) -> Optional[Decimal]:
@@ -262,6 +264,10 @@ def canonical_number(value: Decimal) -> str:
 def _text_re(stray: bool) -> Pattern[str]:
     words, attached = scale_patterns()
     return re.compile(
+        # First, the characters a number can start with (a digit, a sign, a currency sign or
+        # code, a vulgar fraction): most positions of a text fail this one test, not the
+        # lookbehinds after it (half the time of a scan).
+        rf"(?=[\d\-−{_CUR_SIGN[1:-1]}A-Z\u00bc-\u00be\u2150-\u215e])(?:"
         rf"(?<!{_W})(?<![.,/])(?<![A-Za-z]-)(?P<sign>(?<!\d)[-−](?=[\d$€£¥₹]))?(?:{_CUR_BEFORE}\s?)?"
         rf"(?P<num>{_body('s', stray)})"
         r"(?:\s*/\s*(?P<den>\d+)(?![\d/]))?"
@@ -271,7 +277,7 @@ def _text_re(stray: bool) -> Pattern[str]:
         # CLDR writes them ("12K", "1.2M").
         rf"(?P<scale>\s*(?i:{_PERCENT_RE}|(?:{words})\.?)(?!{_W})|(?-i:{attached})(?!{_W}))?"
         rf"(?!{_W}|[.,]\d)"
-        rf"|(?<!{_W})(?P<vonly>{_VULGAR_CH})"
+        rf"|(?<!{_W})(?P<vonly>{_VULGAR_CH}))"
     )
 
 
@@ -286,6 +292,14 @@ def numbers_in_text(
     count (offsets are those of ``text``); Chinese and Japanese numerals count where they hold a
     unit or a digit (``2万8千``, ``三百``; not a lone ``一``, which is also a word).
     """
+    return list(_numbers_in(text, fractions, lang, integer_gold, stray))
+
+
+@short_text_memo(maxsize=8192)
+def _numbers_in(
+    text: str, fractions: bool, lang: str, integer_gold: Optional[bool], stray: bool
+) -> Tuple[Tuple[int, int, str, bool], ...]:
+    """:func:`numbers_in_text`, memoized (a bare number or a closing line comes back in many rows)."""
     lang = lang or "en"
     text = ascii_digits(text)
     out: List[Tuple[int, int, str, bool]] = []
@@ -320,7 +334,7 @@ def numbers_in_text(
         out.append((s, e, m.group(), frac))
     if cjk:
         out.sort()
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)

@@ -43,7 +43,14 @@ def ascii_digits(text: str) -> str:
     >>> ascii_digits("١٬٣٥١٬٩٢١"), ascii_digits("१३,५१,९२१")
     ('1,351,921', '13,51,921')
     """
-    return text if text.isascii() else text.translate(_DIGIT_MAP)
+    if text.isascii() or _FOREIGN_DIGIT.search(text) is None:
+        return text  # (what most non-ASCII text is: the table would give back every character)
+    return text.translate(_DIGIT_MAP)
+
+
+# A digit other than 0-9 (the digits ``unicodedata.decimal`` reads are those ``\d`` matches), or
+# one of the marks the table reads as a comma or a dot.
+_FOREIGN_DIGIT = re.compile("[^\\D0-9]|[" + "".join(map(chr, _DigitMap._MARKS)) + "]")
 
 
 # --- Numerals of other systems ----------------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.names import fold, name_tokens
 
 #: A word token of a text: ``(start, end, folded form)``.
@@ -126,6 +127,7 @@ def _ends_with_abbreviation(text: str, end: int) -> bool:
 _TITLE_ARTICLES = frozenset("la le les el los las il lo gli der die das det den het een os".split())
 
 
+@short_text_memo(maxsize=8192)
 def looks_like_sentence(t: str) -> bool:
     """Prose rather than one name: a verb or function word, a sentence break, or mostly
     lowercase words where the text does use capitals ("Let me know if you need more")."""

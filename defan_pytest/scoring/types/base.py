@@ -134,6 +134,15 @@ def make_context(
 @lru_cache(maxsize=4096)
 def _question_cues(question: str) -> Tuple[bool, bool, bool]:
     # Cached: every paraphrase comes back once per model (and per response of a batch).
+    if question.isascii():
+        # Each cue's word written at all first (a substring test is far cheaper than the
+        # patterns; in ASCII text, ignoring case is lower-casing).
+        low = question.lower()
+        return (
+            ("dd" in low or "day" in low) and _DAYFIRST_Q.search(question) is not None,
+            "year" in low and _YEAR_Q.search(question) is not None,
+            "month" in low and _MONTH_Q.search(question) is not None,
+        )
     return bool(_DAYFIRST_Q.search(question)), bool(_YEAR_Q.search(question)), bool(_MONTH_Q.search(question))
 
 

@@ -28,6 +28,7 @@ from defan_pytest.scoring.text.numbers import (
     question_numbers,
     roman_value,
 )
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.search import SpanIndex
 from defan_pytest.scoring.types.value import Candidate, ValueAnswerType, contains_number, response_lang
 from defan_pytest.scoring.types.base import Context, Gold
@@ -71,6 +72,7 @@ def _whole(digits: str) -> Optional[int]:
     return int(digits) if len(digits) <= _MAX_DIGITS else None
 
 
+@short_text_memo(maxsize=16384)
 def parse_rank(text: str) -> Optional[RankValue]:
     """A rank (``334``, ``334th``, ``#334``, ``=47``, ``47=``, ``26e``, ``Platz 26``,
     ``326º posto``, ``fourth``) or a band (``601-650``)."""
@@ -149,7 +151,23 @@ def canonical_rank(value: RankValue) -> str:
     return str(value)
 
 
+def _first_letters(alternation: str) -> str:
+    """The first letter of each word of a ``|``-separated alternation of words."""
+    out, depth, start = set(), 0, True
+    for c in alternation:
+        if start and c.isalpha():
+            out.add(c)
+        elif start:
+            raise ValueError(f"a word that does not start with a letter: {alternation!r}")
+        start = c == "|" and depth == 0
+        depth += (c == "(") - (c == ")")
+    return "".join(sorted(out))
+
+
 _RANK_MARKED = re.compile(
+    # First, the characters a marked rank can start with (a digit, "#", "=", a rank word's
+    # first letter): most positions of a text fail this one test, not the six branches.
+    rf"(?=[\d#=n{_first_letters(RANK_WORDS)}])"
     rf"(?:(?P<ord>\b\d+){_ORD_SUFFIX}(?!\w)"
     rf"|(?P<dot>\b\d+)\.\s*(?:{RANK_WORDS})\b"
     r"|#\s*(?P<hash>\d+)\b"
