@@ -383,7 +383,8 @@ def test_a_retracted_value_stays_out_even_without_a_correction_value() -> None:
 @given(
     st.integers(1, 1500),
     st.integers(1, 1500),
-    st.sampled_from([" - no, wait, ", " — no, wait, ", ", sorry, I mean ", " - sorry, I mean ", ". Actually, ", ", no wait, ", " - I mean, "]),
+    st.sampled_from([" - no, wait, ", " — no, wait, ", ", sorry, I mean ", " - sorry, I mean ", ". Actually, ", ", no wait, ", " - I mean, ",
+                     "? No, actually ", "? No — actually, "]),
 )
 def test_a_retraction_never_yields_the_retracted_value(x, y, phrase) -> None:
     e = run(KOBE, "rank", f"{x}{phrase}{y}")
@@ -533,3 +534,17 @@ def test_either_x_or_y_claims_x_whatever_ner_finds() -> None:
 def test_a_correction_in_a_phrase_names_its_first_candidate(response: str) -> None:
     e = run(WORLD_CUP, "name", response, names=TEAMS)
     assert (e.claim, e.aligned) == ("France", False)
+
+
+def test_a_doubted_value_retracted_by_no_actually_leaves_the_no_prize_statement() -> None:
+    # "X? No - actually ...": the question mark doubts X, "no, actually" retracts it (clarification
+    # 13); what follows says no prize was awarded (clarification 7), so the claim is no prize.
+    from defan_pytest.scoring.scorer import Scorer
+
+    scorer = Scorer(nlp=None)
+    question = "Who was the laureate of the Nobel Prize for Economics in 1944?"
+    retracted = scorer.score(question, "", "name", "Gunnar Myrdal? No — actually no one; the economics prize did not exist yet.")
+    assert (retracted.aligned, retracted.correct) == (False, True)
+    assert scorer.score(question, "", "name", "Gunnar Myrdal? No, actually Friedrich Hayek.").claim == "Friedrich Hayek"
+    # "No" answering a question of the response's own is no retraction without "actually".
+    assert scorer.score(question, "Gunnar Myrdal", "name", "Gunnar Myrdal? No doubt.").claim == "Gunnar Myrdal"

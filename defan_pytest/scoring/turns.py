@@ -100,7 +100,9 @@ def new_turn(text: str, ctx: Context) -> Optional[int]:
 # follows is no value; "Actually" only when a value follows it.
 _RETRACT = re.compile(
     r"(?:[ \t]{0,3}[-–—,;:][ \t]{0,3}|[ \t]{1,3}|\n)(?P<p>(?:no|nope)[,.!]?\s+(?:wait|sorry)\b[,.!]?(?:\s+(?:i\s+mean[t]?|it\s+(?:was|is))\b[,:]?)?"
-    r"|wait[,.!]?\s+no\b[,.!]?|sorry[,.!]?\s+i\s+mean[t]?\b[,:]?|i\s+mean[t]?[,:]|scratch\s+that\b[,.!]?|correction\s*[:,])"
+    r"|wait[,.!]?\s+no\b[,.!]?|sorry[,.!]?\s+i\s+mean[t]?\b[,:]?|i\s+mean[t]?[,:]|scratch\s+that\b[,.!]?|correction\s*[:,]"
+    # "X? No, actually ..." / "X? No - actually ...": the question mark doubts X, the "no" retracts it.
+    r"|(?<=[?!.][ \t])no[ \t]{0,3}[-–—,][ \t]{0,3}actually\b[,:]?)"
     r"|(?<=[.!?])[ \t\n]{1,3}(?P<a>actually[,:]?(?:\s+(?:it\s+(?:was|is)|i\s+think))?)",
     re.I,
 )
