@@ -29,6 +29,18 @@ from defan_pytest.scoring import types as answer_types
 sys.path.insert(0, str(Path(__file__).parent))
 # litellm must never fetch its price table over the network in tests.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Most tests run real pytest sessions in new processes (pytester, xdist workers), and each one
+# imports the plugin and its dependencies afresh, pytest rewriting the asserts of every module of
+# an entry-point plugin (all of defan_pytest, hypothesis, ...).  Where bytecode is not written
+# (PYTHONDONTWRITEBYTECODE), every process compiled all of that again, seconds per session: the
+# processes the tests start keep their bytecode, and pytest its rewritten modules, in a folder of
+# their own outside the checkout instead (sys.pycache_prefix), so the source tree stays clean.
+if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    import tempfile
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    os.environ.setdefault("PYTHONPYCACHEPREFIX",
+                          str(Path(tempfile.gettempdir()) / f"defan-pytest-tests-pycache-{os.getuid()}"))
 
 #: The synthetic fixture files (our own invented questions; never DefAn rows).
 DATA = Path(__file__).parent / "data"

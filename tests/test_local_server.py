@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -167,7 +168,7 @@ def test_ctrl_c_says_what_is_kept_and_the_same_command_resumes(toy: pytest.Pytes
                                 stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         assert srv.wait_for_total(6, timeout=120)  # five answered, the sixth hangs
         proc.send_signal(signal.SIGINT)
-        said_once_then_resumed(toy, proc, args, "5 answers of this run kept in the cache, 10 of the 15 prompts still "
+        said_once_then_resumed(toy, srv, proc, args, "5 answers of this run kept in the cache, 10 of the 15 prompts still "
                                                 "to ask: run the same command again to resume")
         assert all(n == 1 for q, n in srv.counts.items() if q != hung)
 
@@ -183,22 +184,37 @@ def test_ctrl_c_under_xdist_says_what_the_cache_holds_and_the_same_command_resum
                                 stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                                 start_new_session=True)
         assert srv.wait_for_total(8, timeout=120)
+        db = toy.path / ".defan_cache" / "responses.sqlite3"
+
+        def cached() -> int:
+            try:
+                with sqlite3.connect(db, timeout=5) as conn:
+                    return int(conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+            except sqlite3.Error:
+                return 0
+
+        # The five answers served and written to the cache (an answer the server has sent may
+        # still be on its way to the cache writer of a worker).
         deadline = 60
-        while sum(1 for q, n in srv.counts.items() if q not in hung) < 5 and deadline:
+        while (sum(1 for q, n in srv.counts.items() if q not in hung) < 5 or cached() < 5) and deadline:
             deadline -= 1
             srv.wait_for_total(100, timeout=0.5)
         os.killpg(proc.pid, signal.SIGINT)
-        said_once_then_resumed(toy, proc, args, "5 of the 15 prompts have an answer in the cache, 10 still to ask: run "
+        said_once_then_resumed(toy, srv, proc, args, "5 of the 15 prompts have an answer in the cache, 10 still to ask: run "
                                                 "the same command again to resume")
 
 
-def said_once_then_resumed(toy: pytest.Pytester, proc: subprocess.Popen, args: list, kept: str) -> None:
+def said_once_then_resumed(toy: pytest.Pytester, srv: OpenAIServer, proc: subprocess.Popen, args: list,
+                           kept: str) -> None:
     """The interrupted run ends (exit 2) with the Ctrl-C line saying ``kept`` once and no
     traceback; the same command then asks only the rest."""
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert out.count(f"defan-pytest: stopped by Ctrl-C during the model calls: {kept}") == 1, out
     assert "Traceback" not in out and "threading.py" not in out and "KeyboardInterrupt" not in out
+    # The hangs were there to be interrupted: the resumed run is answered at once (a hung prompt
+    # the interrupted run never sent would otherwise hold it for the whole --defan-timeout).
+    srv.set_faults([])
     again = toy.runpytest_subprocess(*args)
     assert again.ret == 0, again.stdout.lines[-20:]
     again.stdout.fnmatch_lines(["*15 prompts: 10 answered by the model, 5 from the cache*"])
