@@ -70,6 +70,7 @@ class DefanPlugin(VerdictTests):
         self.integrations: Dict[str, integrations.Integration] = {}
         self.details = False  # each prompt's verdict in words, where a report shows it (a little per item)
         self.owns_integrations = True
+        self.late_fatal = False  # an xdist worker's fatal failure read only when the run ended
         #: A session of several models: every model's plugin (on the first one), and the
         #: plugins the first one unregisters with itself.
         self.lanes: List["DefanPlugin"] = [self]
@@ -347,6 +348,12 @@ class DefanPlugin(VerdictTests):
         """The figures and the gates' verdicts, from every record (controller)."""
         run = self.run
         self._count_verdict_tests()
+        if run.fatal is None and run.watch is not None:
+            # An xdist controller: a worker may have published its fatal failure after the
+            # progress line stopped watching (at the first result); read it once more, so that a
+            # run that stopped is never judged as one narrowed by -k.
+            run.fatal = run.watch.run_progress()[1] or None
+            self.late_fatal = run.fatal is not None
         if run.fatal is None and len(run.records) < len(run.rows) and not run.settings.gate_narrowed:
             # -k, -m, --deselect, --lf, a path or pytest-split ran part of the selection: the
             # figures describe that part only, which the limits were not set for.
@@ -380,6 +387,8 @@ class DefanPlugin(VerdictTests):
         return self.terminal.annotations.append
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.late_fatal and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.INTERRUPTED  # the run stopped, as the summary says
         if self.run.report_error is not None and session.exitstatus == pytest.ExitCode.OK:
             # The report asked for is missing: the run did not do what it was told to.
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
