@@ -198,9 +198,11 @@ def _variants(script: str) -> Tuple[Variant, ...]:
             mwidth = next(w for k, w in template if k == "M")
             names = _value(ident, ("months", "format", mwidth))
             # Months as numbers ("8월") or CLDR's placeholders ("M08") are no month names.
-            if sorted(names) != list(range(1, 13)) or any(_NUMERIC.search(str(v)) for v in names.values()):
+            months = tuple(
+                (n, (str(names[n]),)) for n in range(1, 13) if n in names and not _NUMERIC.search(str(names[n]))
+            )
+            if not months:
                 continue
-            months = tuple((n, (str(names[n]),)) for n in range(1, 13))
             key = (template, months, weekdays, era_names)
             found.setdefault(key, []).append(ident.split("_")[0])
     return tuple(
