@@ -184,27 +184,39 @@ def variants_of_script(script: str) -> Tuple[Variant, ...]:
 
 def _variants(script: str) -> Tuple[Variant, ...]:
     found: Dict[tuple, List[str]] = {}
+    done: Dict[str, List[tuple]] = {}
     for ident in _locales_by_script().get(script, ()):
-        formats = _value(ident, ("date_formats",))
-        days = [_value(ident, ("days", c, w)) for c in ("format", "stand-alone") for w in ("wide", "abbreviated")]
-        eras = _value(ident, ("eras", "abbreviated")), _value(ident, ("eras", "wide"))
-        weekdays = tuple(sorted({str(v) for d in days for v in d.values()}))
-        era_names = tuple(sorted({str(d[1]) for d in eras if 1 in d}))
-        for width in ("full", "long", "medium"):
-            pattern = formats.get(width)
-            template = parse_pattern(getattr(pattern, "pattern", str(pattern))) if pattern else None
-            if template is None:
-                continue
-            mwidth = next(w for k, w in template if k == "M")
-            names = _value(ident, ("months", "format", mwidth))
-            # Months as numbers ("8월") or CLDR's placeholders ("M08") are no month names.
-            months = tuple(
-                (n, (str(names[n]),)) for n in range(1, 13) if n in names and not _NUMERIC.search(str(names[n]))
-            )
-            if not months:
-                continue
-            key = (template, months, weekdays, era_names)
+        parent = _parent(ident)
+        # A locale that says nothing of its own here (most territory variants) writes as its
+        # parent does.
+        keys = done[parent] if not _raw(ident) and parent in done else _locale_variants(ident)
+        done[ident] = keys
+        for key in keys:
             found.setdefault(key, []).append(ident.split("_")[0])
     return tuple(
         Variant(t, m, w, e, tuple(dict.fromkeys(langs))) for (t, m, w, e), langs in found.items()
     )
+
+
+def _locale_variants(ident: str) -> List[tuple]:
+    """One locale's written forms of a full date: (template, months, weekdays, eras)."""
+    out: List[tuple] = []
+    formats = _value(ident, ("date_formats",))
+    days = [_value(ident, ("days", c, w)) for c in ("format", "stand-alone") for w in ("wide", "abbreviated")]
+    eras = _value(ident, ("eras", "abbreviated")), _value(ident, ("eras", "wide"))
+    weekdays = tuple(sorted({str(v) for d in days for v in d.values()}))
+    era_names = tuple(sorted({str(d[1]) for d in eras if 1 in d}))
+    for width in ("full", "long", "medium"):
+        pattern = formats.get(width)
+        template = parse_pattern(getattr(pattern, "pattern", str(pattern))) if pattern else None
+        if template is None:
+            continue
+        mwidth = next(w for k, w in template if k == "M")
+        names = _value(ident, ("months", "format", mwidth))
+        # Months as numbers ("8월") or CLDR's placeholders ("M08") are no month names.
+        months = tuple(
+            (n, (str(names[n]),)) for n in range(1, 13) if n in names and not _NUMERIC.search(str(names[n]))
+        )
+        if months:
+            out.append((template, months, weekdays, era_names))
+    return out

@@ -7,7 +7,7 @@ Every locale's full, long and medium patterns with a month name (:mod:`.cldr_dat
 one matcher each; locales that write dates alike share one.  An index from the word a month
 is written as (the name with the letters the pattern attaches to it: ``abuztuaren``) to the
 matchers that write it so is built per script, lazily, the first time a text of that script
-asks (the Latin locales, the most, take about 0.3 s); a matcher's regex is compiled the first
+asks (the Latin locales, the most, take about 0.2-0.3 s); a matcher's regex is compiled the first
 time one of its words is seen.  Numeric months are never read here (month-first numeric
 reading is :mod:`.dates`'s), nor partial dates.
 
@@ -112,8 +112,12 @@ def _key(template: Template, name: str) -> Optional[str]:
     i = next(i for i, (k, _) in enumerate(template) if k == "M")
     before = template[i - 1][1] if i > 0 and template[i - 1][0] == "lit" else ""
     after = template[i + 1][1] if i + 1 < len(template) and template[i + 1][0] == "lit" else ""
-    piece = re.split(r"\s", before)[-1] + name + re.split(r"\s", after)[0]
-    runs = _WORD.findall(_OPTIONAL.sub("", piece))
+    return _key_of(re.split(r"\s", before)[-1], name, re.split(r"\s", after)[0])
+
+
+@lru_cache(maxsize=None)
+def _key_of(before: str, name: str, after: str) -> Optional[str]:
+    runs = _WORD.findall(_OPTIONAL.sub("", before + name + after))
     return max(runs, key=len).casefold() if runs else None
 
 
