@@ -28,8 +28,9 @@ __all__ = ["cldr_dates", "scripts_of"]
 
 _WORD = re.compile(WORD)
 _DIGITS = re.compile(r"\d+")
-_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
-_DAY = re.compile(r"(?<!\d)\d{1,2}(?!\d)")
+# A year and a day, neither part of a decimal number ("1276.28").
+_YEAR = re.compile(r"(?<![\d.,])\d{4}(?!\d|[.,]\d)")
+_DAY = re.compile(r"(?<![\d.,])\d{1,2}(?!\d|[.,]\d)")
 _SPACE = "[\\s\u00a0\u202f\u200e\u200f]"
 _OPTIONAL = re.compile(r"\(([^()]*)\)")  # "(e)ko", "(a)": letters a form may leave out
 
@@ -148,7 +149,8 @@ def cldr_dates(text: str, language: Callable[[], str] = str) -> List[Tuple[int, 
     only when a reading is found), else the first (CLDR's order of locale names).  A month
     word must pass :func:`_plausible`; in English text it must be one dateparser's month
     data lacks (``abuztuaren``), others being the main reader's to judge."""
-    # A full date has a year and a day: without both, no index is built or read.
+    # A full date has a year and a day: without both, no index is built or read (the public
+    # split's responses never build it).
     if _YEAR.search(text) is None or _DAY.search(text) is None:
         return []
     scripts = scripts_of(text)
