@@ -24,6 +24,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from defan_pytest.scoring.text.cldr_dates import cldr_dates
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.month_data import MARKS, WORD, MonthData, english_month, fold, load, month_number, strip_accents
@@ -325,6 +326,11 @@ def _dates_in(text: str, dayfirst: bool, years: bool, ref_years: Tuple[int, ...]
             add(data.cjk_full, "cjk")
         for regex, kind in words_forms[:5]:
             add(regex, kind)
+        if not found:  # no full date: CLDR's patterns ("1960ko abuztuaren 20a")
+            for s, e, value in cldr_dates(text, reading.lang):
+                if not taken.overlaps(s, e):
+                    found.append((s, e, value))
+                    taken.add(s, e)
         if cjk:
             add(data.cjk_year_month, "cjk-ym")
         add(*words_forms[5])
