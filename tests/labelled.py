@@ -38,11 +38,12 @@ BLIND = "validation_blind.jsonl"
 #: The third blind set (issue 21, point 5: 210 rows in twenty more languages -- Catalan, Korean,
 #: Welsh, Tagalog, Estonian, Tamil, Icelandic, Georgian, Amharic, Armenian, ... --, number words,
 #: no-prize statements, chat-template leftovers), labelled from SCORING.md only.  First run, on
-#: the scorer before any fix of this round (8eed448): 92.9% aligned, 91.4% correct (rules only).
+#: the scorer before any fix of this round (8eed448): 92.9% aligned, 91.4% correct (rules only);
+#: now 99.0% / 99.0% (the rows left are contract choices: docs/SCORING-CHOICES.md, "Agreement").
 BLIND2 = "validation_blind2.jsonl"
 #: The agreement (aligned, correct) each of those sets must keep: today's, minus a row or two,
 #: so that a change that loses ground on styles nobody tuned for fails.
-FLOORS = {FRESH: (0.99, 0.99), BLIND: (0.99, 0.99), BLIND2: (0.98, 0.98)}
+FLOORS = {FRESH: (0.99, 0.99), BLIND: (0.99, 0.99), BLIND2: (0.99, 0.99)}
 #: The fields a row of the public split supplies.
 JOINED = ("domain", "question", "answer", "type")
 
