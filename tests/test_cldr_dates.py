@@ -16,7 +16,8 @@ from hypothesis import assume, given, settings, strategies as st
 from defan_pytest.scoring.text import cldr_data, cldr_dates as cldr_module
 from defan_pytest.scoring.text.cldr_data import parse_pattern
 from defan_pytest.scoring.text.cldr_dates import cldr_dates, scripts_of
-from defan_pytest.scoring.text.dates import find_dates, parse_date_text
+from defan_pytest.scoring.text.date_text import parse_date_text
+from defan_pytest.scoring.text.dates import find_dates
 from defan_pytest.scoring.text.month_data import english_month, fold, load
 
 

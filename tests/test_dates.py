@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from defan_pytest.scoring.text.dates import find_dates, parse_date_text
+from defan_pytest.scoring.text.date_text import parse_date_text
+from defan_pytest.scoring.text.dates import find_dates
 
 
 @pytest.mark.parametrize(

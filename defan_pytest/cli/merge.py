@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, List, TextIO, Tuple
 
 from defan_pytest.cli.common import (
-    PROG, add_format_options, baseline_for, check_outputs, inputs_of, judge, judged_context, load, outputs_of,
+    PROG, add_format_options, baseline_for, check_outputs, inputs_of, judge, judged_context, outputs_of,
     thresholds_for, verdicts_line, write,
 )
 from defan_pytest.cli import models

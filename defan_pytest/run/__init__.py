@@ -18,9 +18,8 @@ The steps, in the order a run takes them::
     run.compare()                  the regression gate, with a baseline
     run.write_report()             every output asked for, from run.report()
 
-Long because it is the one place the steps of a run meet: each method is one step's call into
-the module that does it (calls, cache, scoring, metrics, gates, reports), kept together so that
-the order of a run reads in one file.
+What the run reports (its metadata, usage and the report written in every format) is
+:class:`~defan_pytest.run.reporting.RunReport`, a mixin of :class:`Run`.
 """
 from __future__ import annotations
 
@@ -34,16 +33,17 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from defan_pytest.cache.store import ResponseCache
-from defan_pytest.calls import pace, redaction, usage
+from defan_pytest.calls import redaction
 from defan_pytest.calls.prices import Price
 from defan_pytest.calls.pool import CallPool
 from defan_pytest.calls.protocol import Response
 from defan_pytest.gates import level, regression
 from defan_pytest.metrics.summary import summarize
-from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection
-from defan_pytest.report import builder, formats
+from defan_pytest.records import ScoredRecord
+from defan_pytest.report import builder
 from defan_pytest.run import repeats
-from defan_pytest.run.plan import PickBackend, Plan, budget, cache_folder, estimate_line, model_price, output_context, prepare
+from defan_pytest.run.plan import PickBackend, Plan, budget, cache_folder, estimate_line, model_price, prepare
+from defan_pytest.run.reporting import RunReport
 from defan_pytest.run.worker import Worker
 from defan_pytest.scoring.scorer import ScoreInput, Scorer
 from defan_pytest.settings import Settings
@@ -51,7 +51,7 @@ from defan_pytest.settings import Settings
 __all__ = ["Run", "Worker"]
 
 
-class Run:
+class Run(RunReport):
     """Everything one process knows about a DefAn run (see the module docstring).
 
     From the :class:`~defan_pytest.run.plan.Plan`: ``rows``, ``thresholds`` and their
@@ -309,100 +309,6 @@ class Run:
         """1-based lines of the thresholds file for GitHub annotations (see
         :func:`defan_pytest.gates.regression.annotation_lines`)."""
         return regression.annotation_lines(self.thresholds, self.verdicts, self.comparison)
-
-    def call_counts(self) -> Dict[str, Any]:
-        """How the prompts were answered (:func:`defan_pytest.report.builder.call_counts`,
-        without the error kinds) and ``cached_from``: the model, version and source the cached
-        answers belong to."""
-        counts = builder.call_counts([ScoredRecord.from_json(r) for r in self.records]).to_json()
-        counts.pop("error_kinds")
-        return {**counts, "cached_from": self.cache_origin()}
-
-    def cache_origin(self) -> str:
-        """Which code the cached answers belong to: ``my-rag version 2024-06-01, source
-        3f2a9c1b`` for a callable, the model string for litellm."""
-        describe = getattr(self.plan.model, "describe", None)
-        if callable(describe):
-            return str(describe())
-        return str(getattr(self.plan.model, "model", self.model_name))
-
-    def usage(self) -> Dict[str, Any]:
-        """The run's usage block (plain JSON, :func:`defan_pytest.calls.usage.summarize`): tokens,
-        latency percentiles, cost and the budget, from the records and the extra asks."""
-        return usage.summarize(repeats.usage_records(self.records, self.repeats), budget=self.settings.budget,
-                               price=model_price(self.plan.model, local=True), path=self.plan.call_path)
-
-    def usage_lines(self) -> List[str]:
-        """The usage lines of the terminal summary."""
-        return usage.format_summary(self.usage())
-
-    def meta(self) -> ReportMeta:
-        """The run's metadata (:func:`defan_pytest.report.builder.build_meta`)."""
-        s, records = self.settings, self.records
-        return builder.build_meta(
-            producer="pytest", created=self.created, model=builder.model_meta(self.plan.model),
-            dataset=builder.dataset_meta(s.dataset, s.root, s.domains), scorer=builder.scorer_meta(s.spacy_model),
-            selection=Selection(
-                domains=self.plan.selection_domains or tuple(sorted({r.domain for r in self.rows})),
-                sample=str(s.sample) if s.sample is not None else None, seed=s.seed, selected=len(self.rows),
-                ran=len(records), narrowed=self.narrowed, shard=self.plan.shard,
-            ),
-            calls=builder.with_pace(builder.call_counts(records), self.pace()), durations=self.durations,
-            repeat=self.agreement,
-        )
-
-    def pace(self) -> Optional[Dict[str, Any]]:
-        """How many requests were in flight (:meth:`defan_pytest.calls.pace.Pace.snapshot`; an
-        xdist run's workers combined; read by :meth:`finish`, before the workers' progress goes),
-        or ``None`` (no call was made here)."""
-        if self.paced is not None:
-            return self.paced
-        if self.pool is not None:
-            return self.pool.pace.snapshot()  # type: ignore[no-any-return]
-        stats = self.watch.run_progress()[0] if self.watch is not None else None
-        return pace.combined((stats or {}).get("paces") or []) or None
-
-    def report(self) -> Report:
-        """The report of the run (after :meth:`finish`)."""
-        assert self.summary is not None
-        limits = regression.thresholds_meta(self.thresholds, self.summary, self.settings.decide)
-        if limits is not None:
-            limits["source"] = self.thresholds_source
-        return builder.build_report(
-            self.records, self.summary, self.meta(), thresholds=limits, verdicts=self.verdicts, gate_status=builder.gate_status(self.verdicts, skipped=self.gate_skipped is not None),
-            regression=self.comparison, usage=self.usage(),
-        )
-
-    def write_context(
-        self, environ: Optional[Mapping[str, str]] = None, annotate: Optional[Callable[[str], None]] = None,
-    ) -> formats.Context:
-        """How the run's outputs are written (:func:`defan_pytest.run.plan.output_context`),
-        with the lines of the thresholds file for annotations; ``environ`` and ``annotate``
-        for the formats the environment asks for (GitHub Actions)."""
-        context = output_context(self.settings, self.plan.inputs, self.plan.baseline)
-        return formats.Context(
-            inputs=context.inputs, force=context.force, force_hint=context.force_hint, baseline=context.baseline,
-            baseline_path=context.baseline_path, annotation_lines=self.annotation_lines(), annotate=annotate,
-            environ=environ or {},
-        )
-
-    def write_report(
-        self, report: Optional[Report] = None, environ: Optional[Mapping[str, str]] = None,
-        annotate: Optional[Callable[[str], None]] = None,
-    ) -> None:
-        """Write ``report`` (by default :meth:`report`) in every format asked for (:func:`defan_pytest.report.formats.write_all`):
-        each output option given, and those the ``environ`` asks for (empty: none).
-
-        A write that fails (a full disk, a file that appeared since the run was configured) is
-        not raised: its message is kept in :attr:`report_error` for the front end to show, since
-        the run's results are in by then.
-        """
-        if not self.settings.outputs and not environ:
-            return
-        report = self.report() if report is None else report
-        written = formats.write_all(report, self.settings.outputs, self.write_context(environ, annotate))
-        self.written = written.paths
-        self.report_error = "; ".join(written.problems) or None
 
     def close(self, worker: Worker) -> None:
         """Stop the pool and close the cache; the controller of a shared run drops the run's

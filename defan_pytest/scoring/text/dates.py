@@ -9,9 +9,10 @@ numeric forms (``11/19/1946``, ``19.11.1946``) and ISO dates and timestamps
 ``września``), loaded once, lazily, and only when a word next to a number has to be read.  Text
 without a digit costs one scan for a digit.
 
-Long because the date forms and their reader are one grammar (each form's pattern and the
-reading of its parts); what the language data says, and the month one word names, live in
-:mod:`.month_data`, the years (two-digit years, the Buddhist Era, valid days) in :mod:`.years`.
+The date forms and their reader are one grammar (each form's pattern and the reading of its
+parts); what the language data says, and the month one word names, live in :mod:`.month_data`,
+the years (two-digit years, the Buddhist Era, valid days) in :mod:`.years`, and a whole text read
+as one date (alignment's question) in :mod:`.date_text`.
 
 Values are ``(year, month, day)`` with ``None`` for the parts a date leaves out: a year
 ``(1946, None, None)``, a month and year ``(1946, 11, None)``, a day and month
@@ -27,7 +28,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 from defan_pytest.scoring.text.cldr_dates import cldr_dates
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.month_data import MARKS, WORD, MonthData, english_month, fold, load, month_number, strip_accents
+from defan_pytest.scoring.text.month_data import MARKS, WORD, english_month, fold, load, month_number
 from defan_pytest.scoring.text.search import DisjointSpans
 from defan_pytest.scoring.text.years import (
     DateValue, expand_year, gregorian, question_years, valid_day, year_of, year_of_num,
@@ -362,67 +363,11 @@ def _dates_in(text: str, dayfirst: bool, years: bool, ref_years: Tuple[int, ...]
 _THAI = re.compile("[\u0e01-\u0e5b]")
 
 
-_LEAD = re.compile(rf"^({WORD})\.?,?\s+")
-_TAIL = re.compile(rf"[\s\u202f]*({WORD})\.?$")
-
-
-def parse_date_text(
-    text: str, dayfirst: bool = False, allow_year: bool = False, ref_years: Sequence[int] = ()
-) -> Optional[DateValue]:
-    """The date that ``text`` is, as a whole, or ``None``.
-
-    A leading weekday or preposition (``Tuesday,``, ``on``, ``le``, ``am``) and a trailing
-    year word (``г.``, ``года``, ``r.``, ``年``) are part of a written date.
-    ``allow_year``: a bare year counts (as ``(year, None, None)``).
-    """
-    t = text.strip().rstrip(".").strip()
-    if not t or len(t) > 60 or not _DIGIT.search(t):
-        return None
-    if _anchors(t)[2]:
-        data = load()
-        for _ in range(3):  # "on Tuesday, 19 November 1946"
-            lead = _LEAD.match(t)
-            if not lead or not _leading_word(lead.group(1), data):
-                break
-            t = t[lead.end():]
-        tail = _TAIL.search(t)
-        if tail and re.search(r"\d\s*$", t[: tail.start()]):
-            word = fold(tail.group(1))
-            # A year word may be attached ("1986年"); a day word only after a space
-            # ("19 d."), so that "1日" keeps its unit.
-            if word in data.year_words or (word in data.day_words and tail.group().startswith((" ", "\u202f"))):
-                t = t[: tail.start()]
-        t = t.strip().rstrip(".").strip()
-    found = find_dates(t, dayfirst=dayfirst, years=True, ref_years=ref_years)
-    if len(found) != 1:
-        return None
-    s, e, value = found[0]
-    if s != 0 or t[e:].strip(" .,") != "":
-        return None
-    if value[1] is None and not allow_year:
-        return None
-    return value
-
-
-def _leading_word(word: str, data: MonthData) -> bool:
-    w = fold(word)
-    if w in data.months:  # "Mar 14, 1969": a month that is also a weekday elsewhere (mardi)
-        return False
-    # A weekday, a connective, a day word ("ngày 2 tháng 9 năm 1945"), a preposition.
-    return w in data.weekdays or w in data.connectives or w in data.day_words or w in _PREPOSITIONS
-
-
-# Prepositions before a date that dateparser's skip words lack ("am 19. November", "el 19 de",
-# "em 19 de", "il 19"): hand-written, a few words of the five languages of clarification 4.
-_PREPOSITIONS = frozenset({"on", "le", "am", "el", "em", "il", "the"})
-
-
 def preload() -> None:
     """Build the month data now (a server warming up, a benchmark excluding start-up)."""
     load()
 
 
 __all__ = [
-    "DateValue", "MONTH_NAME", "expand_year", "find_dates", "fold", "month_number",
-    "parse_date_text", "preload", "question_years",
+    "DateValue", "MONTH_NAME", "expand_year", "find_dates", "fold", "month_number", "preload", "question_years",
 ]
