@@ -425,8 +425,11 @@ def test_per_response_pairs_scored_or_asked_prompts() -> None:
     old = (rec("nobel", "q1", 0), rec("nobel", "q1", 1, None), rec("nobel", "q1", 2))
     new = (rec("nobel", "q1", 0, None), rec("nobel", "q1", 1, error="timeout"), rec("nobel", "q1", 2))
     group = PairedGroup("nobel", "numeric", old, new)
-    assert per_response(abstains)(group) == [(False, True), (False, False)]  # the errored pair left out
-    assert per_response(abstains, asked=True)(group) == [(False, True), (True, True), (False, False)]
+    def values(pairs: Any) -> list[tuple[Any, Any]]:
+        return [(v.old, v.new) for v in pairs]
+
+    assert values(per_response(abstains)(group)) == [(0, 1), (0, 0)]  # the errored pair left out
+    assert values(per_response(abstains, asked=True)(group)) == [(0, 1), (1, 1), (0, 0)]
 
 
 def test_a_tolerance_key_exists_only_for_a_compared_metric() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from defan_pytest.metrics.summary import DOMAIN_ORDER, cluster_interval, collect_groups, summarize
+from defan_pytest.metrics.summary import stratified_rate_interval, DOMAIN_ORDER, cluster_interval, collect_groups, summarize
 from defan_pytest.stats.intervals import clopper_pearson, cluster_effective_size, korn_graubard, mean_interval
 
 DOMAIN_KEYS = {
@@ -299,21 +299,19 @@ def test_empty_input() -> None:
 
 
 def test_mean_interval_by_hand() -> None:
-    # sports: FCH 3/7, CI (0.0000013, 0.9999617) on df 2 (t = 4.302653);
-    # math: FCH 1/4, CI (0.0000050, 0.9828048) on df 3 (t = 3.182446).
-    # mean = (3/7 + 1/4)/2 = 0.339286
-    # Each side of a domain interval is read as t(df) SE on that side:
-    # below: sports (3/7 - 0.0000013)/4.302653 = 0.099606, math (0.25 - 0.0000050)/3.182446 = 0.078554
-    #   Welch df = (0.099606^2 + 0.078554^2)^2 / (0.099606^4/2 + 0.078554^4/3) = 4.182829, t = 2.729233
-    #   half = 2.729233 * sqrt(0.099606^2 + 0.078554^2) / 2 = 0.173108 -> lo = 0.166178
-    # above: sports (0.9999617 - 3/7)/4.302653 = 0.132800, math (0.9828048 - 0.25)/3.182446 = 0.230265
-    #   Welch df = 4.569307, t = 2.645197; half = 0.351566 -> hi = 0.690852
+    # sports: FCH 3/7 over groups (2, 3), (0, 3), (1, 1); math: FCH 1/4 over four singletons.
+    # The mean of domains' interval is the stratified cluster interval of every group's counts
+    # (issue 33: the figure used to lose its units on the way, and the mean fell back to the
+    # domains' clipped intervals read as standard errors, which covered 25-89% at 1-3 groups a
+    # domain).
     records = sports_records() + [rec("math", f"q{i}", 0, correct=i != 0) for i in range(4)]
     out = summarize(records)
     mean = out["overall"]["mean"]
     assert mean["fch"] == pytest.approx((3 / 7 + 1 / 4) / 2)
-    assert mean["fch_ci"] == [0.1662, 0.6909]
-    assert mean["fch_ci"] == [round(x, 4) for x in mean_interval(
+    expected = stratified_rate_interval([[(2, 3), (0, 3), (1, 1)], [(1, 1), (0, 1), (0, 1), (0, 1)]])
+    assert expected is not None
+    assert mean["fch_ci"] == [round(x, 4) for x in expected]
+    assert mean["fch_ci"] != [round(x, 4) for x in mean_interval(
         [(3 / 7, *cluster_interval([(2, 3), (0, 3), (1, 1)]), 2.0),  # type: ignore[misc]
          (1 / 4, *cluster_interval([(1, 1), (0, 1), (0, 1), (0, 1)]), 3.0)])[1:3]]  # type: ignore[misc]
     # RC: only sports has RC groups (D = 1), so the mean is sports' figure and its interval is

@@ -608,7 +608,7 @@ def test_regression_table_problems_all_at_once() -> None:
     problems = list(info.value.problems)
     assert "t.toml: regression.confidence: expected a number in [0.5, 1), got float 1.5" in problems
     assert 't.toml: regression.max_fch_rise: expected a number in [0, 1], got string "a bit"' in problems
-    assert any(p.startswith("t.toml: regression.max_fch: unknown key; allowed: confidence, domains, overall, "
+    assert any(p.startswith("t.toml: regression.max_fch: unknown key; allowed: confidence, noise, domains, overall, "
                             "max_fch_rise, max_pmh_rise, max_rc_drop, max_error_rate_rise") for p in problems)
     assert "t.toml: regression.domains.nobl.max_pmh_rise: 2 is outside [0, 1]" in problems
     assert any(p.startswith("t.toml: regression.domains.nobl: unknown domain; valid: ") for p in problems)
@@ -639,7 +639,7 @@ def test_line_of_follows_the_precedence(tmp_path: Path) -> None:
 
 def test_a_tolerance_for_a_metric_that_is_not_compared_is_named() -> None:
     assert only_problem({"regression": {"max_nothing_rise": 0.1}}).startswith(
-        "thresholds.toml: regression.max_nothing_rise: unknown key; allowed: confidence, domains, overall, max_fch_rise")
+        "thresholds.toml: regression.max_nothing_rise: unknown key; allowed: confidence, noise, domains, overall, max_fch_rise")
 
 
 # -- the file is read by the one reader (issue 20) -------------------------------------------------

@@ -19,6 +19,7 @@ from defan_pytest.gates import level, regression, thresholds
 from defan_pytest.gates.comparability import comparability
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
+from defan_pytest.metrics.repeats import reduce_of
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import DatasetMeta, ModelsReport, Report, ReportMeta, ScoredRecord, ScorerMeta
 from defan_pytest.report import builder, formats, schema
@@ -198,13 +199,14 @@ def judge(
 ) -> Judged:
     """Judge saved rows as the plugin does (the level gate, the regression gate against
     ``old``) and print the table, the failures and the comparison."""
-    summary = summarize(rows)
+    reduce = reduce_of(meta.repeat)
+    summary = summarize(rows, reduce)
     verdicts = level.check(summary, limits, decide=decide) if not limits.is_empty else []
     status = builder.gate_status(verdicts, skipped=skipped is not None)
     comparison = None
     if old is not None:
         comparison = regression.judge(old.to_json(), rows, limits, baseline_path=str(baseline_path), skipped=skipped,
-                                      noise=meta.repeat)
+                                      noise=meta.repeat, reduce=reduce)
     if not limits.is_empty:
         stdout.write(format_gate_table(summary, limits, verdicts, width=_width()))
     else:

@@ -11,6 +11,7 @@ from defan_pytest.cli import models
 from defan_pytest.cli.common import UsageError, thresholds_for
 from defan_pytest.gates import regression, thresholds
 from defan_pytest.gates.comparability import comparability
+from defan_pytest.metrics.repeats import reduce_of
 from defan_pytest.records import ModelsReport
 from defan_pytest.safetext import inline
 
@@ -60,7 +61,8 @@ def _compare_models(args: argparse.Namespace, old_any: Any, new_any: Any, stdout
         limits = thresholds.Thresholds.empty(model=model)
         if args.thresholds or os.path.lexists("thresholds.toml"):
             limits = thresholds_for(args.thresholds, None, model, sorted({r.domain for r in new.rows}))
-        comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old), noise=new.meta.repeat)
+        comparison = regression.judge(old.to_json(), new.rows, limits, baseline_path=str(args.old), noise=new.meta.repeat,
+                                      reduce=reduce_of(new.meta.repeat))
         if isinstance(new_any, ModelsReport):
             stdout.write(f"== {inline(name)} ==\n")
         stdout.write(regression.format_comparison(comparison, flipped=50))

@@ -17,6 +17,7 @@ from defan_pytest.cli.common import (
 )
 from defan_pytest.cli import models
 from defan_pytest.dataset.shards import ShardError
+from defan_pytest.metrics.repeats import reduce_of
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import ModelsReport, Report
 from defan_pytest.errors import format_problems
@@ -113,7 +114,7 @@ def _merge_models(args: argparse.Namespace, every: List[Tuple[str, Any]], output
             return 2
         recorded = first.run_of(model)
         runs.append(builder.build_report(
-            combined.rows, summarize(combined.rows), combined.meta, usage=combined.usage,
+            combined.rows, summarize(combined.rows, reduce_of(combined.meta.repeat)), combined.meta, usage=combined.usage,
             thresholds=recorded.thresholds if recorded is not None else None,  # the limits the shards record
         ))
     return models.judge_and_write(runs, args, first.compare_to, "defan merge", outputs, inputs,

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple, 
 from defan_pytest.cli.common import PROG, Judged, UsageError, judge, thresholds_for, write
 from defan_pytest.gates import regression
 from defan_pytest.gates.comparability import comparability
+from defan_pytest.metrics.repeats import reduce_of
 from defan_pytest.records import ModelsReport, Report, model_of
 from defan_pytest.report import builder, formats, schema
 from defan_pytest.report.models import comparison_lines, text_table
@@ -57,7 +58,7 @@ def compared(runs: Sequence[Tuple[Report, Any]], compare_to: Optional[str]) -> D
             continue
         skipped = "a run of a narrowed selection" if run.meta.selection.narrowed or reference.meta.selection.narrowed else None
         out[model_of(run)] = regression.judge(reference.to_json(), run.rows, limits, baseline_path=f"--defan-compare-to {compare_to}",
-                                              skipped=skipped, noise=run.meta.repeat)
+                                              skipped=skipped, noise=run.meta.repeat, reduce=reduce_of(run.meta.repeat))
     return out
 
 

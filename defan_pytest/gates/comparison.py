@@ -31,9 +31,17 @@ class Change:
       hallucinated / back for FCH, aligned to misaligned / back for PMH, consistent to
       inconsistent / back for RC, answered to errored / back for the error rate).
     - ``worse``: the change is nonzero and in the worse direction; ``significant``: the
-      interval excludes 0; ``significant_worse``: it lies wholly on the worse side of 0;
-      ``regressed``: significantly worse by more than ``tolerance`` (never when the tolerance
-      is ``None``).
+      interval excludes 0; ``significant_worse``: the test against no change found it worse
+      than the model's own noise (``p_value`` below the one-sided ``level``);
+      ``regressed``: significantly worse and past ``tolerance`` (never when the tolerance is
+      ``None``).
+    - ``p_value``: one-sided, of the test against no change
+      (:func:`defan_pytest.stats.flips.against_noise`); ``level``: what it must be below;
+      ``noise``: where the noise's variance came from (``answers``, ``questions``,
+      ``repeats``); ``method``: ``sign test``, ``sign-flip`` or ``normal``.
+    - ``catchable``: the smallest even worsening this comparison's pairs and noise catch with
+      80% power at ``level`` past the tolerance (:func:`defan_pytest.stats.flips.catchable_rise`);
+      ``None`` without a tolerance, or when no worsening the figure can make is caught that often.
     """
 
     scope: str
@@ -54,6 +62,11 @@ class Change:
     significant: bool
     significant_worse: bool
     regressed: bool
+    p_value: float = 1.0
+    level: float = 0.025
+    noise: str = "answers"
+    method: str = "sign test"
+    catchable: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON: every field except ``scope``/``metric`` (the keys it is filed under),
@@ -75,6 +88,11 @@ class Change:
             "significant": self.significant,
             "significant_worse": self.significant_worse,
             "regressed": self.regressed,
+            "p_value": self.p_value,
+            "level": self.level,
+            "noise": self.noise,
+            "method": self.method,
+            "catchable": self.catchable,
         }
 
 

@@ -26,38 +26,43 @@ groups, not prompts: a group counts when, restricted to its paired prompts, it c
 both runs (more than one response, none errored), its consistency in each run decided exactly as
 :func:`~defan_pytest.metrics.summary.summarize` decides it.
 
-The change of a scope is the paired test over its groups
-(:func:`defan_pytest.stats.paired.paired_interval`: the group is the unit, and the interval is
-Tango's score interval at the counts the design effect leaves). The overall change is either
-``"mean"``, the unweighted mean of the domain changes (each domain's interval read as standard
-errors, independent domains adding variances, the quantile on Welch-Satterthwaite degrees of
-freedom, as for the level figures), or ``"pooled"``, the same test over all groups together.
+The change of a scope is ``sum(new - old) / pairs`` (the overall change: the unweighted mean of
+the domains' changes, ``"mean"``, or all groups together, ``"pooled"``). Each pair's value is the
+metric's event for one prompt (one group for RC): 0 or 1, or with ``--defan-repeat`` the share of
+its asks that have it (``reduce="mean"``) or whether any has (``reduce="all"``, over the asks
+both runs made).
 
 The decision
 ------------
 
-A scope's metric **regresses** when the tolerance itself is exceeded significantly: the
-interval's bound on the worse side lies beyond the tolerance (its lower bound above ``+tol`` for
-a lower-is-better metric such as FCH, its upper bound below ``-tol`` for a higher-is-better one
-such as RC). That bound is one-sided at ``(1 + confidence) / 2``, so a true change within the
-tolerance regresses at most ``(1 - confidence) / 2`` of the time at any sample size (applying
-the tolerance to the point estimate, as before, let a true 1-point rise under a 2-point
-tolerance regress 19% of the time at 300 groups). ``significant_worse`` still says whether the
-interval lies wholly on the worse side of 0. A tolerance of ``None`` means the metric's change
-is reported but never judged. Identical runs never regress (the change is 0).
+A scope's metric **regresses** when its flips are significantly more often for the worse than
+the model's own noise explains (one-sided, at ``(1 - confidence) / 2``) and its estimated change
+is past the tolerance. The test against no change is
+:func:`defan_pytest.stats.flips.against_noise`: each paired change worse-signed, their net
+compared with its variance under no change, the noise measured by the runs' repeats where a run
+asked a group more than once, else each answer's own (``noise="answer"``: McNemar's exact test
+when every pair is asked once) or each question's (``noise="question"``: the paraphrase group
+the unit). ``significant_worse`` says whether the test found the change worse than noise;
+``interval`` is the domain's change with its uncertainty as a sample of the domain's groups
+(:func:`defan_pytest.stats.paired.paired_interval`: the group the unit, Tango's score interval),
+shown for what the sample says of the whole domain. A tolerance of ``None`` means the metric's
+change is reported but never judged. Identical runs never regress (the change is 0).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from fractions import Fraction
+from typing import Any, Optional, Union
 
-from defan_pytest.gates.comparison import Change, Comparison, Flip, Pairing
+from defan_pytest.gates.comparison import Change, Comparison, Direction, Flip, Pairing
 from defan_pytest.metrics.builtin import hallucinated
-from defan_pytest.metrics.groups import PairedGroup, errored
+from defan_pytest.metrics.groups import REDUCES, PairedGroup, PairedValue, Share, answered, pair_value
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.metrics.summary import OVERALL, domain_sort_key
+from defan_pytest.stats.design import exact
+from defan_pytest.stats.flips import NOISES, GroupChange, NoiseTest, PowerPart, against_noise, catchable_rise, combine
 from defan_pytest.stats.paired import paired_interval, stratified_paired_interval
 
 __all__ = ["Tolerances", "compare", "compared_metrics"]
@@ -67,8 +72,9 @@ __all__ = ["Tolerances", "compare", "compared_metrics"]
 #: precedence. ``None`` (or a missing entry): the metric's change is not judged.
 Tolerances = Union[Callable[[str, str], Union[float, None]], Mapping[str, Any]]
 
-# Per group (b, c, m): pairs with the event in the new run only, in the old run only, pairs.
-Unit = tuple[int, int, int]
+# Per group (b, c, m): how much the pairs gained the event, lost it (sums of the positive and
+# negative changes: counts of pairs when each was asked once), and the pairs.
+Unit = tuple[Share, Share, int]
 
 
 def compared_metrics() -> tuple[Metric, ...]:
@@ -130,28 +136,81 @@ def _groups(paired: Sequence[str], new_by_id: Mapping[str, Mapping[str, Any]]) -
     return list(groups.values())
 
 
+def _value(found: Any) -> PairedValue:
+    """A metric's pair as a :class:`PairedValue` (a plain ``(old, new)`` of booleans or numbers
+    is accepted, as a third-party metric written before repeats returns)."""
+    if isinstance(found, PairedValue):
+        return found
+    old, new = found
+    return PairedValue(exact(old), exact(new))
+
+
+def _round_variance(asks: Sequence[tuple[Optional[int], ...]]) -> tuple[float, int] | None:
+    """The variance of one round's group sum between the rounds of one run (the group's
+    prompts' asks, round ``k`` each prompt's ``k``-th), and the rounds; ``None`` when the run
+    asked the group once. Each prompt is centred at its own mean, so a change in the prompts'
+    rates between runs is no noise; a round that lacks a prompt's ask adds nothing for it."""
+    depth = max((len(a) for a in asks), default=0)
+    if depth < 2:
+        return None
+    totals = [Fraction(0)] * depth
+    for events in asks:
+        given = [e for e in events if e is not None]
+        if not given:
+            continue
+        mean = Fraction(sum(given), len(given))
+        for k, e in enumerate(events):
+            if e is not None:
+                totals[k] += e - mean
+    return float(sum(t * t for t in totals)) / (depth - 1), depth
+
+
+def _measured(values: Sequence[PairedValue]) -> float | None:
+    """The variance of a group's net change under no change, from the runs' repeats: one
+    round's spread divided by each run's rounds (a run asked once borrows the other's spread,
+    the same model's under no change); ``None`` when neither run repeated the group."""
+    old = _round_variance([v.old_asks for v in values])
+    new = _round_variance([v.new_asks for v in values])
+    if old is None and new is None:
+        return None
+    spread_old = old[0] if old is not None else new[0]  # type: ignore[index]
+    spread_new = new[0] if new is not None else old[0]  # type: ignore[index]
+    rounds_old = old[1] if old is not None else 1
+    rounds_new = new[1] if new is not None else 1
+    return spread_old / rounds_old + spread_new / rounds_new
+
+
 @dataclass
 class _Tally:
-    """One domain's counts of every compared metric: its units per group, and the events of
-    each run over all its pairs."""
+    """One domain's counts of every compared metric: its units per group (the interval's), its
+    groups' worse-signed changes (the test's), and each run's sum over all its pairs."""
 
     units: dict[str, list[Unit]] = field(default_factory=dict)
-    old: dict[str, int] = field(default_factory=dict)
-    new: dict[str, int] = field(default_factory=dict)
+    changes: dict[str, list[GroupChange]] = field(default_factory=dict)
+    old: dict[str, Share] = field(default_factory=dict)
+    new: dict[str, Share] = field(default_factory=dict)
+    worse: dict[str, int] = field(default_factory=dict)
+    better: dict[str, int] = field(default_factory=dict)
 
-    def add(self, metric: str, pairs: Sequence[tuple[bool, bool]]) -> None:
-        """Count one group's pairs ``(old event, new event)`` of ``metric``."""
-        self.units.setdefault(metric, []).append((
-            sum(1 for was, now in pairs if now and not was),
-            sum(1 for was, now in pairs if was and not now),
-            len(pairs),
+    def add(self, metric: Metric, values: Sequence[PairedValue], measure: bool) -> None:
+        """Count one group's pairs of ``metric`` (``measure``: the noise from repeats counts)."""
+        name = metric.name
+        diffs = [v.new - v.old for v in values]
+        self.units.setdefault(name, []).append((
+            sum(d for d in diffs if d > 0), sum(-d for d in diffs if d < 0), len(values),
         ))
-        self.old[metric] = self.old.get(metric, 0) + sum(1 for was, _ in pairs if was)
-        self.new[metric] = self.new.get(metric, 0) + sum(1 for _, now in pairs if now)
+        sign = -1 if metric.higher_is_better else 1
+        self.changes.setdefault(name, []).append(
+            GroupChange(tuple(sign * d for d in diffs), _measured(values) if measure else None))
+        self.old[name] = self.old.get(name, 0) + sum(v.old for v in values)
+        self.new[name] = self.new.get(name, 0) + sum(v.new for v in values)
+        self.worse[name] = self.worse.get(name, 0) + sum(1 for d in diffs if sign * d > 0)
+        self.better[name] = self.better.get(name, 0) + sum(1 for d in diffs if sign * d < 0)
 
-    def level(self, metric: str) -> tuple[int, int, int]:
-        """(old events, new events, pairs) of ``metric``."""
-        return self.old.get(metric, 0), self.new.get(metric, 0), sum(m for _, _, m in self.units.get(metric, ()))
+    def level(self, metric: str) -> tuple[Share, Share, int]:
+        """(old sum, new sum, pairs) of ``metric``."""
+        pairs = sum(m for _, _, m in self.units.get(metric, ()))
+        return self.old.get(metric, 0), self.new.get(metric, 0), pairs
 
 
 @dataclass
@@ -165,24 +224,27 @@ class _Counted:
 
 
 def _count(groups: Sequence[_Group], old_by_id: Mapping[str, Mapping[str, Any]],
-           new_by_id: Mapping[str, Mapping[str, Any]], metrics: Sequence[Metric]) -> _Counted:
+           new_by_id: Mapping[str, Mapping[str, Any]], metrics: Sequence[Metric], reduce: str) -> _Counted:
     counted = _Counted()
     for grp in groups:
         tally = counted.tallies.setdefault(grp.domain, _Tally())
         olds = tuple(old_by_id[pid] for pid in grp.ids)
         news = tuple(new_by_id[pid] for pid in grp.ids)
-        paired = PairedGroup(grp.domain, grp.type, olds, news)
+        paired = PairedGroup(grp.domain, grp.type, olds, news, reduce)
         for metric in metrics:
             if metric.paired is not None:
-                tally.add(metric.name, metric.paired(paired))
-        scored = [(pid, o, n) for pid, o, n in zip(grp.ids, olds, news) if not (errored(o) or errored(n))]
+                # Repeats measure the noise of the mean of asks; "all" makes a value 0 or 1,
+                # whose noise is each answer's.
+                tally.add(metric, [_value(v) for v in metric.paired(paired)], measure=reduce == "mean")
+        scored = [(pid, o, n) for pid, o, n in zip(grp.ids, olds, news) if answered(o) and answered(n)]
         counted.errored += len(grp.ids) - len(scored)
-        # The prompts that went from right to hallucinated or back, for the report to list.
+        # The prompts whose FCH value went from right to hallucinated or back, for the report.
         for pid, o, n in scored:
-            was, now = hallucinated(o), hallucinated(n)
-            if was != now:
-                (counted.worse if now else counted.better).append(
-                    Flip(pid, grp.domain, grp.key, "fch", "worse" if now else "better", o, n))
+            value = pair_value(o, n, hallucinated, reduce)
+            if value is not None and value.new != value.old:
+                direction: Direction = "worse" if value.new > value.old else "better"
+                (counted.worse if direction == "worse" else counted.better).append(
+                    Flip(pid, grp.domain, grp.key, "fch", direction, o, n))
     return counted
 
 
@@ -212,97 +274,128 @@ def _resolve_tolerance(tolerances: Tolerances | None, scope: str, metric: str) -
     return value
 
 
+def _power_part(tally: _Tally, metric: str, weight_of: Callable[[int], float]) -> tuple[PowerPart, bool] | None:
+    """What the power calculation needs of one domain's ``metric``: its pairs, the noise of one
+    pair's change (measured by repeats, else twice the better-going changes' squares: under no
+    change each way is as likely), how far it can get worse, and whether every group's noise
+    was measured."""
+    old_sum, _, pairs = tally.level(metric)
+    if pairs <= 0:
+        return None
+    noise = 0.0
+    measured = True
+    for group in tally.changes.get(metric, ()):
+        if group.measured is not None:
+            noise += group.measured
+        else:
+            measured = False
+            noise += 2.0 * float(sum(d * d for d in group.diffs if d < 0))
+    old = float(old_sum) / pairs
+    room = old if METRICS[metric].higher_is_better else 1.0 - old
+    return PowerPart(weight_of(pairs), pairs, noise / pairs, room), measured
+
+
+def _catchable(parts: Sequence[tuple[PowerPart, bool]], level: float, tolerance: float | None) -> float | None:
+    if tolerance is None or not parts:
+        return None
+    return catchable_rise([p for p, _ in parts], level, tolerance, measured=all(m for _, m in parts))
+
+
 def _verdict(scope: str, metric: str, old: float, new: float, change: float, interval: tuple[float, float],
-             df: float | None, confidence: float, groups: int, pairs: int, plus: int, minus: int,
-             tolerance: float | None) -> Change:
-    """The :class:`Change` and its decision; ``plus`` / ``minus``: pairs that gained / lost the
-    metric's event (hallucinated, misaligned, errored, consistent)."""
+             df: float | None, confidence: float, groups: int, pairs: int, worse_flips: int, better_flips: int,
+             test: NoiseTest, tolerance: float | None, catchable: float | None = None) -> Change:
+    """The :class:`Change` and its decision: worse than no change (the test against the model's
+    own noise, one-sided at ``(1 - confidence) / 2``) and past the tolerance."""
     higher = METRICS[metric].higher_is_better
-    # The flips that made the figure worse: more events for a lower-is-better figure.
-    worse_flips, better_flips = (minus, plus) if higher else (plus, minus)
     worse_amount = -change if higher else change
     lo, hi = interval
-    significant_worse = (hi < 0.0) if higher else (lo > 0.0)
-    # The tolerance itself is tested: the scope regresses when the worse side's bound of the
-    # interval (one-sided at (1 + confidence) / 2) lies beyond it, so a true change within the
-    # tolerance regresses at most that one-sided level, whatever the sample size.
-    beyond = tolerance is not None and ((hi < -tolerance) if higher else (lo > tolerance))
+    level = (1.0 - confidence) / 2.0
+    significant_worse = worse_amount > 0.0 and test.p_value < level
+    past = tolerance is not None and worse_amount > tolerance
     return Change(
         scope=scope, metric=metric, old=old, new=new, change=change, interval=(lo, hi), df=df,
         confidence=confidence, groups=groups, pairs=pairs, worse_flips=worse_flips,
         better_flips=better_flips, higher_is_better=higher, tolerance=tolerance,
         worse=worse_amount > 0.0, significant=lo > 0.0 or hi < 0.0,
-        significant_worse=significant_worse,
-        regressed=beyond,
+        significant_worse=significant_worse, regressed=significant_worse and past,
+        p_value=test.p_value, level=level, noise=test.noise, method=test.method, catchable=catchable,
     )
 
 
-def _scope_change(scope: str, metric: str, units: Sequence[Unit], level: tuple[int, int, int],
-                  confidence: float, tolerance: float | None) -> Change | None:
+def _scope_change(scope: str, metric: str, tally: _Tally, confidence: float, tolerance: float | None,
+                  noise: str) -> tuple[Change, NoiseTest] | None:
+    units = tally.units.get(metric, ())
     found = paired_interval(units, confidence)
-    if found is None:
+    test = against_noise(tally.changes.get(metric, ()), noise)
+    if found is None or test is None:
         return None
     change, lo, hi, df = found
     kept = [u for u in units if u[2] > 0]
-    old_events, new_events, pairs = level
-    return _verdict(scope, metric, old_events / pairs, new_events / pairs, change, (lo, hi), df, confidence,
-                    len(kept), pairs, sum(u[0] for u in kept), sum(u[1] for u in kept), tolerance)
+    old_sum, new_sum, pairs = tally.level(metric)
+    part = _power_part(tally, metric, lambda n: 1.0 / n)
+    catchable = _catchable([part] if part else [], (1.0 - confidence) / 2.0, tolerance)
+    made = _verdict(scope, metric, float(old_sum) / pairs, float(new_sum) / pairs, change, (lo, hi), df, confidence,
+                    len(kept), pairs, tally.worse.get(metric, 0), tally.better.get(metric, 0), test, tolerance,
+                    catchable)
+    return made, test
 
 
-def _mean_change(metric: str, parts: Sequence[Change], strata: Sequence[Sequence[Unit]], confidence: float,
-                 tolerance: float | None) -> Change | None:
+def _overall_change(metric: str, tallies: Mapping[str, _Tally], scopes: Mapping[str, tuple[Change, NoiseTest]],
+                    confidence: float, tolerance: float | None, overall: str, noise: str) -> Change | None:
+    """The overall change of ``metric``: the mean of the domains' changes (the test a weighted
+    sum of the domains' tests; the interval from the stratified cluster variance of every
+    domain's groups, never read off the domains' clipped intervals), or everything over all
+    their groups together (``"pooled"``)."""
+    if overall == "pooled":
+        pooled = _Tally()
+        for tally in tallies.values():
+            for key in ("units", "changes"):
+                getattr(pooled, key).setdefault(metric, []).extend(getattr(tally, key).get(metric, ()))
+            for key in ("old", "new"):
+                getattr(pooled, key)[metric] = getattr(pooled, key).get(metric, 0) + getattr(tally, key).get(metric, 0)
+            for key in ("worse", "better"):
+                getattr(pooled, key)[metric] = getattr(pooled, key).get(metric, 0) + getattr(tally, key).get(metric, 0)
+        found = _scope_change(OVERALL, metric, pooled, confidence, tolerance, noise)
+        return None if found is None else found[0]
+    parts = [scopes[name] for name in scopes]
     if not parts:
         return None
-    found = stratified_paired_interval(strata, confidence)
-    if found is None:
+    interval = stratified_paired_interval([tallies[name].units.get(metric, []) for name in scopes], confidence)
+    test = combine([(1.0 / (len(parts) * c.pairs), t) for c, t in parts])
+    if interval is None or test is None:
         return None
-    mean, lo, hi, df = found
-    higher = parts[0].higher_is_better
-    # Back to event counts: the verdict wants (b, c) as "event gained / lost", while a Change
-    # stores them as worse / better.
-    plus = sum(p.better_flips if higher else p.worse_flips for p in parts)
-    minus = sum(p.worse_flips if higher else p.better_flips for p in parts)
+    mean, lo, hi, df = interval
+    changes = [c for c, _ in parts]
+    count = len(changes)
+    power = [part for name in scopes
+             if (part := _power_part(tallies[name], metric, lambda n: 1.0 / (count * n))) is not None]
     return _verdict(
-        OVERALL, metric, sum(p.old for p in parts) / len(parts), sum(p.new for p in parts) / len(parts),
+        OVERALL, metric, sum(c.old for c in changes) / len(changes), sum(c.new for c in changes) / len(changes),
         mean, (max(-1.0, lo), min(1.0, hi)), df if math.isfinite(df) else None, confidence,
-        sum(p.groups for p in parts), sum(p.pairs for p in parts), plus, minus, tolerance,
+        sum(c.groups for c in changes), sum(c.pairs for c in changes), sum(c.worse_flips for c in changes),
+        sum(c.better_flips for c in changes), test, tolerance, _catchable(power, (1.0 - confidence) / 2.0, tolerance),
     )
 
 
-def _overall_change(metric: str, tallies: Mapping[str, _Tally], scopes: Mapping[str, Mapping[str, Change]],
-                    confidence: float, tolerance: float | None, overall: str) -> Change | None:
-    """The overall change of ``metric``: the mean of the domains' changes (its variance the
-    stratified cluster variance of every domain's groups, never read off the domains' clipped
-    intervals), or the paired test over all their groups together (``"pooled"``)."""
-    if overall == "pooled":
-        units = [u for tally in tallies.values() for u in tally.units.get(metric, ())]
-        levels = [tally.level(metric) for tally in tallies.values()]
-        pooled = (sum(x[0] for x in levels), sum(x[1] for x in levels), sum(x[2] for x in levels))
-        return _scope_change(OVERALL, metric, units, pooled, confidence, tolerance)
-    names = [name for name, changes in scopes.items() if metric in changes]
-    parts = [scopes[name][metric] for name in names]
-    strata = [tallies[name].units.get(metric, []) for name in names]
-    return _mean_change(metric, parts, strata, confidence, tolerance)
-
-
 def _changes(tallies: Mapping[str, _Tally], metrics: Sequence[str], confidence: float,
-             tolerances: Tolerances | None, overall: str) -> dict[str, dict[str, Change]]:
+             tolerances: Tolerances | None, overall: str, noise: str) -> dict[str, dict[str, Change]]:
     """Each domain's changes (in ``tallies``' order), then the overall ones; a metric that
     cannot be compared in a scope is absent, and so is a scope with nothing to compare."""
-    scopes: dict[str, dict[str, Change]] = {}
+    found: dict[str, dict[str, tuple[Change, NoiseTest]]] = {}
     for name, tally in tallies.items():
-        out: dict[str, Change] = {}
+        out: dict[str, tuple[Change, NoiseTest]] = {}
         for metric in metrics:
-            change = _scope_change(name, metric, tally.units.get(metric, ()), tally.level(metric),
-                                   confidence, _resolve_tolerance(tolerances, name, metric))
-            if change is not None:
-                out[metric] = change
+            made = _scope_change(name, metric, tally, confidence, _resolve_tolerance(tolerances, name, metric), noise)
+            if made is not None:
+                out[metric] = made
         if out:
-            scopes[name] = out
+            found[name] = out
+    scopes = {name: {metric: made[0] for metric, made in out.items()} for name, out in found.items()}
     total: dict[str, Change] = {}
     for metric in metrics:
         tolerance = _resolve_tolerance(tolerances, OVERALL, metric)
-        change = _overall_change(metric, tallies, scopes, confidence, tolerance, overall)
+        parts = {name: out[metric] for name, out in found.items() if metric in out}
+        change = _overall_change(metric, tallies, parts, confidence, tolerance, overall, noise)
         if change is not None:
             total[metric] = change
     if total:
@@ -317,38 +410,49 @@ def compare(
     confidence: float = 0.95,
     tolerances: Tolerances | None = None,
     overall: str = "mean",
+    reduce: str = "mean",
+    noise: str = "answer",
 ) -> Comparison:
     """Compare the ``current`` run's per-prompt records with the ``baseline`` run's.
 
-    - ``confidence``: of every interval (two-sided); a scope's metric regresses when the
-      worse side's bound lies beyond its tolerance, so its one-sided false-alarm rate (a true
-      change within the tolerance) is at most ``(1 - confidence) / 2``.
+    - ``confidence``: of every interval (two-sided); a scope's metric regresses when its test
+      against no change is significant one-sided at ``(1 - confidence) / 2`` and its change
+      is past the tolerance.
     - ``tolerances``: the largest worsening that is not a regression, per scope and metric
       (see :data:`Tolerances`); default: each metric's
       :attr:`~defan_pytest.metrics.registry.Metric.default_tolerance` (FCH, PMH, RC 0.02; the
       error rate not judged).
     - ``overall``: ``"mean"`` (the mean of the domain changes) or ``"pooled"`` (all groups
       together).
+    - ``reduce``: how a prompt's asks make its value (``--defan-repeat-reduce``: ``"mean"`` or
+      ``"all"``).
+    - ``noise``: what the model's own noise is made of where no repeat measured it:
+      ``"answer"`` (each call its own draw) or ``"question"`` (a question's paraphrases
+      together).
 
     Raises :class:`ValueError` for a record without ``id`` or ``domain``, an id given twice in
-    one run, or a bad argument. See the module docstring for pairing, the interval and the
+    one run, or a bad argument. See the module docstring for pairing, the test and the
     decision.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if overall not in ("mean", "pooled"):
         raise ValueError(f'overall must be "mean" or "pooled", got {overall!r}')
+    if reduce not in REDUCES:
+        raise ValueError(f"reduce must be one of {', '.join(REDUCES)}, got {reduce!r}")
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {noise!r}")
     old_by_id = _by_id(baseline, "baseline")
     new_by_id = _by_id(current, "current")
     # Pairs in the current run's order: deterministic, and what the run itself listed.
     paired = [pid for pid in new_by_id if pid in old_by_id]
     groups = _groups(paired, new_by_id)
     metrics = compared_metrics()
-    counted = _count(groups, old_by_id, new_by_id, metrics)
+    counted = _count(groups, old_by_id, new_by_id, metrics, reduce)
 
     domain_names = sorted(counted.tallies, key=domain_sort_key)
     tallies = {name: counted.tallies[name] for name in domain_names}
-    scopes = _changes(tallies, [m.name for m in metrics], confidence, tolerances, overall)
+    scopes = _changes(tallies, [m.name for m in metrics], confidence, tolerances, overall, noise)
 
     order = {name: i for i, name in enumerate(domain_names)}
 

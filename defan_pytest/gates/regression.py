@@ -49,7 +49,7 @@ NOTHING_JUDGED = ("not judged: no change could be judged (no compared metric has
                   "that shares min_samples paraphrase groups with the baseline)")
 
 __all__ = [
-    "NOTHING_JUDGED", "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
+    "NOTHING_JUDGED", "POWER", "RULE", "power", "power_lines", "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
     "tolerance_line", "unjudgeable",
 ]
 
@@ -111,24 +111,54 @@ def _percent(confidence: float) -> str:
     return f"{text}%"
 
 
+#: The regression gate's rule, in one sentence (the verdicts, the docs and the thresholds file
+#: say it in these words).
+RULE = ("a figure regresses when it got worse by more than its tolerance and its flips are more often "
+        "for the worse than the model's own noise explains (one-sided, at the gate's corrected level)")
+
+
+def _p(p: Any) -> str:
+    """A p-value as people read it: ``p=0.031``, ``p=0.0004``, ``p<0.0001``."""
+    if not isinstance(p, (int, float)):
+        return "p=-"
+    if p < 1e-4:
+        return "p<0.0001"
+    return f"p={p:.2g}" if p < 0.01 else f"p={p:.3f}".rstrip("0").rstrip(".")
+
+
+def _level(x: Any) -> str:
+    return f"{x:.2g}" if isinstance(x, (int, float)) else "-"
+
+
+def _flips(x: Any) -> str:
+    return f"{x:g}" if isinstance(x, (int, float)) else "0"
+
+
 def _message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -> str:
     label = METRICS[metric].label if metric in METRICS else metric
     iv = c.get("interval")
-    interval = f"{_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}" if iv else "no interval"
+    interval = f"the domain's {_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}" if iv else "no interval"
+    if scope == "overall" and iv:
+        interval = f"the {_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}"
     tol = c.get("tolerance")
-    tail = []
-    if c.get("regressed"):
-        tail.append(f"worse beyond the tolerance {tol:g} and significant")
-    elif tol is None:
-        tail.append("not judged (no tolerance)")
-    elif c.get("significant_worse"):
-        tail.append(f"significantly worse but within the tolerance {tol:g}")
+    noise = c.get("noise") or "answers"
+    test = f"{_p(c.get('p_value'))} against the model's own noise ({noise}), needs < {_level(c.get('level'))}"
+    worse, significant = bool(c.get("worse")), bool(c.get("significant_worse"))
+    past = tol is not None and worse and abs(float(c.get("change") or 0.0)) > tol
+    if tol is None:
+        tail = "not judged (no tolerance)"
+    elif c.get("regressed"):
+        tail = f"regressed: worse by more than the tolerance {tol:g} and more than noise"
+    elif past:
+        tail = f"worse by more than the tolerance {tol:g}, but within the model's own noise"
+    elif significant:
+        tail = f"worse than noise, but within the tolerance {tol:g}"
     else:
-        tail.append("no significant worsening" if c.get("worse") else "not worse")
+        tail = f"within the tolerance {tol:g}" if worse else "not worse"
     return (
-        f"{scope}: {label} {_fmt(c.get('old'))} -> {_fmt(c.get('new'))} ({c.get('change', 0):+.3f}, {interval}, "
-        f"groups={c.get('groups', 0)}, flips {c.get('worse_flips', 0)} worse / {c.get('better_flips', 0)} better): "
-        + "; ".join(tail)
+        f"{scope}: {label} {_fmt(c.get('old'))} -> {_fmt(c.get('new'))} ({c.get('change', 0):+.3f}; "
+        f"flips {_flips(c.get('worse_flips'))} worse / {_flips(c.get('better_flips'))} better in "
+        f"{c.get('groups', 0)} groups; {test}; {interval}): {tail}"
     )
 
 
@@ -141,16 +171,19 @@ def judge(
     skipped: str | None = None,
     forced: Sequence[str] | None = None,
     noise: Mapping[str, Any] | None = None,
+    reduce: str = "mean",
 ) -> dict[str, Any]:
     """Compare ``records`` (this run's per-prompt records) with ``baseline`` (a loaded report)
-    under ``thresholds`` (tolerances, confidence, the overall figure).  ``skipped``: why the
-    gate is not judged (a narrowed selection); the comparison is still computed and shown, and
-    the status is ``skipped``; ``noise``: the model's agreement with itself (``--defan-repeat``)."""
+    under ``thresholds`` (tolerances, confidence, the overall figure, what the model's noise is
+    made of).  ``skipped``: why the gate is not judged (a narrowed selection); the comparison is
+    still computed and shown, and the status is ``skipped``; ``noise``: the model's agreement
+    with itself (``--defan-repeat``); ``reduce``: how a prompt's asks make its value."""
     confidence = float(thresholds.regression_confidence())
     old_rows = list(baseline.get("rows") or ())
 
     def run(level: float) -> Comparison:
-        return compare(old_rows, records, confidence=level, tolerances=thresholds.tolerance, overall=thresholds.overall_figure)
+        return compare(old_rows, records, confidence=level, tolerances=thresholds.tolerance,
+                       overall=thresholds.overall_figure, reduce=reduce, noise=thresholds.regression_noise())
 
     # The configured confidence is the whole gate's, and each question is one-sided (did this
     # scope's metric get worse by more than its tolerance?): with K scope-metric changes judged,
@@ -245,7 +278,7 @@ def _flipped(flips: Sequence[Mapping[str, Any]], old_rows: Sequence[Mapping[str,
 def _change_of(c: Mapping[str, Any]) -> dict[str, Any]:
     """One scope's metric change in the report's shape (from :mod:`defan_pytest.gates.paired`)."""
     keys = ("old", "new", "change", "interval", "tolerance", "groups", "worse_flips", "better_flips",
-            "significant", "regressed")
+            "significant", "regressed", "p_value", "level", "noise", "method", "catchable")
     out = {k: c.get(k) for k in keys}
     out["worse"] = bool(c.get("worse", (c.get("change") or 0) != 0))
     out["significant_worse"] = bool(c.get("significant_worse", c.get("significant")))
@@ -280,6 +313,88 @@ def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
                 f"before {str(f.get('old_response') or '')[:40]!r} -> now {str(f.get('new_response') or '')[:40]!r}"
             )
     return printable("\n".join(lines)) + "\n"
+
+
+#: The power the smallest catchable change is stated at.
+POWER = 0.8
+
+_NOISE_WORDS = {
+    "repeats": "with the model's own noise as --defan-repeat measured it",
+    "answers": "with the model's own noise read from the flips for the better, each answer its own draw",
+    "questions": "with the model's own noise read from the flips for the better, a question's paraphrases together",
+    "none": "if the application gives each prompt the same answer every time; --defan-repeat measures its noise",
+}
+
+
+def power(records: Sequence[Mapping[str, Any]], thresholds: Thresholds, reduce: str = "mean",
+          comparison: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The smallest change each judged scope can catch (issue 33): per scope and compared
+    metric with a tolerance, the smallest even worsening (FCH, PMH up; RC down) caught with
+    :data:`POWER` at the regression gate's one-sided level, from the scope's own pairs and the
+    model's noise: a comparison's (``comparison``, :func:`judge`'s), else this run's records
+    against themselves, whose noise only repeats can show. ``None`` when nothing is compared."""
+    if comparison is not None and comparison.get("scopes"):
+        scopes = {
+            scope: {m: c.get("catchable") for m, c in mets.items() if c.get("tolerance") is not None}
+            for scope, mets in comparison["scopes"].items()
+        }
+        level = (1.0 - float(comparison.get("per_test_confidence") or 0.95)) / 2.0
+        noises = {str(c.get("noise")) for mets in comparison["scopes"].values() for c in mets.values()}
+        basis = "comparison"
+    else:
+        confidence = float(thresholds.regression_confidence())
+
+        def run(at: float) -> Comparison:
+            return compare(records, records, confidence=at, tolerances=thresholds.tolerance,
+                           overall=thresholds.overall_figure, reduce=reduce, noise=thresholds.regression_noise())
+
+        judged = sum(1 for mets in run(confidence).scopes.values() for c in mets.values() if c.tolerance is not None)
+        if not judged:
+            return None
+        per_test = max(1.0 - 2.0 * (1.0 - confidence) / judged, 1e-9)
+        found = run(per_test)
+        scopes = {scope: {m: c.catchable for m, c in mets.items() if c.tolerance is not None}
+                  for scope, mets in found.scopes.items()}
+        level = (1.0 - per_test) / 2.0
+        noises = {"repeats" if c.noise == "repeats" else "none" for mets in found.scopes.values() for c in mets.values()}
+        basis = "run"
+    noise = "repeats" if noises == {"repeats"} else ("none" if "none" in noises else sorted(noises - {"repeats"})[0])
+    return {"power": POWER, "level": level, "basis": basis, "noise": noise,
+            "scopes": {s: mets for s, mets in scopes.items() if mets}}
+
+
+def power_lines(found: Mapping[str, Any] | None, thresholds: Thresholds | None = None) -> list[str]:
+    """The smallest catchable changes as the terminal and the step summary say them: a head
+    line (the power, the level, the noise), then one line a scope: ``nobel  FCH +3.2  PMH +3.0
+    RC -6.1 points``, ``-`` where no change the figure can make is caught that often, and a
+    note where the sample is too small for the tolerance (the smallest catchable change more
+    than twice it)."""
+    if not found or not found.get("scopes"):
+        return []
+    level = found.get("level")
+    head = (f"smallest change this sample catches ({found.get('power', POWER):.0%} power, one-sided level "
+            f"{_level(level)}, {_NOISE_WORDS.get(str(found.get('noise')), inline(found.get('noise')))}):")
+    lines = [head]
+    width = max(len(str(s)) for s in found["scopes"])
+    marked = False
+    for scope, mets in found["scopes"].items():
+        parts = []
+        for metric, value in mets.items():
+            label = METRICS[metric].label if metric in METRICS else str(metric)
+            higher = METRICS[metric].higher_is_better if metric in METRICS else False
+            if isinstance(value, (int, float)):
+                tol = thresholds.tolerance(str(scope), str(metric)) if thresholds is not None else None
+                star = "*" if tol is not None and value > 2 * tol else ""
+                marked = marked or bool(star)
+                parts.append(f"{label} {'-' if higher else '+'}{100 * value:.1f}{star}")
+            else:
+                parts.append(f"{label} none")
+                marked = True
+        lines.append(f"  {inline(scope):<{width}}  {'  '.join(parts)} points")
+    if marked:
+        lines.append("  (* more than twice its tolerance, none: no change it can make: too small a sample to catch a "
+                     "change near the tolerance)")
+    return lines
 
 
 def thresholds_meta(thresholds: Thresholds | None, summary: Mapping[str, Any] | None,

@@ -18,7 +18,7 @@ so the figures, the regression gate's pairs and every verdict shown agree.
 
 In the regression gate (:mod:`defan_pytest.gates.paired`) FCH and PMH pair the prompts scored in
 both runs, the error rate every prompt asked in both, and RC the groups that count for RC in
-both runs (one pair a group). FCH, PMH and RC regress beyond 0.02 unless ``thresholds.toml``
+both runs over the paraphrases answered in both (one pair a group). FCH, PMH and RC regress beyond 0.02 unless ``thresholds.toml``
 says otherwise; the error rate is only judged where a tolerance is set (an outage is the level
 gate's business).
 
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from defan_pytest.metrics.groups import Figure, Group, PairedGroup, errored, per_response
+from defan_pytest.metrics.groups import Figure, Group, PairedGroup, PairedValue, Share, errored, per_response, rounds
 from defan_pytest.metrics.registry import ASKED, REGISTRY, Metric
-from defan_pytest.metrics.summary import CONFIDENCE, cluster_rate
+from defan_pytest.metrics.summary import CONFIDENCE, cluster_rate, group_consistency
 from defan_pytest.scoring.equivalence import group_consistent
 from defan_pytest.stats.intervals import clopper_pearson
 from defan_pytest.verdicts import outcome_of
@@ -64,14 +64,13 @@ def misaligned(record: Mapping[str, Any]) -> bool:
     return outcome_of(record).misaligned
 
 
-def consistency(answer_type: str, records: Sequence[Mapping[str, Any]]) -> bool | None:
+def consistency(answer_type: str, records: Sequence[Mapping[str, Any]], reduce: str = "mean") -> Share | None:
     """RC's event of one run's records of a group: whether the claims of its answered (scored)
-    responses agree, ``None`` when the group does not count for RC (fewer than two answered:
-    an errored response is never scored, so it is left out rather than dropping the group)."""
-    answered = [r for r in records if not errored(r)]
-    if len(answered) < 2:
-        return None
-    return bool(group_consistent(answer_type, [r.get("claim") for r in answered]))
+    responses agree (1 or 0; round by round with ``--defan-repeat``, the share of rounds that
+    agree or, ``reduce="all"``, whether all do), ``None`` when the group does not count for RC
+    (fewer than two answered: an errored response is never scored, so it is left out rather
+    than dropping the group)."""
+    return group_consistency(answer_type, records, reduce)
 
 
 def _fch(groups: Sequence[Group]) -> Figure:
@@ -85,27 +84,51 @@ def _pmh(groups: Sequence[Group]) -> Figure:
 def _rc(groups: Sequence[Group]) -> Figure:
     # RC is already a per-group figure, and groups are independent: the count of consistent
     # groups is exactly binomial, so the exact (Clopper-Pearson) interval keeps its coverage at
-    # every size, where Wilson's dips to 0.84-0.92 at 5-10 groups for some rates.
-    rc_groups = [g for g in groups if g.counts_for_rc]
+    # every size, where Wilson's dips to 0.84-0.92 at 5-10 groups for some rates. (With
+    # --defan-repeat a group's consistency is the share of its rounds that agree: the interval
+    # is then the same at the summed shares, a little wide.)
+    rc_groups = [g for g in groups if g.counts_for_rc and g.consistent is not None]
     if not rc_groups:
         return Figure(None, None)
-    consistent = sum(1 for g in rc_groups if g.consistent)
+    consistent = sum(g.consistent or 0 for g in rc_groups)
     rate = consistent / len(rc_groups)
     # One unit a group (consistent, 1): what the overall mean's stratified variance counts.
-    units = tuple((int(bool(g.consistent)), 1) for g in rc_groups)
-    return Figure(rate, clopper_pearson(consistent, len(rc_groups), CONFIDENCE), units=units)
+    units = tuple((g.consistent or 0, 1) for g in rc_groups)
+    return Figure(float(rate), clopper_pearson(float(consistent), len(rc_groups), CONFIDENCE), units=units)
 
 
-def _rc_pairs(group: PairedGroup) -> list[tuple[bool, bool]]:
-    # The group is the one pair, when it counts for RC in both runs (restricted to its paired
-    # prompts, each run's answered ones compared); RC's event is "consistent", so higher is better.
-    was, now = consistency(group.type, group.old), consistency(group.type, group.new)
-    return [] if was is None or now is None else [(was, now)]
+def _rc_pairs(group: PairedGroup) -> list[PairedValue]:
+    # The group is the one pair, when it counts for RC in both runs, over the same paraphrases:
+    # those answered in both (a paraphrase that errored in either run is left out of both, as
+    # FCH and PMH leave it out: fewer answers agree more easily, so comparing each run's own
+    # answered ones made a baseline with call errors look more consistent). RC's event is
+    # "consistent", so higher is better; with --defan-repeat, round by round.
+    both = group.scored_pairs
+    old = [o for o, _ in both]
+    new = [n for _, n in both]
+    was = consistency(group.type, old, group.reduce)
+    now = consistency(group.type, new, group.reduce)
+    if was is None or now is None:
+        return []
+    return [PairedValue(was, now, _rounds_agree(group.type, old), _rounds_agree(group.type, new))]
+
+
+def _rounds_agree(answer_type: str, records: Sequence[Mapping[str, Any]]) -> tuple[int | None, ...]:
+    """Each repeat round's consistency (1, 0, or ``None`` for a round of fewer than two
+    answers), when the group was asked more than once."""
+    asked = rounds(records)
+    if len(asked) < 2:
+        return ()
+    out: list[int | None] = []
+    for answers in asked:
+        claims = [a.get("claim") for a in answers if not errored(a)]
+        out.append(int(bool(group_consistent(answer_type, claims))) if len(claims) > 1 else None)
+    return tuple(out)
 
 
 def _error_rate(groups: Sequence[Group]) -> Figure:
     # Over all responses asked, clustered too: a provider outage takes out a run of calls.
-    return cluster_rate([(g.errors, g.size) for g in groups])
+    return cluster_rate([(g.errored_asks, g.size) for g in groups])
 
 
 FCH = Metric("fch", "FCH", False, _fch, publishes=("fch_count",),

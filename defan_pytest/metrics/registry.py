@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -66,7 +67,7 @@ _KEY = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _is_real(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float, Fraction)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -223,12 +224,20 @@ class Metric:
                 f"{sorted(self.publishes)}"
             )
         for key, count in fig.counts.items():
-            if not isinstance(count, int) or isinstance(count, bool):
-                raise ValueError(f"{what}: count {key!r} must be an integer, got {count!r}")
+            # A whole number, or a sum of shares when prompts were asked more than once.
+            if not _is_real(count) or not (math.isfinite(count) and count >= 0):
+                raise ValueError(f"{what}: count {key!r} must be a number >= 0, got {count!r}")
         df = fig.df
         if df is not None and not (_is_real(df) and df > 0):
             raise ValueError(f"{what}: df must be a positive number or None, got {df!r}")
-        return Figure(value, interval, fig.counts, None if df is None else float(df))
+        units = fig.units
+        if units is not None:
+            units = tuple((Fraction(y), int(n)) for y, n in units)
+            if any(not 0 <= y <= n for y, n in units):
+                raise ValueError(f"{what}: units must be (events, responses) pairs with 0 <= events <= responses")
+        # The units travel with the figure: the overall mean's interval is the stratified one
+        # built from them (dropping them here made it fall back to the domains' clipped intervals).
+        return Figure(value, interval, fig.counts, None if df is None else float(df), units)
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from defan_pytest.verdicts import outcome_of
 
-__all__ = ["add_up", "agreement", "noise_sentence", "normalise", "summary_lines"]
+__all__ = ["add_up", "agreement", "noise_sentence", "normalise", "reduce_of", "summary_lines"]
 
 #: One repeated prompt: its domain and its K asks' records (the run's own first).
 Asks = Tuple[str, Sequence[Mapping[str, Any]]]
@@ -107,11 +107,22 @@ def add_up(parts: Sequence[Optional[Mapping[str, Any]]]) -> Optional[Dict[str, A
     for p in given:
         for d, fig in (p.get("domains") or {}).items():
             domains.setdefault(d, []).append(fig)
-    return {
+    out = {
         "times": given[0]["times"], "temperature": temps.pop() if len(temps) == 1 else None,
         "domains": {d: add(figs) for d, figs in domains.items()},
         "overall": add([p.get("overall") or {} for p in given]),
     }
+    if any(p.get("reduce") for p in given):
+        out["reduce"] = reduce_of(given[0])
+    return out
+
+
+def reduce_of(figures: Optional[Mapping[str, Any]]) -> str:
+    """How a run's repeated answers made its verdicts (``meta.repeat.reduce``): ``"mean"``
+    (also for a run that asked each prompt once, or a report written before the setting) or
+    ``"all"``."""
+    reduce = (figures or {}).get("reduce")
+    return "all" if reduce == "all" else "mean"
 
 
 def noise_sentence(figures: Optional[Mapping[str, Any]], scope: str = "overall") -> Optional[str]:

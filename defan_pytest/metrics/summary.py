@@ -103,13 +103,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from defan_pytest.dataset import DOMAINS
-from defan_pytest.metrics.groups import Figure, Group, Interval, errored
+from defan_pytest.metrics.groups import Figure, Group, Interval, Share, errored, rounds, share
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.scoring.equivalence import group_consistent
-from defan_pytest.stats.design import rate_design
+from defan_pytest.stats.design import exact, rate_design
 from defan_pytest.stats.intervals import cluster_effective_size, korn_graubard, mean_interval
 from defan_pytest.verdicts import outcome_of
 
@@ -176,7 +177,7 @@ def cluster_interval(
     return None if found is None else found[0]
 
 
-def stratified_rate_interval(strata: Sequence[Sequence[tuple[int, int]]],
+def stratified_rate_interval(strata: Sequence[Sequence[tuple[Share, int]]],
                              confidence: float = CONFIDENCE) -> Interval | None:
     """The interval of the unweighted mean over ``strata`` (domains) of their rates
     ``sum(y) / sum(n)`` over groups ``(y_g, n_g)``: the Korn-Graubard interval at the effective
@@ -189,24 +190,33 @@ def stratified_rate_interval(strata: Sequence[Sequence[tuple[int, int]]],
     return korn_graubard(min(max(design.estimate, 0.0), 1.0), design.n_eff, 1.0, design.df, confidence)
 
 
-def cluster_rate(units: Sequence[tuple[int, int]], events_key: str | None = None) -> Figure:
+def cluster_rate(units: Sequence[tuple[Any, int]], events_key: str | None = None) -> Figure:
     """The :class:`~defan_pytest.metrics.registry.Figure` of a rate ``sum(y) / sum(n)`` over
     clusters ``[(y_g, n_g), ...]``.
 
     The value is the exact ratio (``None`` when ``sum(n)`` is 0) and the interval the
-    :func:`cluster_interval` of the units (with its degrees of freedom). With ``events_key``
-    the figure also publishes ``sum(y)`` under that name (FCH publishes ``fch_count`` so). Most
-    metrics are such a rate over the paraphrase groups, with one unit per group.
+    :func:`cluster_interval` of the units (with its degrees of freedom). ``y_g`` may be a
+    fraction (prompts asked more than once count the share of their asks). With
+    ``events_key`` the figure also publishes ``sum(y)`` under that name (FCH publishes
+    ``fch_count`` so: a whole number, or a number with ``--defan-repeat``). Most metrics are
+    such a rate over the paraphrase groups, with one unit per group.
     """
-    events = sum(int(y) for y, _ in units)
-    total = sum(int(n) for _, n in units)
-    counts = {events_key: events} if events_key is not None else {}
-    found = _cluster(units, CONFIDENCE)
+    kept = tuple((exact(y), int(n)) for y, n in units if n > 0)
+    events = sum(y for y, _ in kept)
+    total = sum(n for _, n in kept)
+    counts = {events_key: count_value(events)} if events_key is not None else {}
+    found = _cluster(kept, CONFIDENCE)
     if found is None:
         return Figure(None, None, counts)
     interval, df = found
-    kept = tuple((int(y), int(n)) for y, n in units if n > 0)
-    return Figure(events / total, interval, counts, df, kept)
+    return Figure(float(events / total), interval, counts, df, kept)
+
+
+def count_value(value: Any) -> float:
+    """A count as the report writes it: a whole number as an ``int``, a sum of shares (with
+    ``--defan-repeat``) rounded to 4 decimals."""
+    value = exact(value)
+    return int(value) if isinstance(value, int) or value.denominator == 1 else round(float(value), 4)
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,10 +224,12 @@ def cluster_rate(units: Sequence[tuple[int, int]], events_key: str | None = None
 # --------------------------------------------------------------------------------------------
 
 
-def collect_groups(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, Any], Group]:
+def collect_groups(records: Iterable[Mapping[str, Any]], reduce: str = "mean") -> dict[tuple[str, Any], Group]:
     """The paraphrase groups of ``records``, keyed by ``(domain, group key)``, in the order
     they first appear, with :attr:`~defan_pytest.metrics.registry.Group.consistent` decided
-    for the groups that count for RC. A record without a group key is its own group."""
+    for the groups that count for RC. A record without a group key is its own group.
+    ``reduce``: how a prompt's asks (``--defan-repeat``) make its value
+    (:data:`~defan_pytest.metrics.groups.Reduce`)."""
     groups: dict[tuple[str, Any], Group] = {}
     for index, rec in enumerate(records):
         domain = rec.get("domain")
@@ -235,20 +247,45 @@ def collect_groups(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, Any]
             grp = groups[gkey] = Group(domain=domain, type=str(rec.get("type") or ""))
         grp.size += 1
         grp.records.append(rec)
-        if errored(rec):
+        grp.claims.append(None if errored(rec) else rec.get("claim"))
+        grp.errored_asks += share(rec, errored, "mean", asked=True) or 0
+        # A scored prompt whose ``correct`` (``aligned``) is not True is not correct (not
+        # aligned): no claim is never correct. Its value is the share of its scored asks.
+        wrong = share(rec, _wrong, reduce)
+        if wrong is None:
             grp.errors += 1
-            grp.claims.append(None)
             continue
-        # A scored response whose ``correct`` (``aligned``) is not True is not correct (not
-        # aligned): no claim is never correct.
-        outcome = outcome_of(rec)
-        grp.not_correct += outcome.wrong
-        grp.not_aligned += outcome.misaligned
-        grp.claims.append(rec.get("claim"))
+        grp.not_correct += wrong
+        grp.not_aligned += share(rec, _misaligned, reduce) or 0
     for grp in groups.values():
         if grp.counts_for_rc:
-            grp.consistent = bool(group_consistent(grp.type, grp.scored_claims))
+            grp.consistent = group_consistency(grp.type, grp.records, reduce)
     return groups
+
+
+def _wrong(record: Mapping[str, Any]) -> bool:
+    return outcome_of(record).wrong
+
+
+def _misaligned(record: Mapping[str, Any]) -> bool:
+    return outcome_of(record).misaligned
+
+
+def group_consistency(answer_type: str, records: Sequence[Mapping[str, Any]], reduce: str = "mean") -> Share | None:
+    """Whether a group's answers agree (RC's event), round by round of ``--defan-repeat``
+    (round ``k``: each prompt's ``k``-th ask): the share of its rounds with at least two
+    answered asks that agree (``reduce="mean"``), or 1 only when every such round agrees
+    (``"all"``); ``None`` when no round has two answered asks."""
+    verdicts = []
+    for asked in rounds(records):
+        claims = [a.get("claim") for a in asked if not errored(a)]
+        if len(claims) > 1:
+            verdicts.append(bool(group_consistent(answer_type, claims)))
+    if not verdicts:
+        return None
+    if reduce == "all":
+        return int(all(verdicts))
+    return int(verdicts[0]) if len(verdicts) == 1 else Fraction(sum(verdicts), len(verdicts))
 
 
 def _ci(interval: tuple[float, float] | None) -> list[float] | None:
@@ -259,7 +296,7 @@ def _ci(interval: tuple[float, float] | None) -> list[float] | None:
 
 # A figure's unrounded interval, its degrees of freedom and its per-group units, kept for the
 # overall mean.
-_Raw = dict[str, tuple[Interval | None, float, tuple[tuple[int, int], ...] | None]]
+_Raw = dict[str, tuple[Interval | None, float, tuple[tuple[Share, int], ...] | None]]
 
 
 def _figures(groups: Sequence[Group], metrics: Sequence[Metric]) -> tuple[dict[str, Any], _Raw]:
@@ -276,7 +313,7 @@ def _figures(groups: Sequence[Group], metrics: Sequence[Metric]) -> tuple[dict[s
         # intervals is the group, not the response).
         "scored_groups": sum(1 for g in groups if g.scored > 0),
         "rc_groups": len(rc_groups),
-        "consistent_groups": sum(1 for g in rc_groups if g.consistent),
+        "consistent_groups": count_value(sum(g.consistent or 0 for g in rc_groups)),
     }
     counted = [(metric, metric.count(groups)) for metric in metrics]
     # All counts before all figures: the report's key order (saved reports are compared).
@@ -308,7 +345,7 @@ def _mean(
         rate = metric.name
         # A domain without the figure (no scored response; no RC groups) has nothing to average.
         present: list[tuple[float, float, float, float]] = []
-        strata: list[tuple[tuple[int, int], ...]] = []
+        strata: list[tuple[tuple[Share, int], ...]] = []
         for figs, raw in per_domain:
             value, (interval, df, units) = figs[rate], raw[rate]
             if value is not None and interval is not None:
@@ -324,11 +361,14 @@ def _mean(
 
 
 def _mean_figure(present: Sequence[tuple[float, float, float, float]],
-                 strata: Sequence[Sequence[tuple[int, int]]]) -> tuple[float, list[float] | None]:
+                 strata: Sequence[Sequence[tuple[Share, int]]]) -> tuple[float, list[float] | None]:
     """The mean of the domains' figures and its interval: from the stratified cluster variance
     of the groups' counts (each domain a stratum; a domain of one group centred at the mean),
     never from the domains' intervals clipped to [0, 1]."""
     mean = sum(value for value, _, _, _ in present) / len(present)
+    if len(present) == 1:
+        # One domain: the mean is its figure, and its interval the domain's own.
+        return mean, _ci((present[0][1], present[0][2]))
     if len(strata) == len(present):
         interval = stratified_rate_interval(strata, CONFIDENCE)
         if interval is not None:
@@ -339,7 +379,7 @@ def _mean_figure(present: Sequence[tuple[float, float, float, float]],
     return mean, _ci((max(0.0, lo), min(1.0, hi)))
 
 
-def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize(records: Iterable[Mapping[str, Any]], reduce: str = "mean") -> dict[str, Any]:
     """Summarize per-response records into per-domain and overall figures.
 
     Each record is a plain dict with ``id``, ``domain``, ``group`` (the paraphrase-group key,
@@ -356,11 +396,16 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     ``n``/``scored``/``errors``/``groups``/``scored_groups`` and the mean of each figure with
     its interval. Domains are ordered by :func:`domain_sort_key`. See the module docstring for
     the interval method.
+
+    A record with ``repeats`` (``--defan-repeat``'s extra asks) counts every answer: its FCH
+    and PMH are the share of its answered asks that are wrong (misaligned) with ``reduce``
+    ``"mean"``, or 1 when any is (``"all"``), and its group's RC is judged round by round
+    (:func:`group_consistency`).
     """
     # One snapshot of the registry, so every scope of one summary has the same keys even if a
     # metric is registered while this runs.
     metrics = tuple(METRICS.values())
-    groups = collect_groups(records)
+    groups = collect_groups(records, reduce)
 
     by_domain: dict[str, list[Group]] = {}
     for grp in groups.values():

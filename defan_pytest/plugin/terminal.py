@@ -17,6 +17,7 @@ import pytest
 from defan_pytest.calls.budget import not_sent
 from defan_pytest.calls.pace import summary_of
 from defan_pytest.gates.table import format_gate_table
+from defan_pytest.gates.regression import power_lines
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.repeats import summary_lines
 from defan_pytest.plugin.items import record_of
@@ -186,6 +187,8 @@ class Terminal:
                 tr.write_line(printable(line), yellow=bool((run.agreement.get("overall") or {}).get("flipped_pairs")))
         if run.comparison is not None:
             self._write_regression(tr)
+        for line in power_lines(run.catchable(), run.thresholds):  # the smallest change it could catch
+            tr.write_line(printable(line))
         if run.report_path is not None:
             tr.write_line(f"report: {printable(str(run.report_path))}")
         if run.html_path is not None:

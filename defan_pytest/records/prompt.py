@@ -10,7 +10,7 @@ from defan_pytest.records.common import Json, extra_of
 from defan_pytest.records.finish import finish_reason_of
 from defan_pytest.records.kinds import error_kind
 
-__all__ = ["RECORD_KEYS", "ScoredRecord"]
+__all__ = ["RECORD_KEYS", "REPEAT_KEYS", "ScoredRecord"]
 
 
 #: The keys of a record as it travels, in order (``note`` only when there is one; ``extra``
@@ -18,7 +18,12 @@ __all__ = ["RECORD_KEYS", "ScoredRecord"]
 RECORD_KEYS = (
     "id", "domain", "group", "type", "claim", "aligned", "correct", "error", "note", "index", "question", "answer",
     "response", "via", "answered_by", "attempts", "prompt_tokens", "completion_tokens", "latency", "finish_reason",
+    "repeats",
 )
+#: The keys a record has only when they are set (``note``: a note; ``repeats``: extra asks).
+_WHEN_SET = ("note", "repeats")
+#: What a report keeps of each extra ask of ``--defan-repeat``: its verdict and its answer.
+REPEAT_KEYS = ("repeat", "claim", "aligned", "correct", "error", "response")
 _RECORD_KEYSET = frozenset(RECORD_KEYS)
 #: The keys of a report row, in order (the optional ones only when set).
 _ROW_HEAD = ("id", "domain", "group", "type", "claim", "aligned", "correct", "error", "question", "answer", "response")
@@ -37,8 +42,10 @@ class ScoredRecord(Mapping[str, Any]):
     ``cache``, ``peer``), ``answered_by`` (which process of the run asked the model, or the
     cache), ``attempts``, the tokens and the ``latency``.  ``finish_reason``: why the model
     stopped, as the provider said it (``stop``, ``length``: cut by the token limit, ...;
-    ``None``: unknown), which the scorer read.  ``extra``: keys of a saved row this version does
-    not know.
+    ``None``: unknown), which the scorer read.  ``repeats``: the extra asks of
+    ``--defan-repeat`` (each its ``repeat`` number, ``claim``, ``aligned``, ``correct``,
+    ``error`` and ``response``), which count in every figure.  ``extra``: keys of a saved row
+    this version does not know.
     """
 
     id: str
@@ -61,6 +68,7 @@ class ScoredRecord(Mapping[str, Any]):
     completion_tokens: Optional[int] = None
     latency: Optional[float] = None
     finish_reason: Optional[str] = None
+    repeats: tuple[Mapping[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -72,23 +80,26 @@ class ScoredRecord(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         if key in _RECORD_KEYSET:
             value = getattr(self, key)
-            if value is None and key == "note":
+            if key in _WHEN_SET and not value:
                 raise KeyError(key)
             return value
         return self.extra[key]
 
     def __iter__(self) -> Iterator[str]:
         for key in RECORD_KEYS:
-            if key != "note" or self.note is not None:
+            if key not in _WHEN_SET or getattr(self, key):
                 yield key
         yield from self.extra
 
     def __len__(self) -> int:
-        return len(RECORD_KEYS) - (self.note is None) + len(self.extra)
+        return len(RECORD_KEYS) - sum(1 for key in _WHEN_SET if not getattr(self, key)) + len(self.extra)
 
     def to_json(self) -> Json:
         """The record as it travels (to the controller, into the figures): a plain dict."""
-        return dict(self)
+        out = dict(self)
+        if self.repeats:
+            out["repeats"] = [dict(a) for a in self.repeats]
+        return out
 
     def report_row(self) -> Json:
         """The record as a row of the report: the score, the texts, the error's kind, and
@@ -99,6 +110,8 @@ class ScoredRecord(Mapping[str, Any]):
             value = getattr(self, k)
             if value is not None:
                 row[k] = value
+        if self.repeats:
+            row["repeats"] = [{k: a.get(k) for k in REPEAT_KEYS} for a in self.repeats]
         row.update(self.extra)
         return row
 
@@ -116,5 +129,15 @@ class ScoredRecord(Mapping[str, Any]):
             response=get("response"), via=get("via"), answered_by=get("answered_by"), attempts=get("attempts"),
             prompt_tokens=get("prompt_tokens"), completion_tokens=get("completion_tokens"), latency=get("latency"),
             finish_reason=finish_reason_of(get("finish_reason")),
+            repeats=_repeats_of(get("repeats")),
             extra=extra_of(data, (*RECORD_KEYS, "error_kind")),
         )
+
+
+def _repeats_of(value: Any) -> tuple[Mapping[str, Any], ...]:
+    """A record's extra asks as read back (a report's row, an item's JSON): each a mapping of
+    :data:`REPEAT_KEYS`, in ``repeat`` order; anything else is no extra ask."""
+    if not isinstance(value, (list, tuple)):
+        return ()
+    asks = [{k: a.get(k) for k in REPEAT_KEYS} for a in value if isinstance(a, Mapping)]
+    return tuple(sorted(asks, key=lambda a: a["repeat"] if isinstance(a["repeat"], int) else 0))

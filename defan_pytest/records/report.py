@@ -242,8 +242,8 @@ class ReportMeta:
 
 # -- the report ----------------------------------------------------------------------------------
 
-_REPORT_KEYS = ("schema", "schema_version", "meta", "thresholds", "gate_status", "gate", "regression", "domains",
-                "overall", "usage", "rows")
+_REPORT_KEYS = ("schema", "schema_version", "meta", "thresholds", "gate_status", "gate", "regression", "power",
+                "domains", "overall", "usage", "rows")
 
 
 @dataclass(frozen=True)
@@ -263,6 +263,8 @@ class Report:
     gate: Tuple[Mapping[str, Any], ...] = ()
     regression: Optional[Mapping[str, Any]] = None
     usage: Optional[Mapping[str, Any]] = None
+    #: The smallest change each judged scope could catch (:func:`defan_pytest.gates.regression.power`).
+    power: Optional[Mapping[str, Any]] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -284,6 +286,8 @@ class Report:
             "regression": dict(self.regression) if self.regression is not None else None,
             "domains": dict(self.domains), "overall": dict(self.overall),
         }
+        if self.power is not None:
+            out["power"] = dict(self.power)
         if self.usage is not None:
             out["usage"] = dict(self.usage)
         out.update(self.extra)
@@ -295,6 +299,7 @@ class Report:
     def from_json(cls, data: Mapping[str, Any]) -> "Report":
         """A report from its JSON (as :func:`defan_pytest.report.schema.load_report` checked it)."""
         thresholds, regression, usage = data.get("thresholds"), data.get("regression"), data.get("usage")
+        power = data.get("power")
         return cls(
             meta=ReportMeta.from_json(data["meta"]),
             rows=tuple(ScoredRecord.from_json(r) for r in data["rows"]),
@@ -303,5 +308,6 @@ class Report:
             gate_status=str(data.get("gate_status", "not judged")), gate=tuple(data.get("gate") or ()),
             regression=dict(regression) if regression is not None else None,
             usage=dict(usage) if usage is not None else None,
+            power=dict(power) if isinstance(power, Mapping) else None,
             extra=extra_of(data, _REPORT_KEYS),
         )

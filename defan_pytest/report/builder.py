@@ -190,6 +190,7 @@ def build_report(
     gate_status: str = "not judged",
     regression: Optional[Mapping[str, Any]] = None,
     usage: Optional[Mapping[str, Any]] = None,
+    power: Optional[Mapping[str, Any]] = None,
 ) -> Report:
     """The report (``report.schema.json``, version 1): ``meta``, the thresholds and the level
     gate's ``verdicts`` (:class:`defan_pytest.gates.level.Verdict`), the regression gate's
@@ -206,4 +207,5 @@ def build_report(
         ),
         regression=dict(regression) if regression is not None else None,
         usage=dict(usage) if usage is not None else None,
+        power=dict(power) if power is not None else None,
     )

@@ -93,6 +93,7 @@ class Run(RunReport):
         self.summary: Optional[Dict[str, Any]] = None
         self.verdicts: List[Any] = []
         self.comparison: Optional[Dict[str, Any]] = None
+        self.power: Optional[Dict[str, Any]] = None
         #: Against the model ``--defan-compare-to`` names (a session of several models): the
         #: comparison, as the regression gate's (:meth:`compare_with`).
         self.versus: Optional[Dict[str, Any]] = None
@@ -263,10 +264,13 @@ class Run(RunReport):
         """Controller: figures from every record, then the gate (not after a fatal stop)."""
         self.records = sorted((ScoredRecord.from_json(r) for r in self.records), key=lambda r: r.index or 0)
         self.paced = self.pace()
-        self.summary = summarize(self.records)
         if self.settings.repeat is not None and self.repeats:
             self.agreement = repeats.figures(self.records, self.repeats, self.settings.repeat.times,
-                                             repeats.temperature_of(self.plan.model))
+                                             repeats.temperature_of(self.plan.model), self.settings.repeat_reduce)
+            # Every answer counts: each record carries its extra asks into the figures, the
+            # regression gate and the report.
+            self.records = repeats.joined(self.records, self.repeats)
+        self.summary = summarize(self.records, self.settings.repeat_reduce)
         self.verdicts = (
             level.explain_rc(level.check(self.summary, self.thresholds, decide=self.settings.decide), self.records)
             if self.fatal is None and self.records else []
@@ -281,9 +285,20 @@ class Run(RunReport):
             return None
         self.comparison = regression.judge(
             base.report.to_json(), self.records, self.thresholds, baseline_path=str(base.path),
-            skipped=self.gate_skipped, forced=base.forced or None, noise=self.agreement,
+            skipped=self.gate_skipped, forced=base.forced or None, noise=self.agreement, reduce=self.settings.repeat_reduce,
         )
         return self.comparison
+
+    def catchable(self) -> Optional[Dict[str, Any]]:
+        """The smallest change each judged scope could catch (:func:`defan_pytest.gates.regression.power`):
+        from the comparison with the baseline when there is one, else from this run's own
+        prompts (after :meth:`finish` and :meth:`compare`); ``None`` for a run that stopped or
+        judged nothing."""
+        if self.fatal is not None or not self.records or self.thresholds is None or self.gate_skipped:
+            return None
+        if self.power is None:
+            self.power = regression.power(self.records, self.thresholds, self.settings.repeat_reduce, self.comparison)
+        return self.power
 
     def compare_with(self, other: "Run") -> Dict[str, Any]:
         """This run against ``other``'s (a model of the same session, after both finished):
@@ -292,7 +307,7 @@ class Run(RunReport):
         reference = {"meta": {"model": {"name": other.model_name}, "created": other.created}, "rows": [r.report_row() for r in other.records]}
         skipped = self.gate_skipped or other.gate_skipped
         self.versus = regression.judge(reference, self.records, self.thresholds, baseline_path=f"--defan-compare-to {other.model_name}",
-                                       skipped=skipped, noise=self.agreement)
+                                       skipped=skipped, noise=self.agreement, reduce=self.settings.repeat_reduce)
         return self.versus
 
     def thresholds_line(self, scope: str, verdicts: Sequence[Any]) -> int:

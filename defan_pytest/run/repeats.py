@@ -11,14 +11,16 @@ prompt's repeats (:func:`scored`) and sends them to the controller as plain JSON
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Callable, Dict, List, Optional
 
 from defan_pytest.calls.protocol import Prompt, Response
 from defan_pytest.dataset.sampling import Repeat
 from defan_pytest.metrics.repeats import agreement
+from defan_pytest.records import ScoredRecord
 
-__all__ = ["asks", "figures", "key_of", "scored", "temperature_of", "usage_records"]
+__all__ = ["asks", "figures", "joined", "key_of", "scored", "temperature_of", "usage_records"]
 
 
 def key_of(row_id: str, repeat: int) -> str:
@@ -55,12 +57,21 @@ def scored(row: Any, times: int, result: Callable[[str], Response], score: Calla
 
 
 def figures(records: Sequence[Mapping[str, Any]], repeats: Mapping[str, Sequence[Mapping[str, Any]]], times: int,
-            temperature: Optional[float] = None) -> Dict[str, Any]:
-    """The agreement of the repeated prompts that ran (the record and its extra asks each)."""
-    return agreement(
+            temperature: Optional[float] = None, reduce: str = "mean") -> Dict[str, Any]:
+    """The agreement of the repeated prompts that ran (the record and its extra asks each), and
+    ``reduce``: how their answers made their verdicts."""
+    found = agreement(
         ((str(r.get("domain")), [r, *repeats[str(r.get("id"))]]) for r in records if str(r.get("id")) in repeats),
         times, temperature,
     )
+    found["reduce"] = reduce
+    return found
+
+
+def joined(records: Sequence[ScoredRecord], repeats: Mapping[str, Sequence[Mapping[str, Any]]]) -> List[ScoredRecord]:
+    """The records with their prompts' extra asks (:attr:`ScoredRecord.repeats`), so that every
+    answer counts in the figures and the regression gate, and the report keeps each one."""
+    return [dataclasses.replace(r, repeats=tuple(repeats[r.id])) if r.id in repeats else r for r in records]
 
 
 def usage_records(records: Sequence[Mapping[str, Any]],

@@ -53,6 +53,9 @@ class RunReport:
     def annotation_lines(self) -> Dict[str, int]:
         raise NotImplementedError
 
+    def catchable(self) -> Optional[Dict[str, Any]]:
+        raise NotImplementedError
+
     def call_counts(self) -> Dict[str, Any]:
         """How the prompts were answered (:func:`defan_pytest.report.builder.call_counts`,
         without the error kinds) and ``cached_from``: the model, version and source the cached
@@ -113,7 +116,7 @@ class RunReport:
             limits["source"] = self.thresholds_source
         return builder.build_report(
             self.records, self.summary, self.meta(), thresholds=limits, verdicts=self.verdicts, gate_status=builder.gate_status(self.verdicts, skipped=self.gate_skipped is not None),
-            regression=self.comparison, usage=self.usage(),
+            regression=self.comparison, usage=self.usage(), power=self.catchable(),
         )
 
     def write_context(

@@ -32,7 +32,7 @@ from defan_pytest.calls.sizes import parse_size
 from defan_pytest.errors import DefanError, problems_of
 from defan_pytest.registry import RegistryError
 from defan_pytest.report.formats import FORMATS, Output
-from defan_pytest.settings.options import BY_NOUN, DECISIONS, DEFAULT_CACHE, FORMAT_PROBLEMS, OPTIONS, PACES
+from defan_pytest.settings.options import BY_NOUN, DECISIONS, DEFAULT_CACHE, FORMAT_PROBLEMS, OPTIONS, PACES, REDUCTIONS
 from defan_pytest.scoring import ner
 
 if TYPE_CHECKING:
@@ -258,6 +258,8 @@ class Settings:
     seed: int = 0
     #: ``--defan-repeat``: the prompts asked more than once, and how many times (``None``: off).
     repeat: Optional["Repeat"] = None
+    #: ``--defan-repeat-reduce``: how a prompt's repeated answers make its verdict.
+    repeat_reduce: str = "mean"
     thresholds: Optional[str] = None
     outputs: Mapping[str, Output] = field(default_factory=dict)
     shard: Optional["Shard"] = None
@@ -332,13 +334,14 @@ class Settings:
         problems.extend(arg_problems)
         spacy_model = _spacy(values, problems)
         decide = _choice(values, "decide", DECISIONS, problems)
+        repeat_reduce = _choice(values, "repeat-reduce", REDUCTIONS, problems)
         call_path = _choice(values, "call-path", CALL_PATHS, problems)
         pace = _choice(values, "pace", PACES, problems)
         invocation_dir = invocation_dir if invocation_dir is not None else Path.cwd()
         problems.extend(_models_problems(values))
         settings = cls(
             domains=tuple(names), sample=sample, seed=seed, repeat=repeat, shard=shard, model_args=model_args,
-            spacy_model=spacy_model, decide=decide, call_path=call_path, pace=pace, **_limits(values, problems),
+            spacy_model=spacy_model, decide=decide, repeat_reduce=repeat_reduce, call_path=call_path, pace=pace, **_limits(values, problems),
             **_as_given(values), outputs=_outputs(values, invocation_dir),
             root=root if root is not None else Path.cwd(), invocation_dir=invocation_dir, invalid=invalid,
         )

@@ -14,7 +14,7 @@ from defan_pytest.registry import RegistryError
 from defan_pytest.report.formats import FORMATS
 from defan_pytest.scoring import ner
 
-__all__ = ["BY_NOUN", "DECISIONS", "DEFAULT_CACHE", "FORMAT_PROBLEMS", "OPTIONS", "Option"]
+__all__ = ["BY_NOUN", "DECISIONS", "REDUCTIONS", "DEFAULT_CACHE", "FORMAT_PROBLEMS", "OPTIONS", "Option"]
 
 #: Folder of the response cache, relative to the rootdir.
 DEFAULT_CACHE = ".defan_cache"
@@ -22,6 +22,8 @@ DEFAULT_CACHE = ".defan_cache"
 #: How the level gate decides (``--defan-decide``): on the point estimate, or only when the
 #: whole interval lies beyond the limit.
 DECISIONS: Tuple[str, ...] = ("point", "interval")
+#: How a prompt's repeated answers make its verdict (``--defan-repeat-reduce``).
+REDUCTIONS: Tuple[str, ...] = ("mean", "all")
 #: How the requests in flight are paced (``--defan-pace``, :mod:`defan_pytest.calls.pace`).
 PACES: Tuple[str, ...] = ("adaptive", "fixed")
 
@@ -80,8 +82,13 @@ _BUILT_IN: Tuple[Option, ...] = (
     Option("repeat", "string", None,
            "measure the model's own non-determinism: 'K' asks every selected prompt K times, 'K:N' a "
            "stratified sample of about N prompts (whole paraphrase groups) K times (K from 2 to 20); the summary, "
-           "the report and the regression gate state how often the answers and verdicts agree",
+           "the report and the regression gate state how often the answers and verdicts agree, and every "
+           "answer counts in FCH, PMH, RC and the regression gate (--defan-repeat-reduce)",
            shown="off"),
+    Option("repeat-reduce", "string", "mean",
+           "how a prompt's repeated answers make its verdict: 'mean' (its FCH and PMH are the share of its "
+           "answers that are wrong, misaligned; RC the share of the rounds that agree) or 'all' (right only "
+           "when every answer is: pass^k)"),
     Option("shard", "string", None,
            "run shard I of N (I/N, e.g. 2/4): a deterministic, disjoint share of the selected paraphrase "
            "groups, balanced across domains; its gates are skipped and 'defan merge' judges the shards' "

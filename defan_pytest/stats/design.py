@@ -36,17 +36,20 @@ paired score interval (a change).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
-__all__ = ["PSEUDO_COUNT", "Design", "paired_design", "rate_design", "shrink_design_effect", "stratified_design"]
+__all__ = ["PSEUDO_COUNT", "Design", "exact", "paired_design", "rate_design", "shrink_design_effect", "stratified_design"]
 
 #: The weight, in groups, of the worst-case design effect in :func:`shrink_design_effect`.
 PSEUDO_COUNT = 1.0
 
-#: One group: ``(u_g, n_g)``, the group's sum (events, or worse minus better flips) and size.
-Unit = tuple[int, int]
+#: One group: ``(u_g, n_g)``, the group's sum (events, or worse minus better flips; a fraction
+#: when prompts were asked more than once and count the share of their asks) and size.
+Unit = tuple[Fraction, int]
 
 
 @dataclass(frozen=True)
@@ -95,8 +98,16 @@ def shrink_design_effect(estimated: float | None, informative: float, worst: flo
     return (informative * max(estimated, 1.0) + pseudo * worst) / (informative + pseudo)
 
 
-def _strata(strata: Sequence[Sequence[Unit]]) -> list[list[Unit]]:
-    kept = [[(int(u), int(n)) for u, n in units if n > 0] for units in strata]
+def exact(value: Any) -> Any:
+    """A count as exact arithmetic wants it: an ``int`` stays one (the fast, common case), a
+    fraction (a share of repeated asks) stays a :class:`~fractions.Fraction`."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return value if isinstance(value, Fraction) else Fraction(value)
+
+
+def _strata(strata: Sequence[Sequence[tuple[Any, Any]]]) -> list[list[Unit]]:
+    kept = [[(exact(u), int(n)) for u, n in units if n > 0] for units in strata]
     return [units for units in kept if units]
 
 
@@ -110,10 +121,11 @@ def _between(kept: Sequence[Sequence[Unit]], theta: Fraction) -> tuple[float, bo
         big_n = sum(n for _, n in units)
         if g > 1:
             big_u = sum(u for u, _ in units)
-            # Integer residuals u_g*N - U*n_g: "exactly 0" is exact, not a float accident.
+            # Exact residuals u_g*N - U*n_g (integers, or fractions): "exactly 0" is exact, not a
+            # float accident.
             s = sum((u * big_n - big_u * n) ** 2 for u, n in units)
             zero = zero and s == 0
-            total += g / (g - 1) * s / (d * d * big_n ** 4)
+            total += g / (g - 1) * float(s) / (d * d * big_n ** 4)
         else:
             # A lonely group, centred at the overall estimate (survey's "adjust").
             u, n = units[0]
@@ -131,7 +143,7 @@ def _df(kept: Sequence[Sequence[Unit]]) -> float:
     return float(df)
 
 
-def stratified_design(strata: Sequence[Sequence[Unit]], spread: float, informative: int) -> Design | None:
+def stratified_design(strata: Sequence[Sequence[tuple[Any, Any]]], spread: float, informative: int) -> Design | None:
     """The design of the unweighted mean over ``strata`` of ``sum(u) / sum(n)`` (see the module
     docstring), or ``None`` when nothing is counted.
 
@@ -176,30 +188,30 @@ def _informative_groups(strata: Sequence[Sequence[Unit]], theta_low: bool) -> in
     return sum(1 for units in strata for y, n in units if n > 0 and ((y > 0) if theta_low else (y < n)))
 
 
-def rate_design(strata: Sequence[Sequence[Unit]]) -> Design | None:
+def rate_design(strata: Sequence[Sequence[tuple[Any, Any]]]) -> Design | None:
     """:func:`stratified_design` of a rate: ``strata`` of groups ``(events, responses)``."""
     kept = _strata(strata)
     if not kept:
         return None
-    p = sum(sum(y for y, _ in units) / sum(n for _, n in units) for units in kept) / len(kept)
+    p = sum(float(sum(y for y, _ in units)) / sum(n for _, n in units) for units in kept) / len(kept)
     events = sum(y for units in kept for y, _ in units)
     total = sum(n for units in kept for _, n in units)
     informative = _informative_groups(kept, 2 * events <= total)
     return stratified_design(kept, p * (1.0 - p), informative)
 
 
-def paired_design(strata: Sequence[Sequence[tuple[int, int, int]]]) -> tuple[Design, float, float] | None:
+def paired_design(strata: Sequence[Sequence[tuple[Any, Any, int]]]) -> tuple[Design, float, float] | None:
     """:func:`stratified_design` of a paired change: ``strata`` of groups ``(b, c, m)`` (pairs
     with the event in the new run only, in the old run only, pairs). Returns the design and the
     weighted rates of ``b`` and ``c`` (the effective counts are those rates times ``n_eff``),
     or ``None`` when there is no pair."""
-    kept = [[(b, c, m) for b, c, m in units if m > 0] for units in strata]
+    kept = [[(exact(b), exact(c), int(m)) for b, c, m in units if m > 0] for units in strata]
     kept = [units for units in kept if units]
     if not kept:
         return None
     d = len(kept)
-    rate_b = sum(sum(b for b, _, _ in u) / sum(m for _, _, m in u) for u in kept) / d
-    rate_c = sum(sum(c for _, c, _ in u) / sum(m for _, _, m in u) for u in kept) / d
+    rate_b = sum(float(sum(b for b, _, _ in u)) / sum(m for _, _, m in u) for u in kept) / d
+    rate_c = sum(float(sum(c for _, c, _ in u)) / sum(m for _, _, m in u) for u in kept) / d
     change = rate_b - rate_c
     spread = max(rate_b + rate_c - change * change, 0.0)
     flips = sum(b + c for u in kept for b, c, _ in u)

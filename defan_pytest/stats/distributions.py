@@ -33,6 +33,7 @@ from statistics import NormalDist
 
 __all__ = [
     "beta_quantile",
+    "binomial_half_upper",
     "check_df",
     "normal_quantile",
     "t_quantile",
@@ -211,6 +212,18 @@ def _split(lo: float, hi: float) -> float:
         return 1.0 - (math.sqrt(1.0 - lo) * math.sqrt(1.0 - hi) if hi < 1.0 else (1.0 - lo) ** 2)
     return 0.5 * (lo + hi)
 
+
+
+def binomial_half_upper(k: int, n: int) -> float:
+    """``P(X >= k)`` for ``X ~ Binomial(n, 1/2)``: the exact one-sided p-value of a sign test
+    with ``k`` of ``n`` discordant pairs on one side (``I_{1/2}(k, n - k + 1)``)."""
+    if n < 0 or k < 0:
+        raise ValueError(f"binomial_half_upper needs k, n >= 0, got {k!r}, {n!r}")
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    return min(1.0, max(0.0, _betainc(float(k), float(n - k + 1), 0.5, 0.5)))
 
 
 def check_df(df: float) -> None:

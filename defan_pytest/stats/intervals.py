@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
-from defan_pytest.stats.design import PSEUDO_COUNT, rate_design, shrink_design_effect
+from defan_pytest.stats.design import PSEUDO_COUNT, exact, rate_design, shrink_design_effect
 from defan_pytest.stats.distributions import beta_quantile, check_df, two_sided_quantile
 
 __all__ = [
@@ -126,7 +127,7 @@ def mean_interval(parts: Sequence[tuple[float, float, float, float]],
     return mean, bounds[0], bounds[1], min(side_dfs)
 
 
-def cluster_effective_size(units: Sequence[tuple[int, int]]) -> tuple[int, int, int, float] | None:
+def cluster_effective_size(units: Sequence[tuple[Any, Any]]) -> tuple[float, int, int, float] | None:
     """``(events, total, groups, n_eff)`` of a rate over clusters ``[(y_g, n_g), ...]``, or
     ``None`` when nothing is counted (every ``n_g`` is 0; such clusters are ignored).
 
@@ -136,8 +137,8 @@ def cluster_effective_size(units: Sequence[tuple[int, int]]) -> tuple[int, int, 
     rarer outcome (:func:`defan_pytest.stats.design.rate_design`). With a single cluster nothing
     can be estimated across clusters: ``n_eff = 1``.
     """
-    kept = [(int(y), int(n)) for y, n in units if n > 0]
+    kept = [(exact(y), int(n)) for y, n in units if n > 0]
     design = rate_design([kept])
     if design is None:
         return None
-    return sum(y for y, _ in kept), sum(n for _, n in kept), len(kept), design.n_eff
+    return float(sum(y for y, _ in kept)), sum(n for _, n in kept), len(kept), design.n_eff

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from defan_pytest.stats.distributions import two_sided_quantile
 from defan_pytest.stats.design import paired_design
@@ -115,7 +116,7 @@ def paired_score_interval(b: float, c: float, n: float, confidence: float = 0.95
 
 
 def paired_interval(
-    units: Sequence[tuple[int, int, int]], confidence: float = 0.95
+    units: Sequence[tuple[Any, Any, int]], confidence: float = 0.95
 ) -> tuple[float, float, float, float] | None:
     """The change and its interval for paired clusters ``units = [(b_g, c_g, m_g), ...]``.
 
@@ -131,7 +132,7 @@ def paired_interval(
 
 
 def stratified_paired_interval(
-    strata: Sequence[Sequence[tuple[int, int, int]]], confidence: float = 0.95
+    strata: Sequence[Sequence[tuple[Any, Any, int]]], confidence: float = 0.95
 ) -> tuple[float, float, float, float] | None:
     """:func:`paired_interval` of the unweighted mean of several strata's changes (the overall
     change as the mean of domains): the stratified cluster variance of every group's flips
@@ -142,7 +143,7 @@ def stratified_paired_interval(
         for b, c, m in units:
             if b < 0 or c < 0 or b + c > m:
                 raise ValueError(f"a paired unit needs 0 <= b, c and b + c <= m, got {(b, c, m)!r}")
-    found = paired_design([[(int(b), int(c), int(m)) for b, c, m in units] for units in strata])
+    found = paired_design([[(b, c, int(m)) for b, c, m in units] for units in strata])
     if found is None:
         return None
     design, rate_b, rate_c = found

@@ -29,6 +29,7 @@ from defan_pytest.gates.thresholds.params import MODEL_PARAM_KEYS, param_problem
 from defan_pytest.gates.thresholds.resolve import Thresholds
 from defan_pytest.gates.thresholds.tables import NO_REGRESSION, RegressionTable, Section
 from defan_pytest.gates.thresholds.text import ThresholdsError, dotted, got, raise_problems, read_toml, show
+from defan_pytest.stats.flips import NOISES
 
 __all__ = ["MAX_FILE_BYTES", "load_thresholds", "parse_thresholds"]
 
@@ -144,7 +145,8 @@ class _Checker:
         return found
 
     def regression(self, value: Any, path: tuple[str, ...]) -> RegressionTable:
-        """Parse a ``[regression]`` table: ``confidence``, tolerances, ``domains``, ``overall``."""
+        """Parse a ``[regression]`` table: ``confidence``, ``noise``, tolerances, ``domains``,
+        ``overall``."""
         table = self.table(value, path)
         if table is None:
             return NO_REGRESSION
@@ -155,7 +157,14 @@ class _Checker:
                 self.problem((*path, "confidence"), f"expected a number in [0.5, 1), {got(item)}")
             else:
                 confidence = float(item)
-        defaults = self.tolerances(table, path, extra=("confidence", "domains", "overall"))
+        noise: str | None = None
+        if "noise" in table:
+            item = table["noise"]
+            if item not in NOISES:
+                self.problem((*path, "noise"), f"expected one of {', '.join(repr(n) for n in NOISES)}, {got(item)}")
+            else:
+                noise = str(item)
+        defaults = self.tolerances(table, path, extra=("confidence", "noise", "domains", "overall"))
         domains: dict[str, Mapping[str, float]] = {}
         if "domains" in table:
             dtable = self.table(table["domains"], (*path, "domains"))
@@ -168,7 +177,7 @@ class _Checker:
                     domains[name] = types.MappingProxyType(tol)
         overall = self.tolerances(table["overall"], (*path, "overall")) if "overall" in table else {}
         return RegressionTable(
-            confidence=confidence, defaults=types.MappingProxyType(defaults),
+            confidence=confidence, noise=noise, defaults=types.MappingProxyType(defaults),
             domains=types.MappingProxyType(domains), overall=types.MappingProxyType(overall),
         )
 

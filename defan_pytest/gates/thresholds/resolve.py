@@ -160,6 +160,13 @@ class Thresholds:
         found = self._winner(OVERALL, lambda layer, section: None if layer.scope else section.regression.confidence)
         return DEFAULT_CONFIDENCE if found is None else found[1]
 
+    def regression_noise(self) -> str:
+        """What the model's own noise is made of where no repeat measured it (``[regression]
+        noise``): ``"answer"`` (each call its own draw; the default) or ``"question"`` (a
+        question's paraphrases share it); a model's table overrides the top level's."""
+        found = self._winner(OVERALL, lambda layer, section: None if layer.scope else section.regression.noise)
+        return "answer" if found is None else str(found[1])
+
     def _tolerance(self, scope: str, metric: str) -> tuple[Layer, float] | None:
         return self._winner(scope, lambda layer, section: section.regression.tolerances_of(layer.scope).get(metric))
 

@@ -20,10 +20,12 @@ def _empty_mapping() -> Mapping[str, Any]:
 @dataclass(frozen=True)
 class RegressionTable:
     """One ``[regression]`` table (of the top level or of a model): the paired test's
-    ``confidence`` and the tolerances (by metric name) for every scope, each domain and the
-    overall figure.  Unset values are absent."""
+    ``confidence``, what the model's own ``noise`` is made of (``"answer"`` or ``"question"``)
+    and the tolerances (by metric name) for every scope, each domain and the overall figure.
+    Unset values are absent."""
 
     confidence: float | None = None
+    noise: str | None = None
     defaults: Mapping[str, float] = field(default_factory=_empty_mapping)
     domains: Mapping[str, Mapping[str, float]] = field(default_factory=_empty_mapping)
     overall: Mapping[str, float] = field(default_factory=_empty_mapping)
@@ -31,7 +33,7 @@ class RegressionTable:
     @property
     def is_empty(self) -> bool:
         """True when the table sets nothing."""
-        return self.confidence is None and not self.defaults and not self.overall and not any(self.domains.values())
+        return self.confidence is None and self.noise is None and not self.defaults and not self.overall and not any(self.domains.values())
 
     def tolerances_of(self, scope: tuple[str, ...] | None) -> Mapping[str, float]:
         """The tolerances of one :class:`~defan_pytest.gates.thresholds.precedence.Layer`'s
