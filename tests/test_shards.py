@@ -257,7 +257,7 @@ def _table_statuses(result: pytest.RunResult) -> set[str]:
     statuses = set()
     for line in result.stdout.lines:
         words = line.split()
-        if words and line.startswith(("alpha", "beta", "gamma", "overall (")):
+        if words and line.startswith(("alpha ", "beta ", "gamma ", "overall (")):
             statuses.add(" ".join(w for w in words if w.isalpha() and w.isupper()) or "?")
     assert statuses, result.stdout.lines
     return statuses
