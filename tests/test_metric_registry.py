@@ -26,7 +26,7 @@ from defan_pytest.metrics.summary import cluster_interval, cluster_rate, summari
 from defan_pytest.registry import RegistryError
 from defan_pytest.report.tables import format_table
 
-BUILT_IN_ALLOWED = "max_fch, max_pmh, min_rc, max_error_rate, min_samples"
+BUILT_IN_ALLOWED = "max_fch, max_pmh, min_rc, max_error_rate, max_cost, max_latency_p95, min_samples"
 
 
 def rec(domain: str, group: str, i: int, claim: str | None = "1", *, correct: bool = True,
@@ -91,10 +91,13 @@ def test_built_in_metrics_in_order() -> None:
 
 
 def test_threshold_keys_equal_the_old_constants() -> None:
-    assert rate_keys() == ("max_fch", "max_pmh", "min_rc", "max_error_rate")
-    assert limit_keys() == ("max_fch", "max_pmh", "min_rc", "max_error_rate", "min_samples")
+    # The old four, then the amounts of issue 33 (the run's cost, its calls' p95 latency).
+    assert rate_keys() == ("max_fch", "max_pmh", "min_rc", "max_error_rate", "max_cost", "max_latency_p95")
+    assert limit_keys() == ("max_fch", "max_pmh", "min_rc", "max_error_rate", "max_cost", "max_latency_p95",
+                            "min_samples")
     assert tolerance_keys() == {"max_fch_rise": "fch", "max_pmh_rise": "pmh", "max_rc_drop": "rc",
-                                "max_error_rate_rise": "error_rate"}
+                                "max_error_rate_rise": "error_rate", "max_cost_rise": "cost",
+                                "max_latency_p95_rise": "latency_p95"}
 
 
 def test_gate_checks_equal_the_old_table() -> None:
@@ -105,35 +108,38 @@ def test_gate_checks_equal_the_old_table() -> None:
         ("rc", "min_rc", "RC", False, "rc_groups", "groups"),
         ("error_rate", "max_error_rate", "error rate", True, "n", "n"),
     ]
-    derived = [(m.name, m.threshold_key, m.label, not m.higher_is_better, m.count_key, m.count_label)
-               for m in METRICS.values()]
+    rates = [m for m in METRICS.values() if not m.unit]
+    derived = [(m.name, m.threshold_key, m.label, not m.higher_is_better, m.count_key, m.count_label) for m in rates]
     assert derived == old
     # The error-rate exception of min_samples is a property of the declaration, nothing else.
-    assert {m.name: m.denominator for m in METRICS.values()} == {
+    assert {m.name: m.denominator for m in rates} == {
         "fch": "scored", "pmh": "scored", "rc": "scored", "error_rate": "asked"}
     # The n/a reasons of the old gate.
-    assert {m.name: m.missing for m in METRICS.values()} == {
+    assert {m.name: m.missing for m in rates} == {
         "fch": "no scored responses", "pmh": "no scored responses", "rc": "no paraphrase groups",
         "error_rate": "no responses"}
 
 
 def test_report_directions_and_intervals_equal_the_old_ones() -> None:
     # reports._MAX_FIGURES / _MIN_FIGURES
-    assert tuple(m.name for m in METRICS.values() if not m.higher_is_better) == ("fch", "pmh", "error_rate")
-    assert tuple(m.name for m in METRICS.values() if m.higher_is_better) == ("rc",)
-    # Both tables printed every interval but the error rate's.
-    assert [m.name for m in METRICS.values() if not m.show_interval] == ["error_rate"]
+    rates = [m for m in METRICS.values() if not m.unit]
+    assert tuple(m.name for m in rates if not m.higher_is_better) == ("fch", "pmh", "error_rate")
+    assert tuple(m.name for m in rates if m.higher_is_better) == ("rc",)
+    # Both tables printed every interval but the error rate's (an amount has none).
+    assert [m.name for m in rates if not m.show_interval] == ["error_rate"]
 
 
 def test_summary_key_order_is_the_saved_report_order() -> None:
     out = summarize([rec("nobel", "q1", 0), rec("nobel", "q1", 1)])
     expected = ["n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
-                "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci"]
+                "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci", "cost", "cost_ci",
+                "latency_p95", "latency_p95_ci"]
     assert list(out["domains"]["nobel"]) == expected
     assert list(out["overall"]["pooled"]) == expected
     assert list(out["overall"]["mean"]) == [
         "domains", "rc_domains", "n", "scored", "errors", "groups", "scored_groups",
-        "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci"]
+        "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci", "cost", "cost_ci",
+        "latency_p95", "latency_p95_ci"]
 
 
 # Both tables of summarize([one correct nobel response]), as the code before the registry
@@ -205,7 +211,7 @@ def test_duplicates_and_key_clashes_are_rejected() -> None:
         register_metric(Metric("mine", "x", False, _rate, publishes=("pmh_count",)))
     with pytest.raises(TypeError):
         register_metric("abstention")  # type: ignore[arg-type]
-    assert list(METRICS) == ["fch", "pmh", "rc", "error_rate"]
+    assert list(METRICS) == ["fch", "pmh", "rc", "error_rate", "cost", "latency_p95"]
 
 
 def test_built_ins_stay_and_a_test_leaves_the_registry_as_it_found_it() -> None:
@@ -275,7 +281,7 @@ def test_thresholds_file_accepts_the_new_key(tmp_path: Path, with_abstention: Me
     assert info.value.problems == (
         "thresholds.toml: defaults.max_abstention: 1.5 is outside [0, 1]",
         "thresholds.toml: defaults.max_abstain: unknown key; allowed: max_fch, max_pmh, min_rc, "
-        "max_error_rate, max_abstention, min_samples",
+        "max_error_rate, max_cost, max_latency_p95, max_abstention, min_samples",
     )
 
 
@@ -295,7 +301,7 @@ def test_summarize_publishes_the_new_metric(with_abstention: Metric) -> None:
     # Counts first (the new count after the built-in ones), then every figure with its interval.
     assert list(nobel) == [
         "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
-        "abstention_count", "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
+        "abstention_count", "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci", "cost", "cost_ci", "latency_p95", "latency_p95_ci",
         "abstention", "abstention_ci"]
     # nobel: units (1, 3) and (1, 1): 2 of 4 scored responses have no claim.
     assert (nobel["abstention_count"], nobel["abstention"]) == (2, 0.5)
@@ -515,8 +521,9 @@ def test_the_regression_gate_judges_a_metric_registered_in_a_conftest(pytester: 
         beyond = pytester.runpytest("--defan-model=abstains", "--defan-baseline=base.json", "--defan-report=new.json",
                                     *args)
         assert beyond.ret == pytest.ExitCode.TESTS_FAILED
-        beyond.stdout.fnmatch_lines(["*toy: abstention 0.000 -> 0.500 (+0.500, * CI +0.* to +0.*, groups=30, "
-                                     "flips 45 worse / 0 better): worse beyond the tolerance 0.05 and significant"])
+        beyond.stdout.fnmatch_lines(["*toy: abstention 0.000 -> 0.500 (+0.500; flips 45 worse / 0 better in 30 groups, "
+                                     "p<0.0001 against noise, needs < *; * CI +0.* to +0.*): regressed: worse than the "
+                                     "model's own noise and past the tolerance 0.05"])
         report = json.loads((pytester.path / "new.json").read_text())
         change = report["regression"]["scopes"]["toy"]["abstention"]
         assert (change["tolerance"], change["regressed"]) == (0.05, True)

@@ -444,8 +444,8 @@ def test_a_worse_model_regresses_with_its_flipped_prompts(reg_project: pytest.Py
                                    "--defan-report=new.json", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
-        "nobel: FCH 0.475 -> 0.750 (+0.275, 98.33% CI +0.* to +0.*, groups=40, flips 165 worse / 0 better): worse beyond "
-        "the tolerance 0.02 and significant",
+        "nobel: FCH 0.475 -> 0.750 (+0.275; flips 165 worse / 0 better in 40 groups, p<0.0001 against noise, needs < "
+        "0.0083; 98.33% CI +0.* to +0.*): regressed: worse than the model's own noise and past the tolerance 0.02",
         "*right before, wrong now (FCH): 165 prompts (first 20; all in the report)",
         "FAILED defan::regression?nobel? - nobel: FCH 0.475 -> 0.750*",
     ])

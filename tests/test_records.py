@@ -46,7 +46,7 @@ def test_a_report_row_has_the_report_keys_only() -> None:
     row = _record(error="TimeoutError: slow", claim=None, aligned=None, correct=None, attempts=3,
                   answered_by="gw1", index=0, via="model", latency=0.5).report_row()
     assert list(row) == ["id", "domain", "group", "type", "claim", "aligned", "correct", "error", "question", "answer",
-                         "response", "error_kind", "attempts", "answered_by"]
+                         "response", "error_kind", "attempts", "answered_by", "latency"]
     assert row["error_kind"] == "TimeoutError"
     back = ScoredRecord.from_json(row)
     assert back.report_row() == row and back.index is None

@@ -24,7 +24,7 @@ from defan_pytest.gates.thresholds.keys import DEFAULT_CONFIDENCE, limit_keys
 
 REPO_EXAMPLE = Path(__file__).resolve().parents[1] / "thresholds.toml"
 VALID_IDS = ", ".join(DOMAINS)
-ALLOWED = "max_fch, max_pmh, min_rc, max_error_rate, min_samples"
+ALLOWED = "max_fch, max_pmh, min_rc, max_error_rate, max_cost, max_latency_p95, min_samples"
 
 SPEC_EXAMPLE = """\
 [defaults]            # apply to every domain and to the overall figure unless overridden
@@ -124,7 +124,7 @@ def test_a_named_file_that_sets_no_limit_is_an_error(tmp_path: Path, text: str) 
         load_thresholds(path)
     assert info.value.problems == (
         f"{path}: sets no limit, so the gate would judge nothing; add limits such as [defaults] "
-        "max_fch = 0.5 (keys: max_fch, max_pmh, min_rc, max_error_rate, min_samples)",
+        "max_fch = 0.5 (keys: max_fch, max_pmh, min_rc, max_error_rate, max_cost, max_latency_p95, min_samples)",
     )
 
 
@@ -512,7 +512,7 @@ def test_limits_helpers() -> None:
     assert Limits().is_empty and not limits.is_empty
     # Every limit key reads as an attribute: None when not set.
     assert [getattr(Limits(), key) for key in limit_keys()] == [None] * len(limit_keys())
-    assert [getattr(limits, key) for key in limit_keys()] == [0.3, None, 0.5, None, 30]
+    assert [getattr(limits, key) for key in limit_keys()] == [0.3, None, 0.5, None, None, None, 30]
 
 
 # --------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ class Change:
     old: float
     new: float
     change: float
-    interval: tuple[float, float]
+    interval: tuple[float, float] | None
     df: float | None
     confidence: float
     groups: int
@@ -75,7 +75,7 @@ class Change:
             "old": self.old,
             "new": self.new,
             "change": self.change,
-            "interval": [self.interval[0], self.interval[1]],
+            "interval": None if self.interval is None else [self.interval[0], self.interval[1]],
             "df": self.df,
             "confidence": self.confidence,
             "groups": self.groups,

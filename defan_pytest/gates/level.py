@@ -206,7 +206,7 @@ def _metric_verdict(scope: str, metric: Metric, figs: Mapping[str, Any], limit: 
         op = ">=" if metric.passes(value, limit) else "<"
     else:
         op = "<=" if metric.passes(value, limit) else ">"
-    v_text, lim_text = _format_pair(value, limit)
+    v_text, lim_text = (metric.format(value), metric.format(limit)) if metric.unit else _format_pair(value, limit)
     details = [f"95% CI {ci_text}"] if (ci_text := interval_text(figs.get(metric.ci_key))) else []
     details.append(f"{metric.count_label}={count_of(figs, metric.count_key)}")
     tail = "; not decided: the interval reaches the limit" if undecided else ""

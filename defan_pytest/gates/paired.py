@@ -62,10 +62,11 @@ from defan_pytest.metrics.groups import REDUCES, PairedGroup, PairedValue, Share
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.metrics.summary import OVERALL, domain_sort_key
 from defan_pytest.stats.design import exact
+from defan_pytest.stats.distributions import binomial_half_upper
 from defan_pytest.stats.flips import NOISES, GroupChange, NoiseTest, PowerPart, against_noise, catchable_rise, combine
 from defan_pytest.stats.paired import paired_interval, stratified_paired_interval
 
-__all__ = ["Tolerances", "compare", "compared_metrics"]
+__all__ = ["Tolerances", "compare", "compared_metrics", "measured_noise"]
 
 #: Tolerances: a function ``(scope, metric) -> float | None``, or a mapping ``{metric: float}``
 #: for every scope, optionally with per-scope mappings ``{scope: {metric: float}}`` that take
@@ -165,7 +166,7 @@ def _round_variance(asks: Sequence[tuple[Optional[int], ...]]) -> tuple[float, i
     return float(sum(t * t for t in totals)) / (depth - 1), depth
 
 
-def _measured(values: Sequence[PairedValue]) -> float | None:
+def measured_noise(values: Sequence[PairedValue]) -> float | None:
     """The variance of a group's net change under no change, from the runs' repeats: one
     round's spread divided by each run's rounds (a run asked once borrows the other's spread,
     the same model's under no change); ``None`` when neither run repeated the group."""
@@ -201,7 +202,7 @@ class _Tally:
         ))
         sign = -1 if metric.higher_is_better else 1
         self.changes.setdefault(name, []).append(
-            GroupChange(tuple(sign * d for d in diffs), _measured(values) if measure else None))
+            GroupChange(tuple(sign * d for d in diffs), measured_noise(values) if measure else None))
         self.old[name] = self.old.get(name, 0) + sum(v.old for v in values)
         self.new[name] = self.new.get(name, 0) + sum(v.new for v in values)
         self.worse[name] = self.worse.get(name, 0) + sum(1 for d in diffs if sign * d > 0)
@@ -301,19 +302,19 @@ def _catchable(parts: Sequence[tuple[PowerPart, bool]], level: float, tolerance:
     return catchable_rise([p for p, _ in parts], level, tolerance, measured=all(m for _, m in parts))
 
 
-def _verdict(scope: str, metric: str, old: float, new: float, change: float, interval: tuple[float, float],
+def _verdict(scope: str, metric: str, old: float, new: float, change: float, interval: tuple[float, float] | None,
              df: float | None, confidence: float, groups: int, pairs: int, worse_flips: int, better_flips: int,
              test: NoiseTest, tolerance: float | None, catchable: float | None = None) -> Change:
     """The :class:`Change` and its decision: worse than no change (the test against the model's
     own noise, one-sided at ``(1 - confidence) / 2``) and past the tolerance."""
     higher = METRICS[metric].higher_is_better
     worse_amount = -change if higher else change
-    lo, hi = interval
+    lo, hi = interval if interval is not None else (math.nan, math.nan)
     level = (1.0 - confidence) / 2.0
     significant_worse = worse_amount > 0.0 and test.p_value < level
     past = tolerance is not None and worse_amount > tolerance
     return Change(
-        scope=scope, metric=metric, old=old, new=new, change=change, interval=(lo, hi), df=df,
+        scope=scope, metric=metric, old=old, new=new, change=change, interval=interval, df=df,
         confidence=confidence, groups=groups, pairs=pairs, worse_flips=worse_flips,
         better_flips=better_flips, higher_is_better=higher, tolerance=tolerance,
         worse=worse_amount > 0.0, significant=lo > 0.0 or hi < 0.0,
@@ -403,6 +404,55 @@ def _changes(tallies: Mapping[str, _Tally], metrics: Sequence[str], confidence: 
     return scopes
 
 
+def _amount_change(scope: str, metric: Metric, pairs: Sequence[tuple[float, float]], confidence: float,
+                   tolerance: float | None) -> Change | None:
+    """The change of an amount (cost, latency p95) over the pairs with a value in both runs:
+    its figure over each run's values, and McNemar's sign test on which of a pair's two values
+    is the larger, over the pairs with a value past the metric's tail quantile of both runs'
+    values together (exchanging a pair's two values changes neither that quantile nor which
+    pairs pass it: the test is exact under no change)."""
+    if not pairs or metric.aggregate is None:
+        return None
+    olds, news = [o for o, _ in pairs], [n for _, n in pairs]
+    old, new = float(metric.aggregate(olds)), float(metric.aggregate(news))
+    cut = -math.inf
+    if metric.tail is not None:
+        both = sorted(olds + news)
+        cut = both[min(len(both) - 1, int(metric.tail * len(both)))]
+    tested = [(o, n) for o, n in pairs if max(o, n) > cut and o != n]
+    worse = sum(1 for o, n in tested if (n < o if metric.higher_is_better else n > o))
+    better = len(tested) - worse
+    test = NoiseTest(float(worse - better), float(len(tested)), binomial_half_upper(worse, len(tested)),
+                     "sign test", "answers", len(pairs))
+    return _verdict(scope, metric.name, old, new, new - old, None, None, confidence, 0, len(pairs), worse, better,
+                    test, tolerance)
+
+
+def _amount_changes(groups: Sequence[_Group], old_by_id: Mapping[str, Mapping[str, Any]],
+                    new_by_id: Mapping[str, Mapping[str, Any]], confidence: float, tolerances: Tolerances | None,
+                    scopes: dict[str, dict[str, Change]]) -> None:
+    """Add each compared amount metric's change to ``scopes``: per domain, and overall over
+    every pair (an amount's overall figure is counted over every record, not as a mean)."""
+    for metric in METRICS.values():
+        if not (metric.unit and metric.amount is not None):
+            continue
+        by_domain: dict[str, list[tuple[float, float]]] = {}
+        for grp in groups:
+            for pid in grp.ids:
+                o, n = metric.amount(old_by_id[pid]), metric.amount(new_by_id[pid])
+                if o is not None and n is not None:
+                    by_domain.setdefault(grp.domain, []).append((float(o), float(n)))
+        for domain in sorted(by_domain, key=domain_sort_key):
+            made = _amount_change(domain, metric, by_domain[domain], confidence,
+                                  _resolve_tolerance(tolerances, domain, metric.name))
+            if made is not None:
+                scopes.setdefault(domain, {})[metric.name] = made
+        every = [p for pairs in by_domain.values() for p in pairs]
+        made = _amount_change(OVERALL, metric, every, confidence, _resolve_tolerance(tolerances, OVERALL, metric.name))
+        if made is not None:
+            scopes.setdefault(OVERALL, {})[metric.name] = made
+
+
 def compare(
     baseline: Sequence[Mapping[str, Any]],
     current: Sequence[Mapping[str, Any]],
@@ -453,6 +503,9 @@ def compare(
     domain_names = sorted(counted.tallies, key=domain_sort_key)
     tallies = {name: counted.tallies[name] for name in domain_names}
     scopes = _changes(tallies, [m.name for m in metrics], confidence, tolerances, overall, noise)
+    _amount_changes(groups, old_by_id, new_by_id, confidence, tolerances, scopes)
+    # Domains in report order, the overall scope last (an amount may add a domain's scope).
+    scopes = {name: scopes[name] for name in sorted(scopes, key=lambda s: (s == OVERALL, domain_sort_key(s)))}
 
     order = {name: i for i, name in enumerate(domain_names)}
 

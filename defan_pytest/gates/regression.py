@@ -49,7 +49,7 @@ NOTHING_JUDGED = ("not judged: no change could be judged (no compared metric has
                   "that shares min_samples paraphrase groups with the baseline)")
 
 __all__ = [
-    "NOTHING_JUDGED", "POWER", "RULE", "power", "power_lines", "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
+    "NOISE_TEXT", "NOTHING_JUDGED", "POWER", "RULE", "noise_line", "power", "power_lines", "annotation_lines", "format_comparison", "judge", "not_judged_reason", "shared_groups", "thresholds_meta",
     "tolerance_line", "unjudgeable",
 ]
 
@@ -135,31 +135,58 @@ def _flips(x: Any) -> str:
 
 
 def _message(scope: str, metric: str, c: Mapping[str, Any], confidence: float) -> str:
-    label = METRICS[metric].label if metric in METRICS else metric
+    found = METRICS.get(metric) if metric in METRICS else None
+    label = found.label if found is not None else metric
+    unit = found.unit if found is not None else ""
+
+    def fig(x: Any) -> str:
+        return found.format(float(x)) if unit and found is not None and isinstance(x, (int, float)) else _fmt(x)
+
+    change = float(c.get("change") or 0.0)
+    moved = (f"{'+' if change >= 0 else '-'}{found.format(abs(change))}" if unit and found is not None
+             else f"{change:+.3f}")
     iv = c.get("interval")
-    interval = f"the domain's {_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}" if iv else "no interval"
-    if scope == "overall" and iv:
-        interval = f"the {_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}"
+    interval = f"; {_percent(confidence)} CI {iv[0]:+.3f} to {iv[1]:+.3f}" if iv else ""
+    if unit:
+        counts = (f"{c.get('pairs', 0)} prompts: {_flips(c.get('worse_flips'))} higher / {_flips(c.get('better_flips'))} "
+                  "lower in the tail")
+    else:
+        counts = (f"flips {_flips(c.get('worse_flips'))} worse / {_flips(c.get('better_flips'))} better in "
+                  f"{c.get('groups', 0)} groups")
+    test = f"{_p(c.get('p_value'))} against noise, needs < {_level(c.get('level'))}"
     tol = c.get("tolerance")
-    noise = c.get("noise") or "answers"
-    test = f"{_p(c.get('p_value'))} against the model's own noise ({noise}), needs < {_level(c.get('level'))}"
+    shown_tol = (found.format(float(tol)) if unit and found is not None else f"{tol:g}") if tol is not None else ""
     worse, significant = bool(c.get("worse")), bool(c.get("significant_worse"))
-    past = tol is not None and worse and abs(float(c.get("change") or 0.0)) > tol
+    past = tol is not None and worse and abs(change) > tol
     if tol is None:
         tail = "not judged (no tolerance)"
     elif c.get("regressed"):
-        tail = f"regressed: worse by more than the tolerance {tol:g} and more than noise"
+        tail = f"regressed: worse than the model's own noise and past the tolerance {shown_tol}"
     elif past:
-        tail = f"worse by more than the tolerance {tol:g}, but within the model's own noise"
+        tail = f"past the tolerance {shown_tol}, but within the model's own noise"
     elif significant:
-        tail = f"worse than noise, but within the tolerance {tol:g}"
+        tail = f"worse than the model's own noise, but within the tolerance {shown_tol}"
     else:
-        tail = f"within the tolerance {tol:g}" if worse else "not worse"
-    return (
-        f"{scope}: {label} {_fmt(c.get('old'))} -> {_fmt(c.get('new'))} ({c.get('change', 0):+.3f}; "
-        f"flips {_flips(c.get('worse_flips'))} worse / {_flips(c.get('better_flips'))} better in "
-        f"{c.get('groups', 0)} groups; {test}; {interval}): {tail}"
-    )
+        tail = f"within the tolerance {shown_tol} and the model's own noise" if worse else "not worse"
+    return f"{scope}: {label} {fig(c.get('old'))} -> {fig(c.get('new'))} ({moved}; {counts}, {test}{interval}): {tail}"
+
+
+#: How each source of the model's own noise is said (the comparison's header line).
+NOISE_TEXT = {
+    "answers": "each answer its own draw, read from the flips (--defan-repeat measures it)",
+    "questions": "a question's paraphrases together ([regression] noise = \"question\"), read from the flips",
+    "repeats": "measured by --defan-repeat",
+}
+
+
+def noise_line(comparison: Mapping[str, Any]) -> str | None:
+    """What the comparison took as the model's own noise, and the gate's rule, in one line."""
+    sources = sorted({str(c.get("noise")) for mets in (comparison.get("scopes") or {}).values()
+                      for c in mets.values() if c.get("noise")})
+    if not sources:
+        return None
+    said = "; ".join(NOISE_TEXT.get(s, inline(s)) for s in sources)
+    return f"the model's own noise: {said}; {RULE}"
 
 
 def judge(
@@ -277,7 +304,7 @@ def _flipped(flips: Sequence[Mapping[str, Any]], old_rows: Sequence[Mapping[str,
 
 def _change_of(c: Mapping[str, Any]) -> dict[str, Any]:
     """One scope's metric change in the report's shape (from :mod:`defan_pytest.gates.paired`)."""
-    keys = ("old", "new", "change", "interval", "tolerance", "groups", "worse_flips", "better_flips",
+    keys = ("old", "new", "change", "interval", "tolerance", "groups", "pairs", "worse_flips", "better_flips",
             "significant", "regressed", "p_value", "level", "noise", "method", "catchable")
     out = {k: c.get(k) for k in keys}
     out["worse"] = bool(c.get("worse", (c.get("change") or 0) != 0))
@@ -299,6 +326,9 @@ def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
         f"compared with {inline(base.get('path'))} ({inline(base.get('model'))}, {inline(base.get('created'))}): "
         f"{inline(pairs.get('paired', 0))} prompts in common in {inline(pairs.get('groups', 0))} groups"
     )
+    said = noise_line(comparison)
+    if said:
+        lines.append(said)
     if comparison.get("status") == "skipped":
         lines.append(f"regression gate skipped: {inline(comparison.get('reason'))}")
     for _scope, mets in (comparison.get("scopes") or {}).items():

@@ -65,7 +65,7 @@ def _figure_cell(figs: Mapping[str, Any], metric: Metric, verdicts: Sequence[Ver
     value = figs.get(metric.name)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "-"
-    text = format_figure(float(value))
+    text = metric.format(float(value)) if metric.unit else format_figure(float(value))
     if metric.show_interval and (ci := interval_text(figs.get(metric.ci_key))):
         text = f"{text} {ci}"
     # The marker goes after the text so the numbers stay aligned in their column.
@@ -73,8 +73,17 @@ def _figure_cell(figs: Mapping[str, Any], metric: Metric, verdicts: Sequence[Ver
     return text + (_MARK if breached else "")
 
 
-def _limit_cell(limit: float | int | None) -> str:
-    return "-" if limit is None else format_limit(float(limit))
+def _limit_cell(limit: float | int | None, metric: Metric | None = None) -> str:
+    if limit is None:
+        return "-"
+    return metric.format(float(limit)) if metric is not None and metric.unit else format_limit(float(limit))
+
+
+def _shown(scopes: Sequence[tuple[str, str, Mapping[str, Any], Limits]]) -> tuple[Metric, ...]:
+    """The metrics a table shows: every rate, and an amount (cost, latency) where a scope has a
+    limit for it (the table stays within its width for the figures most runs judge)."""
+    return tuple(m for m in METRICS.values()
+                 if not m.unit or any(limits.get(m.threshold_key) is not None for *_, limits in scopes))
 
 
 def _column_title(metric: Metric) -> str:
@@ -135,7 +144,7 @@ def _compact_table(
     paraphrase groups, then each metric's figure and limit, then the status; the intervals are
     in the gate's messages and the report."""
     by_scope, scopes = _table_scopes(summary, thresholds, verdicts)
-    metrics = tuple(METRICS.values())
+    metrics = _shown(scopes)
     header = ["scope", "grp"]
     for metric in metrics:
         header += [metric.short_label[:5], "min" if metric.higher_is_better else "max"]
@@ -147,10 +156,11 @@ def _compact_table(
         row = [label, str(groups)]
         for metric in metrics:
             value = figs.get(metric.name)
-            cell = "-" if not isinstance(value, (int, float)) or isinstance(value, bool) else format_figure(float(value))
+            cell = ("-" if not isinstance(value, (int, float)) or isinstance(value, bool)
+                    else metric.format(float(value)) if metric.unit else format_figure(float(value)))
             if any(v.metric == metric.name and v.status == FAIL for v in own):
                 cell += _MARK
-            row += [cell, _limit_cell(limits.get(metric.threshold_key))]
+            row += [cell, _limit_cell(limits.get(metric.threshold_key), metric)]
         status = _scope_status(own, not_judged)
         row.append(_COMPACT_STATUS.get(status, status))
         rows.append(row)
@@ -192,7 +202,7 @@ def _wide_table(
     """
     by_scope, scopes = _table_scopes(summary, thresholds, verdicts)
 
-    metrics = tuple(METRICS.values())
+    metrics = _shown(scopes)
     header = ["scope", "n"]
     for metric in metrics:
         header += [_column_title(metric), "min" if metric.higher_is_better else "max"]
@@ -202,7 +212,7 @@ def _wide_table(
         own = by_scope.get(scope, [])
         row = [label, str(count_of(figs, "scored"))]
         for metric in metrics:
-            row += [_figure_cell(figs, metric, own), _limit_cell(limits.get(metric.threshold_key))]
+            row += [_figure_cell(figs, metric, own), _limit_cell(limits.get(metric.threshold_key), metric)]
         row.append(_scope_status(own, not_judged))
         rows.append(row)
 

@@ -6,7 +6,11 @@ are compared.
 - **RC** = consistent paraphrase groups / groups with at least two scored responses, a group's
   consistency decided over its scored (answered) paraphrases (``None`` for a domain without
   such groups, e.g. ``math``, whose groups are singletons);
-- **error rate** = errored responses / responses asked.
+- **error rate** = errored responses / responses asked;
+- **cost** (dollars the run spent on its calls: answers from the cache cost nothing) and
+  **latency p95** (seconds, the 95th percentile of the calls the model answered in this run):
+  amounts, judged where ``thresholds.toml`` sets ``max_cost``, ``max_latency_p95`` or, in
+  ``[regression]``, ``max_latency_p95_rise`` (``max_cost_rise``), as promptfoo's assertions.
 
 An errored response (``error`` set: the model call failed) is never a hallucination: it is left
 out of the FCH and PMH numerators *and* denominators and only counts towards the error rate;
@@ -30,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from defan_pytest.calls.usage import percentile
 from defan_pytest.metrics.groups import Figure, Group, PairedGroup, PairedValue, Share, errored, per_response, rounds
 from defan_pytest.metrics.registry import ASKED, REGISTRY, Metric
 from defan_pytest.metrics.summary import CONFIDENCE, cluster_rate, group_consistency
@@ -39,6 +44,8 @@ from defan_pytest.verdicts import outcome_of
 
 __all__ = [
     "BUILT_INS",
+    "COST",
+    "LATENCY_P95",
     "DEFAULT_TOLERANCE",
     "ERROR_RATE",
     "FCH",
@@ -126,6 +133,31 @@ def _rounds_agree(answer_type: str, records: Sequence[Mapping[str, Any]]) -> tup
     return tuple(out)
 
 
+def _cost_of(record: Mapping[str, Any]) -> float | None:
+    cost = record.get("cost")
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+
+
+def _latency_of(record: Mapping[str, Any]) -> float | None:
+    # A call the model answered in this run: a cached answer's latency is an earlier run's.
+    if errored(record) or record.get("answered_by") == "cache" or record.get("via") in ("cache", "peer"):
+        return None
+    latency = record.get("latency")
+    return float(latency) if isinstance(latency, (int, float)) and not isinstance(latency, bool) else None
+
+
+def _p95(values: Sequence[float]) -> float:
+    return float(percentile(values, 95) or 0.0)
+
+
+def _amount(metric_amount: Any, aggregate: Any) -> Any:
+    def compute(groups: Sequence[Group]) -> Figure:
+        values = [v for g in groups for r in g.records if (v := metric_amount(r)) is not None]
+        return Figure(aggregate(values) if values else None)
+
+    return compute
+
+
 def _error_rate(groups: Sequence[Group]) -> Figure:
     # Over all responses asked, clustered too: a provider outage takes out a run of calls.
     return cluster_rate([(g.errored_asks, g.size) for g in groups])
@@ -144,8 +176,15 @@ ERROR_RATE = Metric("error_rate", "error rate", False, _error_rate, count_key="n
                     show_interval=False, missing="no responses", column="err",
                     paired=per_response(errored, asked=True))
 
+COST = Metric("cost", "cost", False, _amount(_cost_of, sum), count_key="n", denominator=ASKED, show_interval=False,
+              missing="no price is known for the model", column="cost", unit="$", amount=_cost_of, aggregate=sum)
+LATENCY_P95 = Metric("latency_p95", "latency p95", False, _amount(_latency_of, _p95), count_key="n",
+                     denominator=ASKED, show_interval=False, column="p95",
+                     missing="no call was answered by the model in this run (cached answers have no latency of theirs)",
+                     unit="s", amount=_latency_of, aggregate=_p95, tail=0.95)
+
 #: The built-in metrics, in the report's order.
-BUILT_INS: tuple[Metric, ...] = (FCH, PMH, RC, ERROR_RATE)
+BUILT_INS: tuple[Metric, ...] = (FCH, PMH, RC, ERROR_RATE, COST, LATENCY_P95)
 
 
 def register_built_ins() -> None:

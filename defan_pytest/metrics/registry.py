@@ -22,13 +22,16 @@ import re
 from fractions import Fraction
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Optional
 
 from defan_pytest.metrics.groups import Figure, Group, PairedEvents
 from defan_pytest.registry import Registry
 
 __all__ = [
     "ASKED",
+    "UNITS",
+    "Aggregate",
+    "Amount",
     "MEAN_COUNTS",
     "METRICS",
     "REGISTRY",
@@ -49,6 +52,15 @@ SCOPE_COUNTS: tuple[str, ...] = (
 
 #: Keys of the overall mean that are not metric keys either.
 MEAN_COUNTS: tuple[str, ...] = ("domains", "rc_domains")
+
+#: A metric's unit: ``""`` for a rate in [0, 1] (FCH, PMH, RC: SCORING.md's figures), ``"$"``
+#: for dollars and ``"s"`` for seconds (an amount: the run's cost, its latency).
+UNITS: tuple[str, ...] = ("", "$", "s")
+
+#: An amount metric's value of one record (``None``: the record has none, e.g. a cached answer's
+#: latency), and how the values of a scope make its figure (a sum, a percentile).
+Amount = Callable[[Mapping[str, Any]], Optional[float]]
+Aggregate = Callable[[Sequence[float]], float]
 
 #: What a metric's denominator is, which decides how ``min_samples`` applies to it in the gate:
 #: the responses *scored* (errored ones left out) or the responses *asked*.
@@ -97,7 +109,18 @@ class Metric:
       tolerance for it.
     - ``default_tolerance``: the largest worsening that is not a regression when
       ``thresholds.toml`` sets none (``None``: the change is only judged where a tolerance
-      ``max_<name>_rise`` / ``max_<name>_drop`` is set). Needs ``paired``.
+      ``max_<name>_rise`` / ``max_<name>_drop`` is set). Needs ``paired`` (or ``amount``).
+    - ``unit``: ``""`` for a rate in [0, 1] (the default), ``"$"`` or ``"s"`` for an amount
+      (:data:`UNITS`): any number >= 0, no interval, its overall figure counted over every
+      record (the run's cost, the p95 of all its calls) rather than the mean of domains, and
+      its limits and tolerances in its unit.
+    - ``amount`` and ``aggregate``: for an amount metric, each record's value
+      (:data:`Amount`) and how a scope's values make its figure (:data:`Aggregate`); the
+      regression gate compares the figure over the prompts with a value in both runs (the
+      change ``new - old``), its test against no change McNemar's sign test on which run's
+      value is the larger, over the pairs with a value beyond the ``tail`` quantile of both
+      runs' values together (``None``: every pair), which exchanging a prompt's two values
+      leaves unchanged: exact under no change, and aimed at the figure (a p95 moves by its tail).
     """
 
     name: str
@@ -113,6 +136,10 @@ class Metric:
     column: str = ""
     paired: PairedEvents | None = None
     default_tolerance: float | None = None
+    unit: str = ""
+    amount: Amount | None = None
+    aggregate: Aggregate | None = None
+    tail: float | None = None
 
     def __post_init__(self) -> None:
         # Checked here, not at registration only, so a bad declaration fails where it is written.
@@ -157,15 +184,44 @@ class Metric:
 
     def _comparison_problems(self) -> list[str]:
         problems: list[str] = []
+        if self.unit not in UNITS:
+            problems.append(f"unit must be one of {', '.join(map(repr, UNITS))}, not {self.unit!r}")
         if self.paired is not None and not callable(self.paired):
             problems.append("paired must be a function of a PairedGroup, or None")
+        if self.amount is not None and not (callable(self.amount) and callable(self.aggregate)):
+            problems.append("amount and aggregate must be functions (of a record; of a scope's values)")
+        if self.tail is not None and not (_is_real(self.tail) and 0.0 <= self.tail < 1.0):
+            problems.append(f"tail must be a quantile in [0, 1) or None, not {self.tail!r}")
+        if self.unit and self.paired is not None:
+            problems.append("an amount (a unit) is compared by its amount function, not paired events")
+        if not self.unit and self.amount is not None:
+            problems.append("amount is for a metric with a unit; a rate is compared by paired events")
         tolerance = self.default_tolerance
         if tolerance is not None:
-            if not (_is_real(tolerance) and math.isfinite(tolerance) and 0.0 <= tolerance <= 1.0):
-                problems.append(f"default_tolerance must be a number in [0, 1] or None, not {tolerance!r}")
-            elif self.paired is None:
+            if not (_is_real(tolerance) and math.isfinite(tolerance) and 0.0 <= tolerance <= self.bound):
+                problems.append(f"default_tolerance must be a number in [0, {self.bound:g}] or None, not {tolerance!r}")
+            elif not self.compared:
                 problems.append("default_tolerance needs paired (a metric that is not compared has none)")
         return problems
+
+    @property
+    def compared(self) -> bool:
+        """Whether the regression gate compares it (``paired`` events, or an ``amount``)."""
+        return self.paired is not None or self.amount is not None
+
+    @property
+    def bound(self) -> float:
+        """The largest value the figure (and a limit or tolerance of it) can take: 1 for a
+        rate, unbounded for an amount."""
+        return math.inf if self.unit else 1.0
+
+    def format(self, value: float) -> str:
+        """The figure as tables and messages print it: ``0.49``, ``$0.42``, ``1.80 s``."""
+        if self.unit == "$":
+            return f"${value:.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+        if self.unit == "s":
+            return f"{value:.2f} s"
+        return f"{value:.2f}"
 
     @property
     def threshold_key(self) -> str:
@@ -209,8 +265,8 @@ class Metric:
             raise TypeError(f"{what}: compute must return a Figure, got {type(fig).__name__}")
         value = fig.value
         if value is not None:
-            if not _is_real(value) or not (math.isfinite(value) and 0.0 <= value <= 1.0):
-                raise ValueError(f"{what}: value must be a number in [0, 1] or None, got {value!r}")
+            if not _is_real(value) or not (math.isfinite(value) and 0.0 <= value <= self.bound):
+                raise ValueError(f"{what}: value must be a number in [0, {self.bound:g}] or None, got {value!r}")
             value = float(value)
         interval = fig.interval
         if interval is not None:

@@ -343,6 +343,11 @@ def _mean(
     }
     for metric in metrics:
         rate = metric.name
+        if metric.unit:
+            # An amount (the run's cost, the p95 of its calls) is counted over every record: the
+            # mean of domains' costs is no cost the run had.
+            out[rate], out[metric.ci_key] = totals.get(rate), None
+            continue
         # A domain without the figure (no scored response; no RC groups) has nothing to average.
         present: list[tuple[float, float, float, float]] = []
         strata: list[tuple[tuple[Share, int], ...]] = []

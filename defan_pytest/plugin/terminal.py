@@ -17,7 +17,7 @@ import pytest
 from defan_pytest.calls.budget import not_sent
 from defan_pytest.calls.pace import summary_of
 from defan_pytest.gates.table import format_gate_table
-from defan_pytest.gates.regression import power_lines
+from defan_pytest.gates.regression import noise_line, power_lines
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.repeats import summary_lines
 from defan_pytest.plugin.items import record_of
@@ -271,6 +271,9 @@ class Terminal:
             f"baseline {inline(base.get('path'))} ({inline(base.get('model'))}, {inline(base.get('created'))}): "
             f"{inline(pairs.get('paired', 0))} prompts in common in {inline(pairs.get('groups', 0))} groups"
         )
+        said = noise_line(comp)
+        if said:
+            tr.write_line(said)
         # A regression test that failed has printed its verdicts above (FAILURES): each verdict is
         # printed once, so its scope is named here, not said again.
         failed = {getattr(r, "nodeid", "") for r in (getattr(tr, "stats", {}) or {}).get("failed", ())}

@@ -2,6 +2,7 @@
 controller and a row of the report."""
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -18,7 +19,7 @@ __all__ = ["RECORD_KEYS", "REPEAT_KEYS", "ScoredRecord"]
 RECORD_KEYS = (
     "id", "domain", "group", "type", "claim", "aligned", "correct", "error", "note", "index", "question", "answer",
     "response", "via", "answered_by", "attempts", "prompt_tokens", "completion_tokens", "latency", "finish_reason",
-    "repeats",
+    "cost", "repeats",
 )
 #: The keys a record has only when they are set (``note``: a note; ``repeats``: extra asks).
 _WHEN_SET = ("note", "repeats")
@@ -27,7 +28,7 @@ REPEAT_KEYS = ("repeat", "claim", "aligned", "correct", "error", "response")
 _RECORD_KEYSET = frozenset(RECORD_KEYS)
 #: The keys of a report row, in order (the optional ones only when set).
 _ROW_HEAD = ("id", "domain", "group", "type", "claim", "aligned", "correct", "error", "question", "answer", "response")
-_ROW_OPTIONAL = ("note", "attempts", "answered_by", "finish_reason")
+_ROW_OPTIONAL = ("note", "attempts", "answered_by", "finish_reason", "latency", "cost")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +45,9 @@ class ScoredRecord(Mapping[str, Any]):
     stopped, as the provider said it (``stop``, ``length``: cut by the token limit, ...;
     ``None``: unknown), which the scorer read.  ``repeats``: the extra asks of
     ``--defan-repeat`` (each its ``repeat`` number, ``claim``, ``aligned``, ``correct``,
-    ``error`` and ``response``), which count in every figure.  ``extra``: keys of a saved row
-    this version does not know.
+    ``error`` and ``response``), which count in every figure; ``cost``: the dollars its calls
+    cost in this run (0 for a cached answer; ``None`` when no price or no token count is known).
+    ``extra``: keys of a saved row this version does not know.
     """
 
     id: str
@@ -68,6 +70,7 @@ class ScoredRecord(Mapping[str, Any]):
     completion_tokens: Optional[int] = None
     latency: Optional[float] = None
     finish_reason: Optional[str] = None
+    cost: Optional[float] = None
     repeats: tuple[Mapping[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -129,9 +132,16 @@ class ScoredRecord(Mapping[str, Any]):
             response=get("response"), via=get("via"), answered_by=get("answered_by"), attempts=get("attempts"),
             prompt_tokens=get("prompt_tokens"), completion_tokens=get("completion_tokens"), latency=get("latency"),
             finish_reason=finish_reason_of(get("finish_reason")),
-            repeats=_repeats_of(get("repeats")),
+            cost=_number_of(get("cost")), repeats=_repeats_of(get("repeats")),
             extra=extra_of(data, (*RECORD_KEYS, "error_kind")),
         )
+
+
+def _number_of(value: Any) -> Optional[float]:
+    """A number >= 0 read back, or ``None``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
 
 
 def _repeats_of(value: Any) -> tuple[Mapping[str, Any], ...]:

@@ -78,8 +78,9 @@ def format_table(
     domains: Mapping[str, Any] = summary.get("domains") or {}
     overall: Mapping[str, Any] = summary.get("overall") or {}
 
-    # The registry is read now, not at import, so a metric registered later gets its column.
-    metrics = tuple(METRICS.values())
+    # The registry is read now, not at import, so a metric registered later gets its column; the
+    # rates only (an amount, cost or latency, is judged in the gate table where a limit is set).
+    metrics = tuple(m for m in METRICS.values() if not m.unit)
     header = ["domain", "n", "errors", *(_title(metric) for metric in metrics)]
     # A domain name (of a user's file, of a report judged again) is printed inert: one line, its
     # escape codes shown, never a workflow command at the line's start.

@@ -270,6 +270,7 @@ class Run(RunReport):
             # Every answer counts: each record carries its extra asks into the figures, the
             # regression gate and the report.
             self.records = repeats.joined(self.records, self.repeats)
+        self.records = repeats.priced(self.records, self.repeats, model_price(self.plan.model, local=True))
         self.summary = summarize(self.records, self.settings.repeat_reduce)
         self.verdicts = (
             level.explain_rc(level.check(self.summary, self.thresholds, decide=self.settings.decide), self.records)

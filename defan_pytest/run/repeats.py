@@ -15,12 +15,13 @@ import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Callable, Dict, List, Optional
 
+from defan_pytest.calls.prices import Price
 from defan_pytest.calls.protocol import Prompt, Response
 from defan_pytest.dataset.sampling import Repeat
 from defan_pytest.metrics.repeats import agreement
 from defan_pytest.records import ScoredRecord
 
-__all__ = ["asks", "figures", "joined", "key_of", "scored", "temperature_of", "usage_records"]
+__all__ = ["asks", "figures", "joined", "key_of", "priced", "scored", "temperature_of", "usage_records"]
 
 
 def key_of(row_id: str, repeat: int) -> str:
@@ -72,6 +73,30 @@ def joined(records: Sequence[ScoredRecord], repeats: Mapping[str, Sequence[Mappi
     """The records with their prompts' extra asks (:attr:`ScoredRecord.repeats`), so that every
     answer counts in the figures and the regression gate, and the report keeps each one."""
     return [dataclasses.replace(r, repeats=tuple(repeats[r.id])) if r.id in repeats else r for r in records]
+
+
+def priced(records: Sequence[ScoredRecord], repeats: Mapping[str, Sequence[Mapping[str, Any]]],
+           price: Optional[Price]) -> List[ScoredRecord]:
+    """The records with the dollars each prompt's calls cost in this run (its own ask and its
+    extra asks): what the model answered at the price's rates, nothing for an answer from the
+    cache or a failed call, ``None`` when no price is known or a paid answer's tokens are not."""
+    if price is None:
+        return list(records)
+
+    def cost_of(ask: Mapping[str, Any]) -> Optional[float]:
+        if ask.get("error") or ask.get("answered_by") == "cache" or ask.get("via") == "cache":
+            return 0.0
+        p, c = ask.get("prompt_tokens"), ask.get("completion_tokens")
+        if not (isinstance(p, int) and isinstance(c, int)):
+            return None
+        return price.cost(p, c)
+
+    out = []
+    for r in records:
+        costs = [cost_of(r), *(cost_of(a) for a in repeats.get(r.id, ()))]
+        known = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 10)
+        out.append(dataclasses.replace(r, cost=known))
+    return out
 
 
 def usage_records(records: Sequence[Mapping[str, Any]],

@@ -69,10 +69,10 @@ def limit_keys() -> tuple[str, ...]:
 def tolerance_keys() -> dict[str, str]:
     """``{key: metric name}`` of the ``[regression]`` key of every metric the regression gate
     compares, in registration order."""
-    return {metric.tolerance_key: metric.name for metric in METRICS.values() if metric.paired is not None}
+    return {metric.tolerance_key: metric.name for metric in METRICS.values() if metric.compared}
 
 
 def uncompared_tolerance_keys() -> dict[str, str]:
     """``{key: metric name}`` of the ``[regression]`` keys registered metrics would have if the
     regression gate compared them (they declare no ``paired``): named in their own message."""
-    return {metric.tolerance_key: metric.name for metric in METRICS.values() if metric.paired is None}
+    return {metric.tolerance_key: metric.name for metric in METRICS.values() if not metric.compared}

@@ -29,6 +29,7 @@ from defan_pytest.gates.thresholds.params import MODEL_PARAM_KEYS, param_problem
 from defan_pytest.gates.thresholds.resolve import Thresholds
 from defan_pytest.gates.thresholds.tables import NO_REGRESSION, RegressionTable, Section
 from defan_pytest.gates.thresholds.text import ThresholdsError, dotted, got, raise_problems, read_toml, show
+from defan_pytest.metrics.registry import METRICS
 from defan_pytest.stats.flips import NOISES
 
 __all__ = ["MAX_FILE_BYTES", "load_thresholds", "parse_thresholds"]
@@ -41,6 +42,23 @@ StrPath = Union[str, "os.PathLike[str]"]
 # The tables of one section (the top level, or one model).
 _SECTION_TABLES: tuple[str, ...] = ("defaults", "domains", "overall", "regression")
 _TOP_LEVEL_KEYS: tuple[str, ...] = (*_SECTION_TABLES, "models")
+
+
+def _bound_of(key: str, threshold: bool) -> float:
+    """The largest value a limit (``threshold``) or a tolerance key may take: 1 for a rate's,
+    unbounded for an amount's (dollars, seconds)."""
+    for metric in METRICS.values():
+        if key == (metric.threshold_key if threshold else metric.tolerance_key):
+            return metric.bound
+    return 1.0
+
+
+def _range(bound: float) -> str:
+    return "[0, 1]" if bound == 1.0 else "the numbers >= 0"
+
+
+def _expected(bound: float) -> str:
+    return "a number in [0, 1]" if bound == 1.0 else "a number >= 0"
 
 
 class _Checker:
@@ -76,10 +94,11 @@ class _Checker:
         for key, item in table.items():
             where = (*path, key)
             if key in rates:
+                bound = _bound_of(key, threshold=True)
                 if not is_number(item):
-                    self.problem(where, f"expected a number in [0, 1], {got(item)}")
-                elif not (math.isfinite(item) and 0.0 <= item <= 1.0):
-                    self.problem(where, f"{show(item)} is outside [0, 1]")
+                    self.problem(where, f"expected {_expected(bound)}, {got(item)}")
+                elif not (math.isfinite(item) and 0.0 <= item <= bound):
+                    self.problem(where, f"{show(item)} is outside {_range(bound)}")
                 else:
                     found[key] = float(item)
             elif key == MIN_SAMPLES:
@@ -137,9 +156,9 @@ class _Checker:
             elif key not in keys:
                 self.problem(where, f"unknown key; allowed: {', '.join((*extra, *keys))}")
             elif not is_number(item):
-                self.problem(where, f"expected a number in [0, 1], {got(item)}")
-            elif not (math.isfinite(item) and 0.0 <= item <= 1.0):
-                self.problem(where, f"{show(item)} is outside [0, 1]")
+                self.problem(where, f"expected {_expected(_bound_of(key, threshold=False))}, {got(item)}")
+            elif not (math.isfinite(item) and 0.0 <= item <= _bound_of(key, threshold=False)):
+                self.problem(where, f"{show(item)} is outside {_range(_bound_of(key, threshold=False))}")
             else:
                 found[keys[key]] = float(item)
         return found

@@ -126,7 +126,7 @@ def _metrics() -> List[Dict[str, Any]]:
     return [
         {"name": m.name, "label": m.label, "key": m.threshold_key, "higher": m.higher_is_better,
          "interval": m.show_interval}
-        for m in METRICS.values()
+        for m in METRICS.values() if not m.unit  # the charts are of rates in [0, 1]
     ]
 
 
