@@ -322,6 +322,7 @@ OPTION_VALUES: dict[str, Any] = {
     "max-answer": st.sampled_from(["", "1M", "512k", "0", "1023", "1e9", "-1M", "inf", "9" * 400]) | any_text,
     "pace": st.sampled_from(["", "adaptive", "fixed", "tcp"]) | any_text,
     "repeat": st.sampled_from(["", "3", "1", "21", "3:0", "3:10", "x:y", "3:"]) | any_text,
+    "repeat-reduce": st.sampled_from(["", "mean", "all", "max"]) | any_text,
 }
 assert set(OPTION_VALUES) == {o.noun for o in OPTIONS}, "a new option needs a fuzz strategy"
 GOOD_OPTIONS: dict[str, Any] = {
@@ -351,6 +352,7 @@ GOOD_OPTIONS: dict[str, Any] = {
     "budget": st.just("100"),
     "max-answer": st.sampled_from(["1M", "64k"]),
     "pace": st.sampled_from(["adaptive", "fixed"]),
+    "repeat-reduce": st.sampled_from(["mean", "all"]),
 }
 
 

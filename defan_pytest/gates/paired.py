@@ -53,7 +53,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Optional, Union
 
 from defan_pytest.gates.comparison import Change, Comparison, Direction, Flip, Pairing
@@ -154,16 +153,16 @@ def _round_variance(asks: Sequence[tuple[Optional[int], ...]]) -> tuple[float, i
     depth = max((len(a) for a in asks), default=0)
     if depth < 2:
         return None
-    totals = [Fraction(0)] * depth
+    totals = [0.0] * depth
     for events in asks:
         given = [e for e in events if e is not None]
         if not given:
             continue
-        mean = Fraction(sum(given), len(given))
+        mean = sum(given) / len(given)
         for k, e in enumerate(events):
             if e is not None:
                 totals[k] += e - mean
-    return float(sum(t * t for t in totals)) / (depth - 1), depth
+    return sum(t * t for t in totals) / (depth - 1), depth
 
 
 def measured_noise(values: Sequence[PairedValue]) -> float | None:
