@@ -14,11 +14,13 @@ from defan_pytest.report import builder
 
 DOMAIN_KEYS = {
     "n", "scored", "errors", "groups", "scored_groups", "rc_groups", "consistent_groups", "fch_count", "pmh_count",
-    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
+    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci", "cost", "cost_ci", "latency_p95",
+    "latency_p95_ci",
 }
 MEAN_KEYS = {
     "domains", "rc_domains", "n", "scored", "errors", "groups", "scored_groups",
-    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci",
+    "fch", "fch_ci", "pmh", "pmh_ci", "rc", "rc_ci", "error_rate", "error_rate_ci", "cost", "cost_ci", "latency_p95",
+    "latency_p95_ci",
 }
 
 

@@ -16,6 +16,8 @@ from typing import Iterator
 
 import pytest
 
+from timings import untimed
+
 from conftest import find_public_dir
 from defan_pytest.dataset import load_public
 from openai_server import OpenAIServer
@@ -488,7 +490,7 @@ def comparable(report: dict) -> dict:
     """A report without what differs between two runs of the same answers (when, how long)."""
     out = {k: v for k, v in report.items() if k not in ("meta", "usage")}
     out["rows"] = [{k: v for k, v in r.items()} for r in report["rows"]]
-    return out
+    return dict(untimed(out))
 
 
 @pytest.mark.slow

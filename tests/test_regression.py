@@ -217,7 +217,7 @@ def test_json_shape_and_round_trip() -> None:
     assert set(data["scopes"]["nobel"]["fch"]) == {
         "old", "new", "change", "interval", "df", "confidence", "groups", "pairs", "worse_flips",
         "better_flips", "higher_is_better", "tolerance", "worse", "significant", "significant_worse", "regressed",
-        "p_value", "level", "noise", "method"}
+        "p_value", "level", "noise", "method", "catchable"}
     assert list(data["scopes"]["nobel"]) == ["fch", "pmh", "rc", "error_rate"]
     assert list(data["scopes"]["math"]) == ["fch", "pmh", "error_rate"]
     assert set(data["flipped"][0]) == {"id", "domain", "group", "metric", "direction", "old", "new"}

@@ -65,7 +65,7 @@ def test_a_whole_run_without_pytest(project: Path) -> None:
     assert report["meta"]["model"]["name"] == "run-echo" and len(report["rows"]) == 15
     assert report["meta"]["model"]["version"] == "1" and report["meta"]["selection"]["selected"] == 15
     assert list(report["rows"][0]) == ["id", "domain", "group", "type", "claim", "aligned", "correct", "error", "question",
-                                       "answer", "response", "error_kind", "attempts", "answered_by"]
+                                       "answer", "response", "error_kind", "attempts", "answered_by", "latency"]
     assert report["gate_status"] == "fail" and report["regression"] is None
     assert {g["scope"] for g in report["gate"]} == {"toy", "sky", "overall"}
     counts = run.call_counts()

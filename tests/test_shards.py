@@ -13,6 +13,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import pytest
 
+from timings import untimed
+
 from defan_pytest import dataset
 from defan_pytest.dataset import sampling, shards
 from defan_pytest.metrics.summary import summarize
@@ -159,7 +161,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> Tuple[int, Dict[str, Any]]:
 
 
 def _same(a: Any, b: Any) -> None:
-    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert json.dumps(untimed(a), sort_keys=True) == json.dumps(untimed(b), sort_keys=True)
 
 
 def _rows_of(report: Dict[str, Any]) -> List[Dict[str, Any]]:

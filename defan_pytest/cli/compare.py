@@ -1,5 +1,7 @@
 """``defan compare OLD.json NEW.json``: the per-domain change between two reports and the prompts
-that flipped (exit 1 when a scope regressed, as `defan gate --baseline`; 0 otherwise; 2 for bad input)."""
+that flipped (exit 1 when a scope regressed, as `defan gate --baseline`, and when the comparison
+could judge nothing: too few paraphrase groups in common, which `--defan-baseline` refuses before
+any call; 0 otherwise; 2 for bad input)."""
 from __future__ import annotations
 
 import argparse
@@ -36,7 +38,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """The per-domain change and the prompts that flipped; exit 1 when a scope regressed
-    (beyond its tolerance and significantly), 0 otherwise, 2 for bad input."""
+    (worse than the model's own noise and past its tolerance) or nothing could be judged, 0
+    otherwise, 2 for bad input."""
     old, new = models.load_any(args.old, "OLD"), models.load_any(args.new, "NEW")
     return _compare_models(args, old, new, stdout)
 
@@ -66,5 +69,6 @@ def _compare_models(args: argparse.Namespace, old_any: Any, new_any: Any, stdout
         if isinstance(new_any, ModelsReport):
             stdout.write(f"== {inline(name)} ==\n")
         stdout.write(regression.format_comparison(comparison, flipped=50))
-        failed = failed or comparison.get("status") == "fail"
+        # Nothing judged is no pass: a comparison of two reports with too little in common.
+        failed = failed or comparison.get("status") in ("fail", "skipped")
     return 1 if failed else 0

@@ -271,9 +271,9 @@ class Terminal:
             f"baseline {inline(base.get('path'))} ({inline(base.get('model'))}, {inline(base.get('created'))}): "
             f"{inline(pairs.get('paired', 0))} prompts in common in {inline(pairs.get('groups', 0))} groups"
         )
-        said = noise_line(comp)
-        if said:
-            tr.write_line(said)
+        noise = noise_line(comp)
+        if noise:
+            tr.write_line(noise)
         # A regression test that failed has printed its verdicts above (FAILURES): each verdict is
         # printed once, so its scope is named here, not said again.
         failed = {getattr(r, "nodeid", "") for r in (getattr(tr, "stats", {}) or {}).get("failed", ())}
