@@ -16,6 +16,7 @@ import pytest
 
 from defan_pytest.calls.budget import not_sent
 from defan_pytest.calls.pace import summary_of
+from defan_pytest.gates.baseline import levels_note
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.repeats import summary_lines
@@ -259,6 +260,9 @@ class Terminal:
         comp = self.run.comparison or {}
         base = comp.get("baseline") or {}
         tr.write_sep("-", "DefAn: compared with the baseline")
+        note = levels_note(base)
+        if note:
+            tr.write_line(f"note: {inline(note)}", yellow=True)
         if comp.get("status") == "skipped":
             tr.write_line(f"regression gate skipped: {inline(comp.get('reason'))}", yellow=True)
             return

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, List
 
+from defan_pytest.gates.baseline import levels_note
 from defan_pytest.report.cut import count_cut, cut_text
 from defan_pytest.report.writer import Input, OutputError, append_output
 from defan_pytest.safetext import inline, markdown_cell
@@ -173,6 +174,9 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
     lines = ["### Compared with the baseline", ""]
     base = reg.get("baseline") or {}
     pairs = reg.get("pairs") or {}
+    note = levels_note(base)
+    if note:
+        lines += [f"⚠️ **Note**: {_cell(note, 600)}.", ""]
     if reg.get("status") == "skipped":
         return lines + [f"Skipped: {_cell(reg.get('reason'), 300)}", ""]
     lines.append(
