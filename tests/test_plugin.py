@@ -383,6 +383,10 @@ def test_interval_decision_on_a_small_sample(project: pytest.Pytester) -> None:
     assert project.runpytest(*args).ret == 1  # FCH 0.30 > 0.25 on the point estimate
     result = project.runpytest(*args, "--defan-decide=interval")
     assert result.ret == 0
+    # The table says how it decided, and marks the figure the interval passed.
+    result.stdout.fnmatch_lines(["nobel *0.30*~ *PASS", "decided by interval (--defan-decide=interval): a figure "
+                                 "fails only when its whole 95% interval lies beyond its limit; ~ = beyond its limit, "
+                                 "passed because its interval reaches it"])
     bad = project.runpytest(*args, "--defan-decide=median")
     assert bad.ret == 4
     bad.stderr.fnmatch_lines(["*--defan-decide: 'median' is not one of: point, interval*"])

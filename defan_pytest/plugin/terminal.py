@@ -171,7 +171,7 @@ class Terminal:
         if run.thresholds is not None and not run.thresholds.is_empty:
             # The table's legend says why its gates were skipped.
             tr.write_line(printable(format_gate_table(
-                summary, run.thresholds, run.verdicts, width=width, not_judged=skipped)))
+                summary, run.thresholds, run.verdicts, width=width, not_judged=skipped, decide=run.settings.decide)))
         else:
             tr.write_line(format_table(summary))
             tr.write_line(f"no thresholds file: {run.thresholds.describe([]).split(': ', 1)[1]}")
