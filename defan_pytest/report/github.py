@@ -117,8 +117,22 @@ def step_summary(report: Report) -> str:
         lines += [f"⚠️ {_cell(text, 400)}", ""]
     lines += _repeat_lines(report)
 
+    lines += _table_lines(report)
+    lines.append("")
+    breaches = [] if skipped else report.breaches  # a skipped gate breached nothing
+    if breaches:
+        lines += ["### Breaches", ""]
+        lines += [f"- {_cell(v.get('message'), 300)}" for v in breaches]
+        lines.append("")
+    if reg:
+        lines += _regression_lines(reg)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _table_lines(report: Report) -> list[str]:
+    """The domain table with its limits (and, decided by interval, its legend)."""
     limits = (report.thresholds or {}).get("limits") or {}
-    lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
+    lines = ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
     scopes = list(report.domains.items())
     figure = report.figure
     scopes.append((f"overall ({figure})", report.overall.get(figure) or {}))
@@ -144,15 +158,7 @@ def step_summary(report: Report) -> str:
         lines += ["", "Decided by interval (`--defan-decide=interval`): a figure fails only when its whole 95% "
                   "interval lies beyond its limit" + ("; ~ = beyond its limit, passed because its interval reaches it."
                                                        if marked else ".")]
-    lines.append("")
-    breaches = [] if skipped else report.breaches  # a skipped gate breached nothing
-    if breaches:
-        lines += ["### Breaches", ""]
-        lines += [f"- {_cell(v.get('message'), 300)}" for v in breaches]
-        lines.append("")
-    if reg:
-        lines += _regression_lines(reg)
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def _undecided(report: Report, scope: str, metric: str) -> str:
