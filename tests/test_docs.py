@@ -93,6 +93,40 @@ def test_the_site_builds_strictly_with_every_page_in_the_nav(site: Path) -> None
     assert all(f"{name}.md" in nav for name in pages), "a page missing from the nav"
 
 
+class Code(html.parser.HTMLParser):
+    """The text of every ``<pre>`` block of a page (highlighting spans and all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: List[str] = []
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag == "pre":
+            self._depth += 1
+            if self._depth == 1:
+                self.blocks.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._depth:
+            self.blocks[-1] += data
+
+
+def test_the_ci_page_shows_the_workflow_as_the_file_is(site: Path) -> None:
+    # docs/ci.md includes examples/github-actions.yml (a pymdownx snippet): the built page holds
+    # the whole file, to the character, beside its step-by-step and its "what to change" list.
+    parser = Code()
+    parser.feed((site / "ci" / "index.html").read_text(encoding="utf-8"))
+    workflow = (ROOT / "examples" / "github-actions.yml").read_text(encoding="utf-8")
+    assert any(block.strip() == workflow.strip() for block in parser.blocks)
+    page = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert "## Step by step" in page and "## What to change" in page and '--8<-- "github-actions.yml"' in page
+
+
 @pytest.mark.parametrize("breakage", ["link", "nav"])
 def test_strict_build_fails_on_a_broken_link_or_a_page_outside_the_nav(tmp_path: Path, breakage: str) -> None:
     # The check can fail: the same site with one broken link, or one page the nav omits.
