@@ -336,14 +336,21 @@ def test_the_history_job_fetches_the_last_reports_and_publishes_the_page(tmp_pat
                          f"70 schedule success {made['a-run']}\n60 push cancelled no\n50 schedule failure {made['c-run']}\n"
                          f"40 schedule success {made['c-run']}\n"))
     env.update(GITHUB_RUN_ID="99", DEFAN_HISTORY="3", GITHUB_STEP_SUMMARY=str(work / "summary.md"))
-    done = _run(steps["Fetch the default branch's last reports"]["run"], work, env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    fetch = steps["Fetch the default branch's last reports"]
+    done, output = _outputs(fetch, work, env)
+    assert done.returncode == 0 and output == "kept=3\n", done.stdout + done.stderr
     assert sorted(p.parent.name for p in (work / "history").glob("*/defan-report.json")) == ["50", "70", "99"]
+    assert steps["The history page"]["if"] == "steps.fetch.outputs.kept != '0'"
     page = _run(steps["The history page"]["run"], work, env)
     assert page.returncode == 0, page.stdout + page.stderr
     assert page.stdout.startswith("history: 3 reports, 2030-01-01T12:00:00Z to 2030-01-01T22:00:00Z, 3 regressions")
     assert (work / "defan-history.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert "## DefAn history: my-rag" in (work / "summary.md").read_text(encoding="utf-8")
+    # No report of the default branch yet (its first run stopped): nothing to draw, said.
+    env.update(_gh(work, "99 push in_progress no\n60 push cancelled no\n"))
+    done, output = _outputs(fetch, work, env)
+    assert done.returncode == 0 and output == "kept=0\n", done.stdout + done.stderr
+    assert "no history to draw" in (work / "summary.md").read_text(encoding="utf-8")
 
 
 COMMENT_HARNESS = """
