@@ -3,6 +3,7 @@ failure text of ``assert score(...) == "right"`` (the plugin's pytest_assertrepr
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -190,3 +191,38 @@ def test_the_evaluation_fixture_gives_the_figures_of_a_plugin_run(pytester: pyte
     assert "Traceback" not in out
     # The plugin run answered the same 30 prompts: through the session's cache, nothing is asked again.
     assert len((pytester.path / "calls.txt").read_text(encoding="utf-8").splitlines()) == 30
+
+
+HIDDEN = '''
+import defan_pytest
+
+def test_my_app():
+    answer = "Niels Bohr"
+    defan_pytest.assert_answer(question="Who won the Nobel Prize in Physics in 1921?", response=answer,
+                               gold="Albert Einstein", type="name", nlp=None)
+
+def test_a_typo_in_the_type():
+    defan_pytest.score(question="How many?", response="3", gold="3", type="number", nlp=None)
+'''
+
+
+@pytest.mark.parametrize("tb", ["auto", "short"])
+def test_a_failure_points_at_the_tests_line_and_none_of_the_plugins(pytester: pytest.Pytester, tb: str) -> None:
+    pytester.makepyfile(test_hidden=HIDDEN)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", f"--tb={tb}")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    first = out.split("test_my_app", 2)[2].split("test_a_typo_in_the_type", 1)[0]  # its failure section
+    assert "defan_pytest.assert_answer(" in first  # the test's own line ...
+    assert re.search(r"^E +AssertionError: hallucinated: claim 'Niels Bohr', gold 'Albert Einstein' \(name\)$", first, re.M)
+    source = (pytester.path / "test_hidden.py").read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "defan_pytest.assert_answer(" in text)
+    assert f"test_hidden.py:{line}: AssertionError" in out or f"test_hidden.py:{line}: in test_my_app" in out
+    # ... and none of the plugin's: no frame of defan_pytest/assertions, no line of its source.
+    assert "defan_pytest/assertions" not in out and "raise AssertionError(s.explain())" not in out
+    assert "def assert_answer" not in first and "__tracebackhide__" not in first
+    # A mistake in the call (a type that does not exist): the test's line, then the scorer's
+    # own check that raised, never the helper's body.
+    second = out.split("test_a_typo_in_the_type", 2)[-1]
+    assert "defan_pytest.score(" in second and "allowed: name, numeric, date, rank, city" in second
+    assert "raw_gold = gold if isinstance" not in second

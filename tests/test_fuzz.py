@@ -323,6 +323,7 @@ OPTION_VALUES: dict[str, Any] = {
     "pace": st.sampled_from(["", "adaptive", "fixed", "tcp"]) | any_text,
     "repeat": st.sampled_from(["", "3", "1", "21", "3:0", "3:10", "x:y", "3:"]) | any_text,
     "repeat-reduce": st.sampled_from(["", "mean", "all", "max"]) | any_text,
+    "with-tests": st.booleans(),
 }
 assert set(OPTION_VALUES) == {o.noun for o in OPTIONS}, "a new option needs a fuzz strategy"
 GOOD_OPTIONS: dict[str, Any] = {
@@ -353,6 +354,7 @@ GOOD_OPTIONS: dict[str, Any] = {
     "max-answer": st.sampled_from(["1M", "64k"]),
     "pace": st.sampled_from(["adaptive", "fixed"]),
     "repeat-reduce": st.sampled_from(["mean", "all"]),
+    "with-tests": st.booleans(),
 }
 
 

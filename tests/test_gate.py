@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import FrozenInstanceError, replace
 from typing import Any
 
@@ -369,6 +370,31 @@ def test_interval_decision_fails_only_when_the_whole_interval_is_beyond() -> Non
     beyond = summary({"nobel": figs(fch=0.41, fch_ci=[0.36, 0.46], rc=0.45, rc_ci=[0.40, 0.49])})
     assert only(check(beyond, t, decide="interval"), "nobel", "fch").status == "fail"
     assert only(check(beyond, t, decide="interval"), "nobel", "rc").status == "fail"
+
+
+@pytest.mark.parametrize("width", [None, 80], ids=["wide", "compact"])
+def test_an_interval_decision_is_said_in_the_table_and_each_figure_it_passed_is_marked(width: int | None) -> None:
+    t = th({"defaults": {"max_fch": 0.35, "min_rc": 0.5}})
+    s = summary({"nobel": figs(fch=0.41, fch_ci=[0.30, 0.52], rc=0.55),      # FCH past, its interval crossing
+                 "sports": figs(fch=0.41, fch_ci=[0.36, 0.46], rc=0.45, rc_ci=[0.40, 0.55]),  # FCH fails; RC crosses
+                 "math": figs(fch=0.20, rc=0.55)},                          # within both
+                mean=figs(fch=0.34, rc=0.52))
+    table = format_gate_table(s, t, check(s, t, decide="interval"), width=width, decide="interval")
+    rows = {line.split()[0]: re.sub(r" \d\.\d\d-\d\.\d\d", "", line) for line in table.splitlines()
+            if line.split() and line.split()[0] in ("nobel", "sports", "math")}  # the figures without intervals
+    assert "0.41~" in rows["nobel"] and rows["nobel"].endswith("PASS")
+    assert "0.41!" in rows["sports"] and "0.45~" in rows["sports"]
+    assert "~" not in rows["math"] and "!" not in rows["math"]
+    assert table.splitlines()[-1] == (
+        "decided by interval (--defan-decide=interval): a figure fails only when its whole 95% interval lies beyond "
+        "its limit; ~ = beyond its limit, passed because its interval reaches it")
+    # Deciding on the point: neither the legend nor a ~.
+    point = format_gate_table(s, t, check(s, t), width=width)
+    assert "~" not in point and "interval" not in point
+    # Nothing past a limit: the legend still says how the gate decided, without the mark's words.
+    within = summary({"math": figs(fch=0.20, rc=0.55)}, mean=figs(fch=0.20, rc=0.55))
+    quiet = format_gate_table(within, t, check(within, t, decide="interval"), width=width, decide="interval")
+    assert quiet.splitlines()[-1].startswith("decided by interval") and "~" not in quiet
 
 
 def test_min_samples_counts_groups_from_real_records() -> None:

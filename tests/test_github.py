@@ -188,3 +188,20 @@ def test_the_summary_of_several_models_is_one_table_then_each_model() -> None:
     assert [r.split(" | ")[0][2:] for r in rows] == [*both.runs[0].domains, "overall"]
     assert text.count("<details>") == 2 and "### Against" in text
     assert all(not line.startswith("::") for line in lines)
+
+
+def test_a_summary_decided_by_interval_says_so_and_marks_what_the_interval_passed() -> None:
+    thresholds = {"source": "thresholds.toml", "decide": "interval", "figure": "mean",
+                  "limits": {"nobel": {"max_fch": 0.35}, "overall": {"max_fch": 0.9}}}
+    passed = [{"scope": "nobel", "metric": "fch", "status": "pass", "value": 0.41, "limit": 0.35,
+               "message": "nobel: FCH 0.41 > max_fch 0.35 (95% CI 0.30-0.52, n=30); not decided: the interval reaches the limit"},
+              {"scope": "overall", "metric": "fch", "status": "pass", "value": 0.41, "limit": 0.9, "message": "ok"}]
+    text = github.step_summary(report(thresholds=thresholds, gate_status="pass", gate=passed))
+    assert "| nobel | 2 | 0.410 [0.380, 0.440] ~ | 0.35 |" in text
+    assert ("Decided by interval (`--defan-decide=interval`): a figure fails only when its whole 95% interval lies "
+            "beyond its limit; ~ = beyond its limit, passed because its interval reaches it.") in text
+    assert "0.410 ~ | 0.9" not in text  # the overall figure is within its limit
+    within = [dict(passed[1])]
+    quiet = github.step_summary(report(thresholds=thresholds, gate_status="pass", gate=within))
+    assert "Decided by interval" in quiet and " ~ |" not in quiet and "~ = beyond" not in quiet
+    assert "Decided by interval" not in github.step_summary(report())  # decided on the point

@@ -173,6 +173,45 @@ def test_a_hostile_report_is_refused_by_every_command(here: Path, capsys: pytest
     assert err.startswith("defan: error: "), err
 
 
+def test_defan_history_says_each_hostile_report_once_and_shows_the_others(here: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # Every hostile report at once in the folder a history reads, beside two good ones (and a
+    # FIFO, a symbolic link loop and a dangling link): one message naming each bad file, the
+    # good ones drawn (their texts inert), exit 0.
+    folder = here / "artefacts"
+    folder.mkdir()
+    (folder / "good.json").write_text(_text(make_report()), encoding="utf-8")
+    later = make_report(shift=1)
+    later["meta"]["created"] = "2030-01-02T00:00:00Z"
+    (folder / "later.json").write_text(_text(later), encoding="utf-8")
+    bad = {}
+    for i, (make, message) in enumerate(HOSTILE.values()):
+        name = f"hostile-{i:02d}.json"
+        (folder / name).write_text(make(), encoding="utf-8")
+        bad[name] = message
+    _loop(folder, "loop.json")
+    (folder / "gone.json").symlink_to(folder / "moved-away.json")
+    release = fed_fifo(folder / "pipe.json")
+    try:
+        assert main(["history", str(folder), "--html", "out.html", "--summary", "summary.md"]) == 0
+    finally:
+        release()
+    out, err = capsys.readouterr()
+    said = [line for line in err.splitlines() if line.startswith("defan: history: not read: ")]
+    for name, message in {**bad, "loop.json": "a symbolic link loop", "gone.json": "does not exist",
+                          "pipe.json": "is a FIFO (a named pipe), not a file"}.items():
+        mine = [line for line in said if f"/{name}" in line]
+        assert len(mine) == 1 and message in mine[0], (name, message, said)
+    assert len(said) == len(bad) + 3 and "Traceback" not in err
+    assert out.startswith("history: 2 reports, 2030-01-01T00:00:00Z to 2030-01-02T00:00:00Z")
+    page = Path("out.html").read_text(encoding="utf-8")
+    data = page.split('id="defan-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and "<script>window" not in page  # inert: every "<" of the data escaped
+    assert len(json.loads(data)["skipped"]) == len(bad) + 3 and len(json.loads(data)["points"]) == 2
+    summary = Path("summary.md").read_text(encoding="utf-8")
+    assert "<script>" not in summary and summary.count("\n- report ") == len(bad) + 3
+
+
 # -- files that are not files ------------------------------------------------------------------
 
 

@@ -385,6 +385,10 @@ def test_interval_decision_on_a_small_sample(project: pytest.Pytester) -> None:
     assert project.runpytest(*args).ret == 1  # FCH 0.30 > 0.25 on the point estimate
     result = project.runpytest(*args, "--defan-decide=interval")
     assert result.ret == 0
+    # The table says how it decided, and marks the figure the interval passed.
+    result.stdout.fnmatch_lines(["nobel *0.30*~ *PASS", "decided by interval (--defan-decide=interval): a figure "
+                                 "fails only when its whole 95% interval lies beyond its limit; ~ = beyond its limit, "
+                                 "passed because its interval reaches it"])
     bad = project.runpytest(*args, "--defan-decide=median")
     assert bad.ret == 4
     bad.stderr.fnmatch_lines(["*--defan-decide: 'median' is not one of: point, interval*"])
@@ -623,3 +627,49 @@ def test_the_built_in_error_limit_applies_where_the_file_sets_none(notes_project
     thresholds(notes_project, "[defaults]\nmax_fch = 0.5\nmax_error_rate = 0.2\n")
     assert notes_project.runpytest("--defan-model=flaky", "--defan-dataset=notes.jsonl",
                                    "--defan-spacy-model=none").ret == 0
+
+
+# --------------------------------------------------------------------------------------------
+# A baseline that failed its own levels is kept, compared with, and said to have failed
+# --------------------------------------------------------------------------------------------
+
+NOTES_CONFTEST = '''
+import os
+import defan_pytest
+
+@defan_pytest.model("notes-app", version=os.environ.get("NOTES_CUT", "6"))
+def notes_app(prompt):
+    n = int(prompt.split("#")[1].split()[0])
+    return "Ada Lovelace" if n % 10 < int(os.environ.get("NOTES_CUT", "6")) else "Charles Babbage"
+'''
+
+
+def test_a_baseline_that_failed_its_levels_is_compared_with_and_said(pytester: pytest.Pytester,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default branch's run fails a level limit and still keeps its report; a pull request
+    compared with it gets its regression verdict, and the terminal, the step summary and the
+    report say that the baseline itself failed its levels."""
+    rows = [{"question": f"Who wrote note #{g} (take {p})?", "answer": "Ada Lovelace", "type": "name",
+             "domain": "notes", "group": f"g{g}"} for g in range(20) for p in range(3)]
+    (pytester.path / "notes.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    pytester.makeconftest(NOTES_CONFTEST)
+    thresholds(pytester, "[defaults]\nmax_fch = 0.30\nmin_samples = 5\n\n[regression]\nmax_fch_rise = 0.02\n")
+    args = ["--defan-model=notes-app", "--defan-dataset=notes.jsonl", "--defan-spacy-model=none", "-p", "no:cacheprovider"]
+    main = pytester.runpytest(*args, "--defan-report=main.json")
+    assert main.ret == 1  # FCH 0.40 > 0.30: the level gate failed ...
+    kept = json.loads((pytester.path / "main.json").read_text(encoding="utf-8"))
+    assert kept["gate_status"] == "fail"  # ... and the report, with its verdict, is the next baseline
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("NOTES_CUT", "7")  # the pull request gets one question in ten more right
+    pr = pytester.runpytest(*args, "--defan-baseline=main.json", "--defan-report=pr.json", "-rA")
+    assert pr.ret == 0, pr.stdout.str()  # FCH 0.30: within the limit, and no regression
+    note = "the baseline itself failed its levels (notes: FCH 0.40 > max_fch 0.30"
+    pr.stdout.fnmatch_lines([f"note: {note}*: the regression is judged against it all the same, so a pass means "
+                             "no worse than that run"])
+    assert "PASSED defan::regression[notes]" in pr.stdout.str()
+    said = summary.read_text(encoding="utf-8")
+    assert "**Note**: the baseline itself failed its levels (notes: FCH 0.40 &gt; max\\_fch 0.30" in said
+    base = json.loads((pytester.path / "pr.json").read_text(encoding="utf-8"))["regression"]["baseline"]
+    assert [b.split(" (")[0] for b in base["failed_levels"]] == ["notes: FCH 0.40 > max_fch 0.30",
+                                                                 "overall: FCH 0.40 > max_fch 0.30"]

@@ -582,3 +582,30 @@ def test_the_fch_message_states_the_model_s_own_flip_rate_when_the_run_measured_
     assert "flip rate" not in scopes["nobel"]["pmh"]["message"]  # FCH's verdicts are the ones counted
     quiet = judge({"rows": old}, [dict(r) for r in old], thresholds)
     assert quiet["noise"] is None and "flip rate" not in quiet["scopes"]["nobel"]["fch"]["message"]
+
+
+def test_the_baseline_block_says_when_the_baseline_failed_its_levels() -> None:
+    """gates/baseline.py: the breaches a failed baseline recorded, in the comparison's baseline
+    block and one sentence beside the regression verdict; nothing for a baseline that passed."""
+    from defan_pytest.gates import regression
+    from defan_pytest.gates.baseline import failed_levels, levels_note
+    from defan_pytest.gates.thresholds import Thresholds
+
+    records = [rec("nobel", g, i) for g in range(6) for i in range(3)]
+    rows = [dict(r, id=f"nobel-q{r['group'][-4:]}-p{i % 3:02d}") for i, r in enumerate(records)]
+    breaches = [{"scope": s, "metric": "fch", "status": "fail", "value": 0.7, "limit": 0.6,
+                 "message": f"{s}: FCH 0.70 > max_fch 0.60"} for s in ("nobel", "sports", "math", "overall")]
+    failed = {"gate_status": "fail", "gate": [*breaches, {"scope": "x", "metric": "rc", "status": "pass"}],
+              "rows": rows, "meta": {"created": "2030-01-01T00:00:00Z"}}
+    assert failed_levels(failed) == [b["message"] for b in breaches]
+    note = levels_note({"failed_levels": failed_levels(failed)})
+    assert note == ("the baseline itself failed its levels (nobel: FCH 0.70 > max_fch 0.60; sports: FCH 0.70 > "
+                    "max_fch 0.60; math: FCH 0.70 > max_fch 0.60; and 1 more): the regression is judged against it "
+                    "all the same, so a pass means no worse than that run")
+    comparison = regression.judge(failed, rows, Thresholds.empty(), baseline_path="main.json")
+    assert comparison["status"] == "pass" and comparison["baseline"]["failed_levels"] == failed_levels(failed)
+    assert regression.format_comparison(comparison).splitlines()[1] == f"note: {note}"
+    passed = dict(failed, gate_status="pass")
+    assert failed_levels(passed) is None and levels_note({"failed_levels": None}) is None
+    judged = regression.judge(passed, rows, Thresholds.empty(), baseline_path="main.json")
+    assert "failed its levels" not in regression.format_comparison(judged)

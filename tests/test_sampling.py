@@ -141,3 +141,25 @@ def test_repeated_rows_are_every_row_or_a_stratified_sample_of_whole_groups() ->
     assert {r.domain for r in picked} == {d for d, _, _ in SPEC}
     assert 250 <= len(picked) <= 350
     assert sampling.repeated(rows, sampling.Repeat(3, 300), seed=4) == picked  # every xdist worker the same
+
+
+@pytest.mark.parametrize("asked, said", [
+    # Two prompts: one whole group of each domain (15, 15, 15 and math's 1).
+    ("2", "--defan-sample=2: 46 prompts (+44): whole paraphrase groups in proportion to the domains, and at least "
+          "one group of each domain (4 raised to one: conference_venue, math, qs_ranking, sports)"),
+    ("600", "--defan-sample=600: 611 prompts (+11): whole paraphrase groups in proportion to the domains"),
+    ("99999", "--defan-sample=99999: every one of the selection's 4,650 prompts (-95,349)"),
+    ("10%", None),  # a share of each domain's groups: taken as asked
+])
+def test_a_count_that_takes_another_number_of_prompts_is_said_in_the_header(asked: str, said: str | None) -> None:
+    from defan_pytest.gates.thresholds import Thresholds
+    from defan_pytest.run.selection import Selected, sample
+    from defan_pytest.settings import Settings
+
+    rows = _rows(SPEC)
+    out = Selected(rows=list(rows))
+    found: List[str] = []
+    sample(Settings.from_values({"model": "m", "sample": asked}), out, Thresholds.empty(), found)
+    assert found == [] and out.header == ([said] if said else [])
+    if said and "every one" not in said:
+        assert said.split(": ")[1].startswith(f"{len(out.rows)} prompts")

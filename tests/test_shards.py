@@ -419,6 +419,7 @@ def test_the_workflows_shard_and_merge_jobs(project: pytest.Pytester) -> None:
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTEST_ADDOPTS"] = "--defan-dataset=toy.jsonl --defan-spacy-model=none -p no:randomly -p no:hypothesispytest"
     env["DEFAN_MODEL"] = "composer"
+    env["DEFAN_DOMAINS"] = "alpha,beta,gamma"  # the toy data set's domains, as its team writes them
 
     def bash(command: str, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["bash", "-e", "-c", command], cwd=project.path, env={**env, **extra},
@@ -433,9 +434,12 @@ def test_the_workflows_shard_and_merge_jobs(project: pytest.Pytester) -> None:
         folder = project.path / download["with"]["path"] / f"defan-shard-{i}"
         folder.mkdir(parents=True)
         (project.path / artifact).rename(folder / artifact)
-    summary = project.path / "summary.md"
-    merged = bash(merge_step["run"], GITHUB_STEP_SUMMARY=str(summary))
+    summary, output = project.path / "summary.md", project.path / "github-output"
+    output.write_text("", encoding="utf-8")
+    merged = bash(merge_step["run"], GITHUB_STEP_SUMMARY=str(summary), GITHUB_OUTPUT=str(output))
     assert merged.returncode == 1, merged.stdout[-3000:] + merged.stderr[-2000:]  # beta breaches its limit
+    # Judged: the merged report is the next baseline whatever its verdict.
+    assert output.read_text(encoding="utf-8") == "keep=true\n" and "steps.merge.outputs.keep == 'true'" in saved["if"]
     assert f"merged {count} shards (54 prompts): level gate fail" in merged.stdout
     assert "DefAn: composer" in summary.read_text(encoding="utf-8")
     for path in str(saved["with"]["path"]).split():

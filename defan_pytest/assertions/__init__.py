@@ -21,7 +21,9 @@ An :class:`AnswerScore` compares equal to its verdict word (``right``, ``halluci
 ``misaligned``, ``misaligned and wrong``, ``no claim``, ``no prize claimed``), so
 ``assert score(...) == "right"`` is a test; under pytest a failing comparison shows the claim,
 the gold, the verdict and the rules that decided (the plugin's ``pytest_assertrepr_compare``).
-No pytest here: this package is plain Python.
+No pytest here: this package is plain Python; its functions set pytest's ``__tracebackhide__``
+(a local name, no import), so that a failing test's traceback shows the test's line and none
+of this package's.
 """
 from __future__ import annotations
 
@@ -108,6 +110,7 @@ def score(
     ``"length"`` says the token limit cut the answer; ``nlp``: the spaCy pipeline (``"auto"``:
     the first installed English one; ``None``: rules only).
     """
+    __tracebackhide__ = True  # a failure in a team's test points at the test's line, not here
     raw_gold = gold if isinstance(gold, str) else str(gold)
     s = _scorer(nlp).score(question, raw_gold, type, response, domain=domain, finish_reason=finish_reason)
     aligned, correct = bool(s.aligned), bool(s.correct)
@@ -138,6 +141,7 @@ def assert_answer(
     aligned; the message shows the verdict, claim, gold and the rules that decided.  Returns the
     :class:`AnswerScore` when it passes.  ``options``: ``domain``, ``finish_reason``, ``nlp``
     as for :func:`score`."""
+    __tracebackhide__ = True  # the failure points at the test's line: the message says the rest
     s = score(question=question, response=response, gold=gold, type=type, **options)
     if not s.correct or (aligned and not s.aligned):
         raise AssertionError(s.explain())

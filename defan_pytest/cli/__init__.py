@@ -8,9 +8,11 @@
     defan html REPORT.json [--baseline B.json [--baseline-force]] -o PATH [--force]
     defan merge REPORT.json... [-o MERGED.json] [--thresholds F] [--baseline B.json [--baseline-force]]
                 [--decide point|interval] [--html PATH] [--force]
+    defan history FOLDER [--last N] [--html PATH] [--summary PATH] [--thresholds F] [--force]
 
 One module a command (:mod:`~defan_pytest.cli.score`, :mod:`~defan_pytest.cli.gate`,
-:mod:`~defan_pytest.cli.compare`, :mod:`~defan_pytest.cli.html`, :mod:`~defan_pytest.cli.merge`;
+:mod:`~defan_pytest.cli.compare`, :mod:`~defan_pytest.cli.html`, :mod:`~defan_pytest.cli.merge`,
+:mod:`~defan_pytest.cli.history`;
 what they share in :mod:`~defan_pytest.cli.common`), each with its arguments (``add_parser``)
 and its ``run``; this module parses the command line and dispatches.  Every report is written
 through the report formats (:mod:`defan_pytest.report.formats`): a format another package adds
@@ -27,7 +29,7 @@ import os
 import sys
 from typing import Sequence
 
-from defan_pytest.cli import compare, gate, html, merge, score
+from defan_pytest.cli import compare, gate, history, html, merge, score
 from defan_pytest.cli.common import PROG
 from defan_pytest.errors import DefanError
 from defan_pytest.safetext import printable
@@ -36,7 +38,7 @@ from defan_pytest.version import __version__
 __all__ = ["main"]
 
 #: The commands, by name.
-COMMANDS = {"score": score, "gate": gate, "compare": compare, "html": html, "merge": merge}
+COMMANDS = {"score": score, "gate": gate, "compare": compare, "html": html, "merge": merge, "history": history}
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -65,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print(f"{PROG}: error: a command is required (score, gate, compare, html or merge; try '{PROG} --help')", file=sys.stderr)
+        print(f"{PROG}: error: a command is required (score, gate, compare, html, merge or history; try '{PROG} --help')", file=sys.stderr)
         return 2
     try:
         return int(COMMANDS[args.command].run(args, sys.stdout, sys.stderr))

@@ -208,7 +208,7 @@ def judge(
         comparison = regression.judge(old.to_json(), rows, limits, baseline_path=str(baseline_path), skipped=skipped,
                                       noise=meta.repeat, reduce=reduce)
     if not limits.is_empty:
-        stdout.write(format_gate_table(summary, limits, verdicts, width=_width()))
+        stdout.write(format_gate_table(summary, limits, verdicts, width=_width(), decide=decide))
     else:
         stdout.write(format_table(summary))
     for v in verdicts:

@@ -7,7 +7,8 @@ each domain's groups (``10%``), or a number of groups per domain (``20g``).
 
 A sample must let the gate judge every domain: given each domain's least number of groups
 (``min_groups``, the thresholds' ``min_samples``), a count or a share gives every domain at
-least that many groups (more prompts than asked, said in the header), and a per-domain count
+least that many groups (more prompts than asked, said in the header; so is a count that whole
+groups, and at least one group of every domain, make more or fewer: :func:`floored`), and a per-domain count
 below it is an error (:func:`too_small`) naming the domain and the smallest sample that works.
 
 It is a pure function of the rows, the size and the seed, so every xdist worker selects the
@@ -31,7 +32,7 @@ from defan_pytest.dataset.domains import Row
 from defan_pytest.errors import DefanError
 
 __all__ = [
-    "MAX_REPEAT", "Repeat", "Sample", "SampleError", "parse_repeat", "parse_sample", "planned_groups", "repeated",
+    "MAX_REPEAT", "Repeat", "Sample", "SampleError", "floored", "parse_repeat", "parse_sample", "planned_groups", "repeated",
     "select", "too_small",
 ]
 
@@ -127,6 +128,16 @@ def planned_groups(rows: Sequence[Row], sample: Optional[Sample],
             k = max(k, 1, int((min_groups or {}).get(domain, 0) or 0))
         out[domain] = max(1, min(n_groups, k))
     return out
+
+
+def floored(rows: Sequence[Row], sample: Optional[Sample]) -> List[str]:
+    """The domains a count of prompts gives one paraphrase group although their share of it
+    rounds to none (every domain is sampled): more prompts than asked, which the header says."""
+    if sample is None or sample.count is None:
+        return []
+    total = len(rows)
+    return sorted(d for d, groups in _groups(rows).items()
+                  if _asked(sample, len(groups), sum(len(g) for g in groups.values()), total) < 1)
 
 
 def too_small(rows: Sequence[Row], sample: Optional[Sample], min_groups: Mapping[str, int]) -> List[str]:

@@ -49,6 +49,7 @@ __all__ = [
     "POINT",
     "Verdict",
     "check",
+    "passed_by_interval",
     "count_of",
     "explain_rc",
     "format_figure",
@@ -236,6 +237,15 @@ def _every_call_failed(scope: str, figs: Mapping[str, Any], verdicts: list[Verdi
     out = [v for v in verdicts if v.metric != "error_rate"]
     limit = next((v.limit for v in verdicts if v.metric == "error_rate"), 1.0)
     return [*out, Verdict(scope, "error_rate", FAIL, 1.0, limit, message)]
+
+
+def passed_by_interval(verdict: Verdict) -> bool:
+    """Whether ``verdict`` passed a figure that is beyond its limit: ``--defan-decide=interval``
+    passes it when its interval reaches the limit ("not decided")."""
+    metric = METRICS.get(verdict.metric)
+    value = verdict.value
+    return (verdict.status == PASS and metric is not None and isinstance(value, (int, float))
+            and not metric.passes(float(value), float(verdict.limit)))
 
 
 def overall_figures(summary: Mapping[str, Any], figure: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from defan_pytest.gates.baseline import failed_levels, levels_note
 from defan_pytest.gates.comparison import Comparison
 from defan_pytest.gates.level import Verdict
 from defan_pytest.gates.paired import compare
@@ -263,6 +264,7 @@ def _baseline_info(baseline: Mapping[str, Any], path: str, forced: Sequence[str]
         "model": (meta.get("model") or {}).get("name"),
         "defan_pytest": meta.get("defan_pytest"),
         "forced": list(forced or ()),
+        "failed_levels": failed_levels(baseline),
     }
 
 
@@ -326,6 +328,9 @@ def format_comparison(comparison: Mapping[str, Any], flipped: int = 20) -> str:
         f"compared with {inline(base.get('path'))} ({inline(base.get('model'))}, {inline(base.get('created'))}): "
         f"{inline(pairs.get('paired', 0))} prompts in common in {inline(pairs.get('groups', 0))} groups"
     )
+    note = levels_note(base)
+    if note:
+        lines.append(f"note: {inline(note)}")
     said = noise_line(comparison)
     if said:
         lines.append(said)

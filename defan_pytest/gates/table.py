@@ -18,21 +18,27 @@ from defan_pytest.gates.level import (
     INSUFFICIENT,
     NOT_APPLICABLE,
     PASS,
+    INTERVAL,
+    POINT,
     Verdict,
     count_of,
     format_figure,
     format_limit,
     interval_text,
     overall_figures,
+    passed_by_interval,
 )
 from defan_pytest.gates.thresholds import Limits, Thresholds
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.metrics.summary import OVERALL
 from defan_pytest.safetext import inline
 
-__all__ = ["format_gate_table"]
+__all__ = ["format_gate_table", "interval_legend"]
 
 _MARK = "!"
+#: A figure beyond its limit that passed because its interval reaches the limit
+#: (``--defan-decide=interval``).
+_UNDECIDED = "~"
 
 
 #: A row's status when the gates were skipped.
@@ -61,6 +67,15 @@ def _not_judged_line(reason: str) -> str:
     return f"{NOT_JUDGED} = the gates were skipped: {inline(' '.join(reason.split()))}"
 
 
+def _mark(metric: Metric, verdicts: Sequence[Verdict]) -> str:
+    """A figure's mark: ``!`` beyond its limit and failed, ``~`` beyond it and passed because
+    its interval reaches the limit, else none."""
+    own = [v for v in verdicts if v.metric == metric.name]
+    if any(v.status == FAIL for v in own):
+        return _MARK
+    return _UNDECIDED if any(passed_by_interval(v) for v in own) else ""
+
+
 def _figure_cell(figs: Mapping[str, Any], metric: Metric, verdicts: Sequence[Verdict]) -> str:
     value = figs.get(metric.name)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -69,8 +84,14 @@ def _figure_cell(figs: Mapping[str, Any], metric: Metric, verdicts: Sequence[Ver
     if metric.show_interval and (ci := interval_text(figs.get(metric.ci_key))):
         text = f"{text} {ci}"
     # The marker goes after the text so the numbers stay aligned in their column.
-    breached = any(v.metric == metric.name and v.status == FAIL for v in verdicts)
-    return text + (_MARK if breached else "")
+    return text + _mark(metric, verdicts)
+
+
+def interval_legend(marked: bool) -> str:
+    """The legend line of a table decided by interval (``--defan-decide=interval``)."""
+    line = ("decided by interval (--defan-decide=interval): a figure fails only when its whole 95% interval lies "
+            "beyond its limit")
+    return line + (f"; {_UNDECIDED} = beyond its limit, passed because its interval reaches it" if marked else "")
 
 
 def _limit_cell(limit: float | int | None, metric: Metric | None = None) -> str:
@@ -97,6 +118,7 @@ def format_gate_table(
     verdicts: Sequence[Verdict],
     width: int | None = None,
     not_judged: str | None = None,
+    decide: str = POINT,
 ) -> str:
     """The gate table of ``verdicts``: one row per domain of the summary, then the judged
     overall figure; one column pair per registered metric, the figure (with its 95% interval
@@ -107,11 +129,16 @@ def format_gate_table(
 
     ``not_judged``: why the gates were skipped (a shard, a narrowed selection): every scope's
     status is then ``NOT JUDGED`` (its figures beside their limits, never a verdict), and the
-    legend says why."""
+    legend says why.
+
+    ``decide``: how the gate decided (``--defan-decide``); under ``interval`` a legend line says
+    so, and ``~`` marks each figure beyond its limit that passed because its interval reaches it."""
     wide = _wide_table(summary, thresholds, verdicts, not_judged)
-    if width is None or max(len(line) for line in wide.splitlines()) <= width:
-        return wide
-    return _compact_table(summary, thresholds, verdicts, not_judged)
+    table = wide if width is None or max(len(line) for line in wide.splitlines()) <= width else (
+        _compact_table(summary, thresholds, verdicts, not_judged))
+    if decide != INTERVAL:
+        return table
+    return table + interval_legend(any(passed_by_interval(v) for v in verdicts)) + "\n"
 
 
 def _table_scopes(
@@ -158,8 +185,8 @@ def _compact_table(
             value = figs.get(metric.name)
             cell = ("-" if not isinstance(value, (int, float)) or isinstance(value, bool)
                     else metric.format(float(value)) if metric.unit else format_figure(float(value)))
-            if any(v.metric == metric.name and v.status == FAIL for v in own):
-                cell += _MARK
+            if cell != "-":
+                cell += _mark(metric, own)
             row += [cell, _limit_cell(limits.get(metric.threshold_key), metric)]
         status = _scope_status(own, not_judged)
         row.append(_COMPACT_STATUS.get(status, status))

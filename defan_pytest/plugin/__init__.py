@@ -13,12 +13,12 @@ xdist) computes the domain figures, runs the gate and writes the reports.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import pytest
 
 from defan_pytest.plugin import hookspecs, integrations
+from defan_pytest.safetext import printable
 from defan_pytest.settings import model_names
 from defan_pytest.settings.options import OPTIONS
 
@@ -30,6 +30,8 @@ pytest_plugins = ["defan_pytest.plugin.fixtures"]
 
 #: The run's plugin, in the config's stash while the session runs.
 SESSION = pytest.StashKey["DefanPlugin"]()
+#: The paths a DefAn run was given and does not collect (``--defan-with-tests`` collects them).
+DROPPED = pytest.StashKey[List[str]]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -79,12 +81,28 @@ def pytest_configure(config: pytest.Config) -> None:
     from defan_pytest.plugin.session import DefanPlugin
 
     if len(names) == 1:
-        config.stash[SESSION] = DefanPlugin.start(config, dict(values, model=names[0]))
-        return
-    # lazy: start-up. A session of several models only.
-    from defan_pytest.plugin import models
+        plugin = DefanPlugin.start(config, dict(values, model=names[0]))
+    else:
+        # lazy: start-up. A session of several models only.
+        from defan_pytest.plugin import models
 
-    config.stash[SESSION] = models.start(config, values, names)
+        plugin = models.start(config, values, names)
+    config.stash[SESSION] = plugin
+    if not plugin.run.settings.with_tests:
+        config.stash[DROPPED] = defan_only(config)
+
+
+def defan_only(config: pytest.Config) -> List[str]:
+    """A DefAn run collects its prompts and verdicts and no other test, whatever the project's
+    layout: no path is collected (the ones named, ``testpaths``, or the folder pytest started
+    in), so neither the project's tests nor their collection errors reach the exit code, which is
+    the gates'.  ``--defan-with-tests`` collects them as usual.  The conftest.py files of the
+    paths named are already loaded (pytest reads them before this hook), so a model registered
+    in ``evals/conftest.py`` still runs with ``pytest evals --defan-model=...``.  Returns the paths
+    named (on the command line or in ``addopts``), which the header lists."""
+    named = list(config.args) if config.args_source is pytest.Config.ArgsSource.ARGS else []
+    config.args = []
+    return named
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -92,19 +110,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if plugin is not None:
         del config.stash[SESSION]
         plugin.stop()
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Optional[bool]:
-    """A DefAn run given no paths asks the prompts only: ``pytest --defan-model=my-rag`` in a
-    project does not also run the test suite its ``testpaths`` name (pytest filled the paths in
-    from there).  Paths named on the command line (``pytest --defan-model=my-rag tests``) are
-    collected as usual, and so is the folder pytest was started in when no ``testpaths`` is
-    configured."""
-    if SESSION not in config.stash:
-        return None
-    if getattr(config, "args_source", None) is pytest.Config.ArgsSource.TESTPATHS:
-        return True
-    return None
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> Optional[List[str]]:
@@ -120,9 +125,16 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, righ
 
 def pytest_report_header(config: pytest.Config) -> Optional[List[str]]:
     """The model, the size of the run and which scorer runs (a hook of this module, so that
-    its lines come before those of the project's conftest.py)."""
+    its lines come before those of the project's conftest.py); the paths given and not
+    collected."""
     plugin = config.stash.get(SESSION, None)
-    return None if plugin is None else plugin.header_lines()
+    if plugin is None:
+        return None
+    dropped = config.stash.get(DROPPED, [])
+    return [*plugin.header_lines(), *(
+        [f"defan: not collected: {', '.join(printable(p) for p in dropped)} (a DefAn run asks its prompts only; "
+         "--defan-with-tests runs the project's tests too)"] if dropped else []
+    )]
 
 
 @pytest.hookimpl(trylast=True)

@@ -45,6 +45,7 @@ def cases(path: Union[str, Path], *, argname: str = "case", group_by_blocks: boo
     ...     defan_pytest.assert_answer(question=case.question, response=my_app(case.question),
     ...                                gold=case.answer, type=case.type)
     """
+    __tracebackhide__ = True  # called from a team's test module: a failure points there
     file = Path(path)
     if not file.is_absolute():
         file = _caller_folder() / file

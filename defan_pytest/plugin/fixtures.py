@@ -52,6 +52,7 @@ def defan_evaluate(pytestconfig: pytest.Config) -> Callable[..., "Evaluation"]:
     root = Path(str(pytestconfig.rootpath))
 
     def run(model: str, **options: Any) -> "Evaluation":
+        __tracebackhide__ = True  # a failure points at the test's line
         problem = None
         try:
             return evaluate(model, defaults=defaults, root=root, **options)

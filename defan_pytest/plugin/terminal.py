@@ -16,6 +16,7 @@ import pytest
 
 from defan_pytest.calls.budget import not_sent
 from defan_pytest.calls.pace import summary_of
+from defan_pytest.gates.baseline import levels_note
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.gates.regression import noise_line, power_lines
 from defan_pytest.metrics.registry import METRICS
@@ -171,7 +172,7 @@ class Terminal:
         if run.thresholds is not None and not run.thresholds.is_empty:
             # The table's legend says why its gates were skipped.
             tr.write_line(printable(format_gate_table(
-                summary, run.thresholds, run.verdicts, width=width, not_judged=skipped)))
+                summary, run.thresholds, run.verdicts, width=width, not_judged=skipped, decide=run.settings.decide)))
         else:
             tr.write_line(format_table(summary))
             tr.write_line(f"no thresholds file: {run.thresholds.describe([]).split(': ', 1)[1]}")
@@ -262,6 +263,9 @@ class Terminal:
         comp = self.run.comparison or {}
         base = comp.get("baseline") or {}
         tr.write_sep("-", "DefAn: compared with the baseline")
+        note = levels_note(base)
+        if note:
+            tr.write_line(f"note: {inline(note)}", yellow=True)
         if comp.get("status") == "skipped":
             tr.write_line(f"regression gate skipped: {inline(comp.get('reason'))}", yellow=True)
             return

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, List
 
+from defan_pytest.gates.baseline import levels_note
 from defan_pytest.report.cut import count_cut, cut_text
 from defan_pytest.report.writer import Input, OutputError, append_output
 from defan_pytest.safetext import inline, markdown_cell
@@ -116,8 +117,22 @@ def step_summary(report: Report) -> str:
         lines += [f"⚠️ {_cell(text, 400)}", ""]
     lines += _repeat_lines(report)
 
+    lines += _table_lines(report)
+    lines.append("")
+    breaches = [] if skipped else report.breaches  # a skipped gate breached nothing
+    if breaches:
+        lines += ["### Breaches", ""]
+        lines += [f"- {_cell(v.get('message'), 300)}" for v in breaches]
+        lines.append("")
+    if reg:
+        lines += _regression_lines(reg)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _table_lines(report: Report) -> list[str]:
+    """The domain table with its limits (and, decided by interval, its legend)."""
     limits = (report.thresholds or {}).get("limits") or {}
-    lines += ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
+    lines = ["| scope | groups | FCH | max | PMH | max | RC | min | errors |", "|---|--:|---|--:|---|--:|---|--:|--:|"]
     scopes = list(report.domains.items())
     figure = report.figure
     scopes.append((f"overall ({figure})", report.overall.get(figure) or {}))
@@ -128,21 +143,32 @@ def step_summary(report: Report) -> str:
             v = lim.get(key)
             return "–" if v is None else f"{v:g}"
 
+        scope = "overall" if name.startswith("overall") else name
+
+        def fig(metric: str) -> str:
+            return f"{_rate(figs.get(metric))}{_ci(figs.get(metric + '_ci'))}{_undecided(report, scope, metric)}"
+
         lines.append(
             f"| {_cell(name, 40)} | {_count(figs.get('scored_groups', figs.get('groups', 0)))} "
-            f"| {_rate(figs.get('fch'))}{_ci(figs.get('fch_ci'))} | {limit('max_fch')} "
-            f"| {_rate(figs.get('pmh'))}{_ci(figs.get('pmh_ci'))} | {limit('max_pmh')} "
-            f"| {_rate(figs.get('rc'))}{_ci(figs.get('rc_ci'))} | {limit('min_rc')} | {_count(figs.get('errors', 0))} |"
+            f"| {fig('fch')} | {limit('max_fch')} | {fig('pmh')} | {limit('max_pmh')} "
+            f"| {fig('rc')} | {limit('min_rc')} | {_count(figs.get('errors', 0))} |"
         )
-    lines.append("")
-    breaches = [] if skipped else report.breaches  # a skipped gate breached nothing
-    if breaches:
-        lines += ["### Breaches", ""]
-        lines += [f"- {_cell(v.get('message'), 300)}" for v in breaches]
-        lines.append("")
-    if reg:
-        lines += _regression_lines(reg)
-    return "\n".join(lines).rstrip() + "\n"
+    if (report.thresholds or {}).get("decide") == "interval":
+        marked = any(_undecided(report, str(v.get("scope")), str(v.get("metric"))) for v in report.gate)
+        lines += ["", "Decided by interval (`--defan-decide=interval`): a figure fails only when its whole 95% "
+                  "interval lies beyond its limit" + ("; ~ = beyond its limit, passed because its interval reaches it."
+                                                       if marked else ".")]
+    return lines
+
+
+def _undecided(report: Report, scope: str, metric: str) -> str:
+    """`` ~`` after a figure beyond its limit that passed because its interval reaches it
+    (``--defan-decide=interval``), else nothing."""
+    # lazy: start-up. The page's package loads the scorer's modules, which a pytest start must not (formats import this).
+    from defan_pytest.report.html.judged import NOT_DECIDED, verdict_state
+
+    return " ~" if any(v.get("scope") == scope and v.get("metric") == metric and verdict_state(v)[0] == NOT_DECIDED
+                       for v in report.gate) else ""
 
 
 def _skip_reason(report: Report) -> str:
@@ -173,6 +199,9 @@ def _regression_lines(reg: Mapping[str, Any]) -> list[str]:
     lines = ["### Compared with the baseline", ""]
     base = reg.get("baseline") or {}
     pairs = reg.get("pairs") or {}
+    note = levels_note(base)
+    if note:
+        lines += [f"⚠️ **Note**: {_cell(note, 600)}.", ""]
     if reg.get("status") == "skipped":
         return lines + [f"Skipped: {_cell(reg.get('reason'), 300)}", ""]
     lines.append(

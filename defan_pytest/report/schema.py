@@ -25,6 +25,7 @@ from defan_pytest.records import MODELS_SCHEMA_VERSION, SCHEMA, SCHEMA_VERSION, 
 
 __all__ = [
     "BaselineError",
+    "created_of",
     "load_any",
     "load_report",
     "schema",
@@ -95,10 +96,9 @@ def _identity_problems(data: Mapping[str, Any]) -> list[str]:
                         limit=_SHOWN)
 
 
-def _checked(path: str | Path, what: str) -> tuple[Path, dict[str, Any]]:
-    """The JSON of the report at ``path`` (either version), checked; :class:`BaselineError`
-    naming the file otherwise (see :func:`load_report`)."""
-    p = Path(path).expanduser()
+def _tagged(p: Path, what: str) -> dict[str, Any]:
+    """The JSON of the file at ``p`` when it says it is a report of a version this code reads
+    (not yet checked against the schema); :class:`BaselineError` naming the file otherwise."""
     data = _read(p, what)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         if isinstance(data, dict) and {"rows", "domains", "overall"} <= set(data):
@@ -113,6 +113,29 @@ def _checked(path: str | Path, what: str) -> tuple[Path, dict[str, Any]]:
             f"{what} {p}: schema version {repr(version)[:40]}; this defan-pytest reads versions "
             f"{SCHEMA_VERSION} (one model) and {MODELS_SCHEMA_VERSION} (several)"
         )
+    return data
+
+
+def created_of(path: str | Path, what: str = "report") -> str:
+    """The time the report at ``path`` says it was made (``meta.created``), read by the one
+    reader's rules but not yet checked against the schema (:func:`load_report` does that): how
+    ``defan history`` orders a folder of reports before it loads the ones it shows.
+    :class:`BaselineError` naming the file when it cannot be read, is not a report, or states
+    no time."""
+    p = Path(path).expanduser()
+    meta = _tagged(p, what).get("meta")
+    created = meta.get("created") if isinstance(meta, dict) else None
+    if not isinstance(created, str):
+        raise BaselineError(f"{what} {p}: states no time of its own (meta.created)")
+    return created
+
+
+def _checked(path: str | Path, what: str) -> tuple[Path, dict[str, Any]]:
+    """The JSON of the report at ``path`` (either version), checked; :class:`BaselineError`
+    naming the file otherwise (see :func:`load_report`)."""
+    p = Path(path).expanduser()
+    data = _tagged(p, what)
+    version = data["schema_version"]
     problems = validate_report(data)
     if problems:
         raise BaselineError(

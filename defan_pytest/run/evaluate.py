@@ -68,7 +68,11 @@ class ScopeFigures:
 
     def __getitem__(self, metric: str) -> Optional[Figure]:
         """Any registered metric's figure by name (``result["nobel"]["fch"]``)."""
-        return self.figures[metric]
+        __tracebackhide__ = True  # a team's test calls this: its traceback points at the test's line
+        try:
+            return self.figures[metric]
+        except KeyError:
+            raise KeyError(f"no metric {metric!r}; this evaluation has: {', '.join(self.figures)}") from None
 
 
 def _figure(figs: Mapping[str, Any], name: str) -> Optional[Figure]:
@@ -101,6 +105,7 @@ class Evaluation(Mapping[str, ScopeFigures]):
         self.records: List[ScoredRecord] = list(records)
 
     def __getitem__(self, scope: str) -> ScopeFigures:
+        __tracebackhide__ = True  # a team's test calls this: its traceback points at the test's line
         try:
             return self._scopes[scope]
         except KeyError:

@@ -61,6 +61,7 @@ def sample(s: Settings, out: Selected, limits: Any, found: List[str]) -> None:
     found.extend(short)
     out.rows = sampling.select(loaded, s.sample, s.seed, need) if loaded else []
     if s.sample is not None and loaded and not short:
+        out.header.extend(_counted(loaded, s.sample, s.seed))
         out.header.extend(_raised(loaded, out.rows, s.sample, s.seed, need))
     # --defan-shard: this job's share of the selection (whole groups); the report names the
     # whole selection's domains, so that every shard of one run says the same.
@@ -82,6 +83,24 @@ def sample(s: Settings, out: Selected, limits: Any, found: List[str]) -> None:
     # --defan-repeat: the prompts of this selection asked again (a pure function of the rows
     # and the seed, so every xdist worker asks the same).
     out.repeated = [r.id for r in sampling.repeated(out.rows, s.repeat, s.seed)]
+
+
+def _counted(rows: Sequence[Any], sample: Any, seed: int) -> List[str]:
+    """The note that a count of prompts (``--defan-sample=N``) took another number: whole
+    paraphrase groups in proportion to the domains, at least one of each domain (before the
+    groups ``min_samples`` adds, which :func:`_raised` says)."""
+    if sample.count is None:
+        return []
+    taken = len(sampling.select(rows, sample, seed))
+    if taken == sample.count:
+        return []
+    if taken == len(rows) and sample.count > taken:
+        return [f"--defan-sample={sample}: every one of the selection's {taken:,} prompts ({taken - sample.count:+,})"]
+    low = sampling.floored(rows, sample)
+    why = "whole paraphrase groups in proportion to the domains"
+    if low:
+        why += f", and at least one group of each domain ({len(low)} raised to one: {', '.join(low)})"
+    return [f"--defan-sample={sample}: {taken:,} prompts ({taken - sample.count:+,}): {why}"]
 
 
 def _raised(rows: Sequence[Any], selected: Sequence[Any], sample: Any, seed: int,

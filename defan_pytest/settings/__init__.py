@@ -201,7 +201,7 @@ def _as_given(values: Mapping[str, Any]) -> Dict[str, Any]:
         "baseline": _value(values, "baseline") or None,
         "cache": str(_value(values, "cache") or DEFAULT_CACHE).strip(),
         **{noun.replace("-", "_"): bool(_value(values, noun))
-           for noun in ("force-output", "strict", "gate-narrowed", "baseline-force")},
+           for noun in ("force-output", "strict", "gate-narrowed", "with-tests", "baseline-force")},
     }
 
 
@@ -266,6 +266,8 @@ class Settings:
     force_output: bool = False
     strict: bool = False
     gate_narrowed: bool = False
+    #: ``--defan-with-tests``: the project's own tests are collected beside the prompts.
+    with_tests: bool = False
     baseline: Optional[str] = None
     baseline_force: bool = False
     decide: str = "point"

@@ -110,6 +110,10 @@ _BUILT_IN: Tuple[Option, ...] = (
     Option("gate-narrowed", "bool", False,
            "judge the gate even when -k, -m, --deselect, --lf, a path or pytest-split ran only part "
            "of the selected prompts", shown="off: such a run's gate is skipped"),
+    Option("with-tests", "bool", False,
+           "also collect the project's own tests (the paths named, else testpaths, else the current "
+           "folder) beside the DefAn prompts; the exit code then counts them too",
+           shown="off: a DefAn run collects its prompts and verdicts only"),
     Option("baseline", "string", None,
            "a report of an earlier run (--defan-report) to compare with: the regression gate judges "
            "the change on the prompts both runs hold, by a paired test over paraphrase groups",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Dict, List, Optional
 
+from defan_pytest.gates.baseline import levels_note
 from defan_pytest.records import Report
 
 __all__ = ["run_rows"]
@@ -200,6 +201,7 @@ def _baseline(report: Report, rows: List[List[str]]) -> None:
             str(b.get("path")) if b.get("path") else None, f"model {b.get('model')}", f"created {b.get('created')}",
             f"defan-pytest {b['defan_pytest']}" if b.get("defan_pytest") else None,
             f"compared despite: {_plain(b['forced'])}" if b.get("forced") else None,
+            levels_note(b),
         ])])
 
 
