@@ -766,6 +766,17 @@ def test_gate_with_a_baseline_and_compare(tmp_path: Path, capsys: pytest.Capture
     assert main(["compare", str(old), str(old)]) == 0
 
 
+def test_compare_fails_when_it_could_judge_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 33: four groups in common (min_samples is 5) and a 100-point rise: nothing is judged,
+    # which --defan-baseline refuses before any call; defan compare exited 0 ("not judged").
+    monkeypatch.chdir(tmp_path)
+    old = _report_file(tmp_path, "old.json", wrong_groups=0, n_groups=4)
+    new = _report_file(tmp_path, "new.json", wrong_groups=4, n_groups=4)
+    assert main(["compare", str(old), str(new)]) == 1
+    assert "regression gate skipped: the baseline: this run shares 20 prompts in 4 paraphrase groups" in capsys.readouterr().out
+
+
 def test_gate_refuses_another_data_set_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

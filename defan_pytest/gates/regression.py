@@ -374,7 +374,8 @@ def power(records: Sequence[Mapping[str, Any]], thresholds: Thresholds, reduce: 
             for scope, mets in comparison["scopes"].items()
         }
         level = (1.0 - float(comparison.get("per_test_confidence") or 0.95)) / 2.0
-        noises = {str(c.get("noise")) for mets in comparison["scopes"].values() for c in mets.values()}
+        noises = {str(c.get("noise")) for mets in comparison["scopes"].values() for c in mets.values()
+                  if c.get("tolerance") is not None}
         basis = "comparison"
     else:
         confidence = float(thresholds.regression_confidence())
