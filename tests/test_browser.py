@@ -431,7 +431,7 @@ def test_the_history_page_over_three_reports(browser: Any, tmp_path: Path, monke
     view = Page(browser, tmp_path / "history.html")
     page = view.page
     assert page.title() == f"DefAn history: my-rag {INJECTIONS[0]}"
-    assert view.text("#subtitle") == "3 reports · 2030-01-01 12:00 to 2030-01-01 22:00 · 3 regressions"
+    assert view.text("#subtitle") == "3 reports · 2030-01-01 12:00 to 2030-01-01 22:00 · 4 regressions"
     legend = view.text("#legend")
     assert "▲ regressed against the report before" in legend and "✕ beyond its limit in that run" in legend
     for metric in ("fch", "pmh", "rc"):
@@ -453,7 +453,7 @@ def test_the_history_page_over_three_reports(browser: Any, tmp_path: Path, monke
         " · beyond its limit in this run · regressed against the report before")
     marks = page.eval_on_selector_all("#metric-fch path.reg-mark", "ms => ms.map(m => m.dataset.scope)")
     assert sorted(marks) == ["nobel", "overall"]
-    assert page.eval_on_selector_all("#table-rc td.regressed", "ts => ts.map(t => t.dataset.scope)") == ["nobel"]
+    assert page.eval_on_selector_all("#table-rc td.regressed", "ts => ts.map(t => t.dataset.scope)") == ["nobel", "overall"]
     assert page.locator("#metric-fch circle.beyond-mark").count() == page.locator("#table-fch td.beyond").count() > 0
     items = page.eval_on_selector_all("#regression-list li", "ls => ls.map(l => l.textContent)")
     assert len(items) == 3 and items[0].startswith("2030-01-02 01:00: nobel: FCH 0.000 -> 1.000")

@@ -50,6 +50,7 @@ __all__ = [
     "Verdict",
     "check",
     "passed_by_interval",
+    "UNDECIDED",
     "count_of",
     "explain_rc",
     "format_figure",
@@ -59,9 +60,12 @@ __all__ = [
     "verdict_line",
 ]
 
-Status = Literal["pass", "fail", "insufficient", "n/a"]
+Status = Literal["pass", "fail", "insufficient", "n/a", "undecided"]
 
 PASS: Status = "pass"
+#: A figure beyond its limit whose interval reaches the limit, under ``--defan-decide=interval``:
+#: not a failure, and no pass either (issue 33: it was written "pass").
+UNDECIDED: Status = "undecided"
 FAIL: Status = "fail"
 INSUFFICIENT: Status = "insufficient"
 NOT_APPLICABLE: Status = "n/a"
@@ -211,7 +215,7 @@ def _metric_verdict(scope: str, metric: Metric, figs: Mapping[str, Any], limit: 
     details = [f"95% CI {ci_text}"] if (ci_text := interval_text(figs.get(metric.ci_key))) else []
     details.append(f"{metric.count_label}={count_of(figs, metric.count_key)}")
     tail = "; not decided: the interval reaches the limit" if undecided else ""
-    return Verdict(scope, metric.name, PASS if ok else FAIL, value, limit,
+    return Verdict(scope, metric.name, UNDECIDED if undecided else PASS if ok else FAIL, value, limit,
                    f"{scope}: {metric.label} {v_text} {op} {key} {lim_text} ({', '.join(details)}){tail}")
 
 
@@ -244,8 +248,7 @@ def passed_by_interval(verdict: Verdict) -> bool:
     passes it when its interval reaches the limit ("not decided")."""
     metric = METRICS.get(verdict.metric)
     value = verdict.value
-    return (verdict.status == PASS and metric is not None and isinstance(value, (int, float))
-            and not metric.passes(float(value), float(verdict.limit)))
+    return verdict.status == UNDECIDED
 
 
 def overall_figures(summary: Mapping[str, Any], figure: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from defan_pytest.gates.level import (
     INSUFFICIENT,
     NOT_APPLICABLE,
     PASS,
+    UNDECIDED,
     INTERVAL,
     POINT,
     Verdict,
@@ -55,7 +56,7 @@ def _scope_status(verdicts: Sequence[Verdict], not_judged: str | None = None) ->
         return "FAIL"
     if INSUFFICIENT in statuses:
         return "INSUFFICIENT"
-    if PASS in statuses:
+    if statuses & {PASS, UNDECIDED}:
         return "PASS"
     if NOT_APPLICABLE in statuses:
         return "N/A"

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Protocol, Tuple, Type, Un
 import pytest
 
 from defan_pytest.calls.protocol import FatalCallError
-from defan_pytest.gates.level import FAIL, INSUFFICIENT, PASS, Verdict
+from defan_pytest.gates.level import FAIL, INSUFFICIENT, PASS, UNDECIDED, Verdict
 from defan_pytest.plugin.wording import describe, verdict_line
 from defan_pytest.records import ScoredRecord
 from defan_pytest.run import Run
@@ -228,7 +228,7 @@ class GateItem(DefanItem):
         bad = [v.message for v in self.verdicts if v.status in (FAIL, INSUFFICIENT)]
         if bad:
             return "\n".join(bad), ""
-        return None, "\n".join(v.message for v in self.verdicts if v.status == PASS)
+        return None, "\n".join(v.message for v in self.verdicts if v.status in (PASS, UNDECIDED))
 
 
 class RegressionItem(DefanItem):

@@ -177,7 +177,7 @@ def gate_status(verdicts: Sequence[Any], skipped: bool = False) -> str:
     statuses = {v.status for v in verdicts}
     if statuses & {"fail", "insufficient"}:
         return "fail"
-    return "pass" if "pass" in statuses else "not judged"
+    return "pass" if statuses & {"pass", "undecided"} else "not judged"
 
 
 def build_report(

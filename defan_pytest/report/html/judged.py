@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Dict, List, Optional, Tuple
 
-from defan_pytest.gates.level import FAIL, INSUFFICIENT, NOT_APPLICABLE, PASS
+from defan_pytest.gates.level import FAIL, INSUFFICIENT, NOT_APPLICABLE, PASS, UNDECIDED
 from defan_pytest.metrics.registry import METRICS
 
 __all__ = ["FAILED", "NOT_DECIDED", "NOT_JUDGED", "PASSED", "STATES", "gate_rows", "judgements", "verdict_state"]
@@ -46,7 +46,10 @@ def verdict_state(verdict: Mapping[str, Any]) -> Tuple[str, str]:
         return FAILED, "fail"
     if status == INSUFFICIENT:
         return (FAILED if metric == "samples" else NOT_JUDGED), "too few"
+    if status == UNDECIDED:
+        return NOT_DECIDED, "not decided"
     if status == PASS:
+        # (a report written before the status: a pass beyond its limit was decided by interval)
         m = METRICS.get(str(metric))
         value, limit = _number(verdict.get("value")), _number(verdict.get("limit"))
         if m is not None and value is not None and limit is not None and not m.passes(value, limit):
