@@ -456,7 +456,7 @@ def test_the_history_page_over_three_reports(browser: Any, tmp_path: Path, monke
     assert page.eval_on_selector_all("#table-rc td.regressed", "ts => ts.map(t => t.dataset.scope)") == ["nobel", "overall"]
     assert page.locator("#metric-fch circle.beyond-mark").count() == page.locator("#table-fch td.beyond").count() > 0
     items = page.eval_on_selector_all("#regression-list li", "ls => ls.map(l => l.textContent)")
-    assert len(items) == 3 and items[0].startswith("2030-01-02 01:00: nobel: FCH 0.000 -> 1.000")
+    assert len(items) == 4 and items[0].startswith("2030-01-02 01:00: nobel: FCH 0.000 -> 1.000")
     assert view.text("#not-read") == "Every file was read."
     assert page.evaluate("() => window.__pwned === undefined")
     assert not view.dialogs and view.errors == [], view.errors
