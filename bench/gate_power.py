@@ -136,30 +136,38 @@ def _asks(run: dict[str, np.ndarray], key: str, g: int, i: int) -> tuple[int | N
     return tuple(None if run["failed"][k, g, i] else int(run[key][k, g, i]) for k in range(run[key].shape[0]))
 
 
+def _round_spread(run: dict[str, np.ndarray], key: str, keep: np.ndarray) -> np.ndarray:
+    """Per group, the variance of one round's sum between the rounds of one run, each prompt
+    centred at its own mean (what :func:`defan_pytest.gates.paired.measured_noise` computes,
+    vectorised; ``--check`` compares the two)."""
+    ok = ~run["failed"] & keep[None]
+    events = run[key].astype(float)
+    answered = ok.sum(0)
+    mean = np.where(answered > 0, (events * ok).sum(0) / np.maximum(answered, 1), 0.0)
+    resid = np.where(ok, events - mean[None], 0.0)
+    totals = resid.sum(2)  # rounds x groups
+    return (totals ** 2).sum(0) / (events.shape[0] - 1)
+
+
 def _scope_changes(old: dict[str, np.ndarray], new: dict[str, np.ndarray], key: str, both_ok: np.ndarray,
                    noise_measured: bool) -> tuple[list[GroupChange], float, int, float]:
     """The GroupChanges of FCH (``wrong``) or PMH (``misaligned``), the estimate, the pairs
     and the baseline's level, as :func:`defan_pytest.gates.paired.compare` counts them."""
     v_old, _ = _prompt_values(old, key)
     v_new, _ = _prompt_values(new, key)
-    diff = v_new - v_old
-    changes = []
-    total = 0.0
-    pairs = 0
-    level_old = 0.0
-    for g in range(diff.shape[0]):
-        keep = np.nonzero(both_ok[g])[0]
-        if not len(keep):
-            continue
-        d = diff[g, keep]
-        measured = None
-        if noise_measured:
-            values = [PairedValue(v_old[g, i], v_new[g, i], _asks(old, key, g, i), _asks(new, key, g, i)) for i in keep]
-            measured = measured_noise(values)
-        changes.append(GroupChange(tuple(float(x) for x in d), measured))
-        total += float(d.sum())
-        pairs += len(keep)
-        level_old += float(v_old[g, keep].sum())
+    diff = np.where(both_ok, v_new - v_old, 0.0)
+    measured = None
+    if noise_measured:
+        rounds_old, rounds_new = old[key].shape[0], new[key].shape[0]
+        measured = (_round_spread(old, key, both_ok) / rounds_old + _round_spread(new, key, both_ok) / rounds_new)
+    counts = both_ok.sum(1)
+    changes = [
+        GroupChange(tuple(row[mask].tolist()), None if measured is None else float(measured[g]))
+        for g, (row, mask) in enumerate(zip(diff, both_ok)) if counts[g]
+    ]
+    pairs = int(counts.sum())
+    total = float(diff.sum())
+    level_old = float(np.where(both_ok, v_old, 0.0).sum())
     return changes, (total / pairs if pairs else 0.0), pairs, (level_old / pairs if pairs else 0.0)
 
 
@@ -375,6 +383,18 @@ def check(n: int) -> None:
         mine = test.p_value < level and estimate > TOL
         agree += mine == fch["regressed"] and abs(test.p_value - fch["p_value"]) < 1e-9
     print(f"{agree} of {n} replicates: the same p-value and decision")
+    same = 0
+    for r in range(n):
+        app = App(rng, 10, 15, 0.25)
+        old, new = app.ask(rng, app.p_wrong, 3, 0.1), app.ask(rng, app.p_wrong, 3, 0.1)
+        both_ok = (~old["failed"]).any(0) & (~new["failed"]).any(0)
+        mine = _round_spread(old, "wrong", both_ok) / 3 + _round_spread(new, "wrong", both_ok) / 3
+        v_old, _ = _prompt_values(old, "wrong")
+        v_new, _ = _prompt_values(new, "wrong")
+        theirs = [measured_noise([PairedValue(v_old[g, i], v_new[g, i], _asks(old, "wrong", g, i), _asks(new, "wrong", g, i))
+                                  for i in np.nonzero(both_ok[g])[0]]) for g in range(10)]
+        same += all(abs(a - (b or 0.0)) < 1e-9 for a, b in zip(mine, theirs))
+    print(f"{same} of {n} replicates: the vectorised noise of repeats equals measured_noise's")
 
 
 def main() -> None:
