@@ -8,8 +8,9 @@ nobel; or the full set, 70,793 prompts), judged by the library's own test agains
 (:func:`defan_pytest.stats.flips.against_noise` and :func:`~defan_pytest.stats.flips.combine`, the
 noise of a group measured by :func:`defan_pytest.gates.paired.measured_noise` when the runs repeat)
 and the gate's rule: a scope's figure regresses when the test is significant one-sided at the
-gate's level (``0.05 / 26``: FCH, PMH and RC in 8 domains and overall, math without RC) and the
-estimated change is past the tolerance (0.02). ``--check`` runs a few replicates through
+gate's level (0.05 over the changes it judges: FCH, PMH and RC in each domain with 5 paraphrase
+groups in common and overall, math without RC: 20 at the pull-request sample, 26 on the full set)
+and the estimated change is past the tolerance (0.02). ``--check`` runs a few replicates through
 :func:`defan_pytest.gates.regression.judge` itself and compares every decision.
 
 The application (per prompt: wrong or right, misaligned or not, a claim for RC):
@@ -60,9 +61,10 @@ PR = {"sports": 4, "census": 22, "nobel": 28, "entertainment": 32, "world_org": 
       "conference_venue": 3, "math": 645}
 FULL = {"sports": 87, "census": 527, "nobel": 653, "entertainment": 761, "world_org": 183, "qs_ranking": 1433,
         "conference_venue": 61, "math": 15218}
-JUDGED = 26
+#: A scope needs this many paraphrase groups in common to be judged (min_samples' default):
+#: sports (4) and conference_venue (3) are not judged at the pull-request sample.
+MIN_SAMPLES = 5
 ALPHA = 0.05
-LEVEL = ALPHA / JUDGED
 TOL = 0.02
 
 
@@ -144,7 +146,8 @@ def _round_spread(run: dict[str, np.ndarray], key: str, keep: np.ndarray) -> np.
     events = run[key].astype(float)
     answered = ok.sum(0)
     mean = np.where(answered > 0, (events * ok).sum(0) / np.maximum(answered, 1), 0.0)
-    resid = np.where(ok, events - mean[None], 0.0)
+    weight = events.shape[0] / np.maximum(answered, 1)
+    resid = np.where(ok, weight[None] * (events - mean[None]), 0.0)
     totals = resid.sum(2)  # rounds x groups
     return (totals ** 2).sum(0) / (events.shape[0] - 1)
 
@@ -157,12 +160,14 @@ def _scope_changes(old: dict[str, np.ndarray], new: dict[str, np.ndarray], key: 
     v_new, _ = _prompt_values(new, key)
     diff = np.where(both_ok, v_new - v_old, 0.0)
     measured = None
+    df = math.inf
     if noise_measured:
         rounds_old, rounds_new = old[key].shape[0], new[key].shape[0]
         measured = (_round_spread(old, key, both_ok) / rounds_old + _round_spread(new, key, both_ok) / rounds_new)
+        df = float(rounds_old - 1 + rounds_new - 1)
     counts = both_ok.sum(1)
     changes = [
-        GroupChange(tuple(row[mask].tolist()), None if measured is None else float(measured[g]))
+        GroupChange(tuple(row[mask].tolist()), None if measured is None else float(measured[g]), df)
         for g, (row, mask) in enumerate(zip(diff, both_ok)) if counts[g]
     ]
     pairs = int(counts.sum())
@@ -190,12 +195,22 @@ def _rc_changes(old: dict[str, np.ndarray], new: dict[str, np.ndarray], both_ok:
         if noise_measured and (len(co) > 1 or len(cn) > 1):
             asks_o = tuple(None if math.isnan(x) else int(x) for x in co) if len(co) > 1 else ()
             asks_n = tuple(None if math.isnan(x) else int(x) for x in cn) if len(cn) > 1 else ()
-            measured = measured_noise([PairedValue(vo, vn, asks_o, asks_n)])
-        changes.append(GroupChange((vo - vn,), measured))
+            found = measured_noise([PairedValue(vo, vn, asks_o, asks_n)])
+            measured = None if found is None else found
+        changes.append(GroupChange((vo - vn,), None if measured is None else measured[0],
+                                   math.inf if measured is None else measured[1]))
         total += vn - vo
         pairs += 1
         level += vo
     return changes, (total / pairs if pairs else 0.0), pairs, (level / pairs if pairs else 0.0)
+
+
+def _level(domains: dict[str, int]) -> float:
+    """The gate's one-sided level a change: 0.05 over the changes it judges (FCH, PMH and RC in
+    each domain with min_samples groups and overall; math has no RC): 20 at the pull-request
+    sample, 26 on the full set."""
+    judged = sum(2 if name == "math" else 3 for name, groups in domains.items() if groups >= MIN_SAMPLES) + 3
+    return ALPHA / judged
 
 
 def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float = 0.0, repeat: int = 1,
@@ -205,8 +220,11 @@ def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float =
     scopes' parts for the power calculation."""
     failed_any = False
     nobel_fch = False
+    level = _level(domains)
     parts: dict[str, list[tuple[float, Any, float, int, float, str]]] = {"fch": [], "pmh": [], "rc": []}
     for name, groups in domains.items():
+        if groups < MIN_SAMPLES:
+            continue  # the gate judges no scope of fewer groups in common (min_samples)
         size = 1 if name == "math" else 15
         app = App(rng, groups, size, flip, shared=shared)
         p_new = app.p_wrong.copy()
@@ -235,7 +253,7 @@ def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float =
             test = against_noise(changes, noise)
             assert test is not None
             worse = -estimate if metric == "rc" else estimate
-            regressed = test.p_value < LEVEL and worse > TOL
+            regressed = test.p_value < level and worse > TOL
             failed_any |= regressed
             if name == "nobel" and metric == "fch":
                 nobel_fch = regressed
@@ -245,7 +263,7 @@ def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float =
         tests = [(1.0 / (d * pairs), test) for _, test, _, pairs, _, _ in found_parts]
         combined = combine(tests)
         worse = sum(w for w, *_ in found_parts) / d
-        if combined is not None and combined.p_value < LEVEL and worse > TOL:
+        if combined is not None and combined.p_value < level and worse > TOL:
             failed_any = True
     return {"whole": failed_any, "nobel_fch": nobel_fch, "parts": parts if keep else None}
 
@@ -339,7 +357,7 @@ def section_power(reps: int) -> None:
             nobel = next(p for p in found if p[5] == "nobel")
             _, _, level_old, pairs, measured, _ = nobel
             noise = measured / pairs
-            stated = catchable_rise([PowerPart(1.0 / pairs, pairs, noise, 1.0 - level_old)], LEVEL, TOL,
+            stated = catchable_rise([PowerPart(1.0 / pairs, pairs, noise, 1.0 - level_old)], _level(domains), TOL,
                                     measured=bool(kw.get("repeat")))
             assert stated is not None
             hits = sum(simulate(rng, domains, rise=stated, **kw)["nobel_fch"] for _ in range(reps))
@@ -393,7 +411,7 @@ def check(n: int) -> None:
         v_new, _ = _prompt_values(new, "wrong")
         theirs = [measured_noise([PairedValue(v_old[g, i], v_new[g, i], _asks(old, "wrong", g, i), _asks(new, "wrong", g, i))
                                   for i in np.nonzero(both_ok[g])[0]]) for g in range(10)]
-        same += all(abs(a - (b or 0.0)) < 1e-9 for a, b in zip(mine, theirs))
+        same += all(abs(a - (b[0] if b else 0.0)) < 1e-9 for a, b in zip(mine, theirs))
     print(f"{same} of {n} replicates: the vectorised noise of repeats equals measured_noise's")
 
 
@@ -407,7 +425,9 @@ def main() -> None:
     args = parser.parse_args()
     started = time.time()
     only = set(args.only.split(","))
-    print(f"# bench/gate_power.py: whole gate at one-sided {LEVEL:.4f} a change (0.05 / {JUDGED}), tolerance {TOL}")
+    print(f"# bench/gate_power.py: whole gate at one-sided 0.05 / 20 = {_level(PR):.4f} a change at the pull-request sample "
+          f"(sports and conference_venue have fewer than {MIN_SAMPLES} groups: not judged), 0.05 / 26 = {_level(FULL):.4f} "
+          f"on the full set; tolerance {TOL}")
     if args.check:
         check(args.check)
     if "rerun" in only:

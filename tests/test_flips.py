@@ -8,6 +8,8 @@ from fractions import Fraction
 from itertools import product
 
 import numpy as np
+from statistics import NormalDist
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,13 +51,19 @@ def test_the_sign_flip_tail_is_exact(groups: list[list[Fraction]]) -> None:
     assert test.p_value == pytest.approx(_exact([n for n in nets if n != 0], sum(nets, Fraction(0))))
 
 
-def test_a_measured_noise_of_nothing_makes_any_worsening_significant() -> None:
-    # Repeats that never disagreed: nothing but a change can make a flip.
-    measured = [GroupChange((1, 0, 0), 0.0), GroupChange((0, 0, 0), 0.0)]
+def test_a_measured_noise_is_never_taken_below_the_flips_own() -> None:
+    # Repeats that happened to agree measure no noise; the test then takes the flips' own squares
+    # (each flip one answer's worth), so one flip is no proof. A measured noise above them is used
+    # with its degrees of freedom (Student's t).
+    measured = [GroupChange((1, 0, 0), 0.0, 2.0), GroupChange((0, 0, 0), 0.0, 2.0)]
     test = against_noise(measured)
-    assert test is not None and test.noise == "repeats" and test.p_value == 0.0
+    assert test is not None and test.noise == "repeats" and test.method == "normal"
+    assert test.p_value == pytest.approx(1 - NormalDist().cdf(1.0))
+    wide = against_noise([GroupChange((1, 1, 0), 4.0, 2.0)])
+    assert wide is not None and wide.method == "t" and wide.variance == 4.0
+    assert wide.p_value > 1 - NormalDist().cdf(1.0)  # t on 2 df has the heavier tail
     better = against_noise([GroupChange((-1,), 0.0)])
-    assert better is not None and better.p_value == 1.0
+    assert better is not None and better.p_value > 0.5
     with pytest.raises(ValueError, match="noise must be one of"):
         against_noise(measured, "prompt")
     assert against_noise([]) is None

@@ -343,7 +343,7 @@ def test_the_history_job_fetches_the_last_reports_and_publishes_the_page(tmp_pat
     assert steps["The history page"]["if"] == "steps.fetch.outputs.kept != '0'"
     page = _run(steps["The history page"]["run"], work, env)
     assert page.returncode == 0, page.stdout + page.stderr
-    assert page.stdout.startswith("history: 3 reports, 2030-01-01T12:00:00Z to 2030-01-01T22:00:00Z, 3 regressions")
+    assert page.stdout.startswith("history: 3 reports, 2030-01-01T12:00:00Z to 2030-01-01T22:00:00Z, 4 regressions")
     assert (work / "defan-history.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert "## DefAn history: my-rag" in (work / "summary.md").read_text(encoding="utf-8")
     # No report of the default branch yet (its first run stopped): nothing to draw, said.

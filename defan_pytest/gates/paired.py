@@ -149,7 +149,8 @@ def _round_variance(asks: Sequence[tuple[Optional[int], ...]]) -> tuple[float, i
     """The variance of one round's group sum between the rounds of one run (the group's
     prompts' asks, round ``k`` each prompt's ``k``-th), and the rounds; ``None`` when the run
     asked the group once. Each prompt is centred at its own mean, so a change in the prompts'
-    rates between runs is no noise; a round that lacks a prompt's ask adds nothing for it."""
+    rates between runs is no noise; a prompt with fewer answered asks (a failed call) weighs
+    more in the rounds it has (its mean rests on fewer), and adds nothing to a round it lacks."""
     depth = max((len(a) for a in asks), default=0)
     if depth < 2:
         return None
@@ -159,16 +160,18 @@ def _round_variance(asks: Sequence[tuple[Optional[int], ...]]) -> tuple[float, i
         if not given:
             continue
         mean = sum(given) / len(given)
+        weight = depth / len(given)
         for k, e in enumerate(events):
             if e is not None:
-                totals[k] += e - mean
+                totals[k] += weight * (e - mean)
     return sum(t * t for t in totals) / (depth - 1), depth
 
 
-def measured_noise(values: Sequence[PairedValue]) -> float | None:
-    """The variance of a group's net change under no change, from the runs' repeats: one
-    round's spread divided by each run's rounds (a run asked once borrows the other's spread,
-    the same model's under no change); ``None`` when neither run repeated the group."""
+def measured_noise(values: Sequence[PairedValue]) -> tuple[float, float] | None:
+    """The variance of a group's net change under no change, from the runs' repeats, and its
+    degrees of freedom: one round's spread divided by each run's rounds (a run asked once
+    borrows the other's spread, the same model's under no change), on the rounds less one of
+    each run that measured it; ``None`` when neither run repeated the group."""
     old = _round_variance([v.old_asks for v in values])
     new = _round_variance([v.new_asks for v in values])
     if old is None and new is None:
@@ -177,7 +180,8 @@ def measured_noise(values: Sequence[PairedValue]) -> float | None:
     spread_new = new[0] if new is not None else old[0]  # type: ignore[index]
     rounds_old = old[1] if old is not None else 1
     rounds_new = new[1] if new is not None else 1
-    return spread_old / rounds_old + spread_new / rounds_new
+    df = sum(found[1] - 1 for found in (old, new) if found is not None)
+    return spread_old / rounds_old + spread_new / rounds_new, float(df)
 
 
 @dataclass
@@ -200,8 +204,9 @@ class _Tally:
             sum(d for d in diffs if d > 0), sum(-d for d in diffs if d < 0), len(values),
         ))
         sign = -1 if metric.higher_is_better else 1
-        self.changes.setdefault(name, []).append(
-            GroupChange(tuple(sign * d for d in diffs), measured_noise(values) if measure else None))
+        noise = measured_noise(values) if measure else None
+        self.changes.setdefault(name, []).append(GroupChange(
+            tuple(sign * d for d in diffs), None if noise is None else noise[0], math.inf if noise is None else noise[1]))
         self.old[name] = self.old.get(name, 0) + sum(v.old for v in values)
         self.new[name] = self.new.get(name, 0) + sum(v.new for v in values)
         self.worse[name] = self.worse.get(name, 0) + sum(1 for d in diffs if sign * d > 0)

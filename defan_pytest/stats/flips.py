@@ -42,7 +42,8 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
-from defan_pytest.stats.distributions import binomial_half_upper, normal_quantile
+from defan_pytest.stats.distributions import binomial_half_upper, normal_quantile, t_sf
+from defan_pytest.stats.intervals import welch_df
 
 __all__ = ["NOISES", "GroupChange", "NoiseTest", "PowerPart", "against_noise", "catchable_rise", "combine"]
 
@@ -60,10 +61,12 @@ _EXACT_WORK = 3_000_000
 class GroupChange:
     """One paraphrase group's paired changes, worse-signed (``+1``: worse by one whole answer),
     and ``measured``: the variance of their sum under no change, as the runs' repeats measured
-    it (``None``: no run asked the group more than once)."""
+    it (``None``: no run asked the group more than once), estimated on ``df`` degrees of freedom."""
 
     diffs: tuple[Any, ...]
     measured: float | None = None
+    #: The degrees of freedom of ``measured`` (the rounds of repeats less one, each run).
+    df: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,8 @@ class NoiseTest:
     ``net``: the net worsening (sum of the worse-signed changes, in answers; in the figure's
     units for a combination of scopes, :func:`combine`); ``variance``: its
     variance under no change; ``p_value``: one-sided, of a worsening at least this large;
-    ``method``: ``"sign test"`` (McNemar's exact), ``"sign-flip"`` (exact over groups) or
-    ``"normal"``; ``noise``: where the variance came from (``"answers"``, ``"questions"``,
+    ``method``: ``"sign test"`` (McNemar's exact), ``"sign-flip"`` (exact over groups),
+    ``"t"`` (a variance measured by repeats, on its degrees of freedom) or ``"normal"``; ``noise``: where the variance came from (``"answers"``, ``"questions"``,
     ``"repeats"``, or a mix such as ``"repeats and answers"``); ``pairs``: the pairs counted.
     """
 
@@ -140,6 +143,8 @@ def against_noise(groups: Iterable[GroupChange], noise: str = "answer") -> Noise
         raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {noise!r}")
     net: Any = 0
     variance = 0.0
+    measured_parts: list[tuple[float, float]] = []
+    squares = 0.0  # the measured groups' own squared changes
     units: list[Any] = []
     pairs = 0
     sources: set[str] = set()
@@ -153,6 +158,8 @@ def against_noise(groups: Iterable[GroupChange], noise: str = "answer") -> Noise
             if not (math.isfinite(group.measured) and group.measured >= 0.0):
                 raise ValueError(f"a measured variance must be a number >= 0, got {group.measured!r}")
             variance += group.measured
+            measured_parts.append((group.measured, group.df))
+            squares += float(sum(d * d for d in group.diffs))
             sources.add("repeats")
         elif noise == "question":
             variance += float(total * total)
@@ -175,7 +182,22 @@ def against_noise(groups: Iterable[GroupChange], noise: str = "answer") -> Noise
             if found is not None:
                 method, p_value = "sign-flip", found
     if p_value is None:
-        p_value = _normal_p(float(net), variance)
+        if measured_parts:
+            # A variance measured from a few rounds a group is itself uncertain (three rounds of
+            # a group that agree by chance measure none): Student's t on its Welch-Satterthwaite
+            # degrees of freedom, and never below the changes' own squares (each unbiased under
+            # no change; the larger protects the test where the rounds happened to agree).
+            measured = sum(v for v, _ in measured_parts)
+            if squares > measured:
+                variance += squares - measured
+                df = math.inf
+            else:
+                df = welch_df([v for v, _ in measured_parts] + [max(0.0, variance - measured)],
+                              [d for _, d in measured_parts] + [math.inf])
+            method = "t" if math.isfinite(df) else "normal"
+            p_value = t_sf(float(net) / math.sqrt(variance), df) if variance > 0.0 else _normal_p(float(net), 0.0)
+        else:
+            p_value = _normal_p(float(net), variance)
     return NoiseTest(float(net), variance, p_value, method, source, pairs)
 
 
