@@ -247,7 +247,7 @@ def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float =
         }
         if size > 1:
             found["rc"] = _rc_changes(old, new, both_ok, measured)
-        for metric, (changes, estimate, pairs, level) in found.items():
+        for metric, (changes, estimate, pairs, _baseline_figure) in found.items():
             if not pairs:
                 continue
             test = against_noise(changes, noise)
@@ -257,7 +257,7 @@ def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float =
             failed_any |= regressed
             if name == "nobel" and metric == "fch":
                 nobel_fch = regressed
-            parts[metric].append((worse, test, level, pairs, sum(g.measured or 0.0 for g in changes), name))
+            parts[metric].append((worse, test, _baseline_figure, pairs, sum(g.measured or 0.0 for g in changes), name))
     for metric, found_parts in parts.items():
         d = len(found_parts)
         tests = [(1.0 / (d * pairs), test) for _, test, _, pairs, _, _ in found_parts]
