@@ -30,18 +30,10 @@ def rules() -> Scorer:
     return Scorer(nlp=None)
 
 
-def _validation(name: str, public_dir: Path) -> list[dict]:
-    # Rows of the public split are stored by id; their question, gold and type come from it.
-    return labelled.load(name, public_dir)
-
-
-def _public_answers(public_dir: Path) -> dict[str, list[str]]:
-    from defan_pytest.dataset import load_public
-
-    answers: dict[str, list[str]] = {}
-    for r in load_public(data_dir=public_dir):
-        answers.setdefault(r.domain, []).append(r.answer)
-    return answers
+def _validation(name: str) -> list[dict]:
+    # Rows of the public split are stored by id; their question, gold and type come from
+    # tests/data/labelled_public.jsonl (no split needed).
+    return labelled.load(name)
 
 
 #: The question of the paper's Table 6 (quoted in the paper) and its gold.
@@ -56,26 +48,19 @@ def test_paper_table6(rules: Scorer) -> None:
     assert not group_consistent("rank", [s.claim for s in scores])  # RC 0
 
 
-def test_the_table6_rows_of_the_labelled_set_are_the_paper_s(rules: Scorer, public_dir: Path) -> None:
+def test_the_table6_rows_of_the_labelled_set_are_the_paper_s(rules: Scorer) -> None:
     """The labelled set holds Table 6 as the paraphrase group of its question: the same
     verdicts with each paraphrase as asked."""
-    rows = [r for r in _validation("validation.jsonl", public_dir) if r.get("table6")]
+    rows = [r for r in _validation("validation.jsonl") if r.get("table6")]
     assert [r["response"] for r in rows] == KOBE_RESPONSES
     assert len({r["id"].rsplit("-", 1)[0] for r in rows}) == 1 and KOBE in {r["question"] for r in rows}
     scores = rules.score_many([ScoreInput(r["question"], r["answer"], "rank", r["response"], domain="qs_ranking") for r in rows])
     assert (sum(not s.correct for s in scores), sum(not s.aligned for s in scores)) == (12, 5)
 
 
-@pytest.fixture(scope="module")
-def answer_lists(public_dir: Path) -> dict[str, list[str]]:
-    return _public_answers(public_dir)
-
-
 @pytest.mark.parametrize("name", labelled.SETS)
 @pytest.mark.parametrize("nlp", [None, "auto"])
-def test_validation_set_agreement(
-    nlp: str | None, name: str, public_dir: Path, answer_lists: dict[str, list[str]]
-) -> None:
+def test_validation_set_agreement(nlp: str | None, name: str) -> None:
     """The hand-labelled sets: the scorer must agree with the annotator on nearly every row.
     The held-out sets (``validation_holdout``; ``validation_forms``: long reasoning, five other
     languages, tables, key-value lists, JSON, RAG citations) were labelled without sight of the
@@ -83,9 +68,9 @@ def test_validation_set_agreement(
     disagreeing on anything (claim included), and in ``validation_forms`` no form of response
     worse than that; the remaining disagreements are rows marked AMBIGUOUS (see
     docs/SCORING-CHOICES.md)."""
-    rows = _validation(name, public_dir)
+    rows = _validation(name)
     assert len(rows) >= 150
-    scorer = Scorer(nlp=nlp, answers=answer_lists)
+    scorer = Scorer(nlp=nlp)
     scores = scorer.score_many(
         [ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"]) for r in rows]
     )
@@ -112,10 +97,10 @@ def test_validation_set_agreement(
 
 
 @pytest.mark.parametrize("name", sorted(labelled.FLOORS))
-def test_the_blind_sets_keep_their_agreement(name: str, public_dir: Path) -> None:
+def test_the_blind_sets_keep_their_agreement(name: str) -> None:
     """The blind sets of issue 21 (tests/labelled.py): the agreement reached is kept, and every
     row is scored as the plugin would, its finish reason included (clarification 14)."""
-    rows = _validation(name, public_dir)
+    rows = _validation(name)
     scores = Scorer(nlp=None).score_many([
         ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"],
                    finish_reason=r.get("finish_reason")) for r in rows])
@@ -126,10 +111,10 @@ def test_the_blind_sets_keep_their_agreement(name: str, public_dir: Path) -> Non
 
 
 @pytest.mark.parametrize("name", [*labelled.SETS, *sorted(labelled.FLOORS)])
-def test_every_labelled_paraphrase_group_gets_its_consistency_verdict(name: str, public_dir: Path) -> None:
+def test_every_labelled_paraphrase_group_gets_its_consistency_verdict(name: str) -> None:
     """RC, judged on the scorer's claims, agrees with RC judged on the labelled claims, for every
     paraphrase group of two or more rows in a set (rows of one question of the public split)."""
-    rows = _validation(name, public_dir)
+    rows = _validation(name)
     scores = Scorer(nlp=None).score_many([
         ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"],
                    finish_reason=r.get("finish_reason")) for r in rows])
@@ -143,11 +128,12 @@ def test_every_labelled_paraphrase_group_gets_its_consistency_verdict(name: str,
     assert not wrong, (name, wrong)
 
 
-def test_labelled_sets_store_no_defan_questions(public_dir: Path) -> None:
-    """The labelled sets hold no DefAn text: a row of the public split is stored by its id
-    (which must resolve), and an inline question must be one we wrote, not DefAn's."""
-    by_id = labelled.public_rows(public_dir)
-    questions = {r.question.strip() for r in by_id.values()}
+def test_labelled_sets_store_public_rows_by_id() -> None:
+    """A row of the public split is stored by its id (which must resolve in
+    labelled_public.jsonl, checked against the split in test_labelled_snapshot.py), and an
+    inline question must be one we wrote, not DefAn's."""
+    by_id = labelled.fixture_rows()
+    questions = {r["question"].strip() for r in by_id.values()}
     for name in (*labelled.SETS, *labelled.FLOORS):
         for i, r in enumerate(labelled.raw_rows(name), 1):
             where = f"{name}:{i}"
