@@ -328,3 +328,19 @@ def test_ner_reads_a_bounded_window_and_its_offsets_map_back() -> None:
     s = Scorer(nlp=ner).score("Who won the 1903 Nobel Prize in Physics?", "Pierre Curie", "name", response, domain="nobel")
     assert s.claim == "Zorbo Quux"
     assert len(ner.seen) == 1 and len(ner.seen[0]) <= NER_WINDOW < len(response)
+
+
+def test_every_public_gold_answered_as_written_is_correct(public_dir: Path) -> None:
+    """A response that is exactly a row's gold is right, for every row of the public split
+    with a gold (the 30 virtual-conference golds were wrong before issue 37) -- except the UN
+    rows that ask for dd/mm/yyyy: their gold is written month first, as the dataset writes
+    dates, so the same digits read day first (as the question asks) are another date when
+    the day is 12 or less."""
+    from defan_pytest.dataset import load_public
+
+    rows = [r for r in load_public(data_dir=public_dir) if r.answer.strip()]
+    scores = Scorer(nlp=None).score_many([ScoreInput(r.question, r.answer, r.type, r.answer, domain=r.domain) for r in rows])
+    wrong = [(r.id, r.answer, s.claim) for r, s in zip(rows, scores) if not s.correct]
+    assert all(i.startswith("world_org-") and "dd/mm" in q.question for (i, _, _), q in
+               zip(wrong, [r for r, s in zip(rows, scores) if not s.correct])), wrong
+    assert len(wrong) == 26, wrong

@@ -310,6 +310,11 @@ class CityType(EntityAnswerType):
         return text, False
 
     def bare(self, text: str, ctx: Context) -> Optional[str]:
+        # A virtual gold answered as written ("Nashville, Tennessee Virtual/Online due to
+        # COVID-19"): the place it names and the word online, one bare answer (clarification 10).
+        place, virtual = self.gold_text(text)
+        if virtual and text.count("\n") == 0 and (not place or _bare_place(place, ctx) is not None):
+            return ONLINE_CLAIM
         return _bare_place(text, ctx)
 
     def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:

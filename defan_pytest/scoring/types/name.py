@@ -9,7 +9,7 @@ misaligned, and X is its claim (clarification 9).
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, List, Optional
+from typing import FrozenSet, List, Optional, Tuple
 
 from defan_pytest.scoring.text.countries import english_countries, is_country_of, is_demonym, official_short
 from defan_pytest.scoring.text.names import fold, is_given_name, name_tokens, names_match
@@ -137,6 +137,10 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
         return None
     if _LIST_ITEM.search(t) or "(" in t:
         return None  # a list item, or a name with a comment in brackets
+    shared = _shared_surname(t, ctx) if " and " in t or " & " in t else None
+    if shared is not None:
+        # "Joel and Ethan Coen": two people, aligned only where the gold names them jointly.
+        return shared[0] if _joint_in_gold(shared, ctx) else None
     # Two names where one is asked ("Pierre Curie and Marie Curie", "Curie; Becquerel").
     parts = [p for p in _TWO_NAMES.split(t) if p.strip()]
     real = [p for p in parts if fold(p).strip(" .") not in _SUFFIX_PARTS]
@@ -165,6 +169,35 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
     return t
 
 
+# Two given names and one surname ("Joel and Ethan Coen", "Pierre & Marie Curie").
+_SHARED_SURNAME = re.compile(r"\b([A-Z][\w'’-]+)\s+(?:and|&)\s+([A-Z][\w'’-]+)\s+([A-Z][\w'’-]+)\b")
+
+
+_CAPITALIZED_BEFORE = re.compile(r"[A-Z][\w'’.-]*[ \t]+$")
+
+
+def _shared_surname(t: str, ctx: Optional[Context]) -> Optional[Tuple[str, str]]:
+    """``(first person, second person)`` when ``t`` names two people with a shared surname
+    (clarification 26): where the question asks for a person, or the given names are known."""
+    m = _SHARED_SURNAME.fullmatch(t)
+    if m is None or is_given_name(m.group(3)):
+        return None
+    asks_person = ctx is not None and _ASKS_PERSON.search(ctx.question) is not None
+    if not asks_person and not (is_given_name(m.group(1)) and is_given_name(m.group(2))):
+        return None
+    return f"{m.group(1)} {m.group(3)}", f"{m.group(2)} {m.group(3)}"
+
+
+def _joint_in_gold(people: Tuple[str, str], ctx: Context) -> bool:
+    """Does one accepted answer of the row name these two people jointly (clarification 21's
+    ``Joel Coen and Ethan Coen``)?  The row's known answers hold the gold as written."""
+    gaz = ctx.gazetteer
+    if gaz is None:
+        return False
+    a, b = people
+    return any(f"{x}{sep}{y}" in gaz for x, y in ((a, b), (b, a)) for sep in (" and ", " & ", ", "))
+
+
 class NameType(EntityAnswerType):
     """Names, matched token by token with initials, short forms and transliterations allowed."""
 
@@ -191,6 +224,13 @@ class NameType(EntityAnswerType):
             if head < s and (gaz is None or gaz.find(text[head:s], folded_tokens(text[head:s]))):
                 head = s
             out.append((head, e, NONE_CLAIM, "none"))
+        if " and " in text or " & " in text:
+            for m in _SHARED_SURNAME.finditer(text):
+                if _CAPITALIZED_BEFORE.search(text, 0, m.start()):
+                    continue  # "Wilhelm Wien and Max Planck": "Wien" is no given name
+                people = _shared_surname(m.group(), ctx)
+                if people is not None:  # "Joel and Ethan Coen": the first person is the claim
+                    out.append((m.start(), m.end(), people[0], "people"))
         return out
 
     def correct(self, claim: str, gold: Gold) -> bool:
