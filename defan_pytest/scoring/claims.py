@@ -168,11 +168,9 @@ def _extract(
     elif kind.uses_gazetteer and HEDGE.search(text):
         text = HEDGE.sub(blank, text)  # "Either Linus Pauling or ...": the hedge is no name
     text, fixes = corrections(kind, text, ctx)
-    override = getattr(kind, "override", None)
-    if override is not None:
-        claim = override(text, ctx)
-        if claim is not None:
-            return Extraction(claim, False, how="override")
+    claim = kind.override(text, ctx)
+    if claim is not None:
+        return Extraction(claim, False, how="override")
     mark = _marked_claim(kind, text, ctx, raw, fixes)
     if mark is not None:
         return Extraction(mark, False, how="marked")

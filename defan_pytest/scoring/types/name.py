@@ -14,7 +14,7 @@ from typing import FrozenSet, List, Optional, Tuple
 from defan_pytest.scoring.text.countries import english_countries, is_country_of, is_demonym, official_short
 from defan_pytest.scoring.text.names import fold, is_given_name, name_tokens, names_match
 from defan_pytest.scoring.text.no_prize import NONE_WORDS, first_none, is_none_statement, none_spans
-from defan_pytest.scoring.text.tokens import folded_tokens, is_generic, looks_like_sentence
+from defan_pytest.scoring.text.tokens import folded_tokens, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
 
@@ -162,7 +162,7 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
         ):
             return None
     toks = name_tokens(t)
-    if not toks or is_generic(toks):
+    if not toks or ctx.profile.is_generic(toks):
         return None  # "Best Supporting Actress": a category, not a name
     if len(toks) == 1 and t[:1].isupper() and is_demonym(t):
         return None  # "Brazilian": an adjective of nationality, not the team's or country's name
@@ -198,6 +198,36 @@ def _joint_in_gold(people: Tuple[str, str], ctx: Context) -> bool:
     return any(f"{x}{sep}{y}" in gaz for x, y in ((a, b), (b, a)) for sep in (" and ", " & ", ", "))
 
 
+_AND_OR_COMMA = re.compile(r"\s+and\s+|\s*,\s*")
+_NAME_PARTICLES = frozenset("von van der den de del della di da du la le y bin ibn".split())
+
+
+def _person(part: str) -> bool:
+    """A full personal name: two to four capitalized words (name particles allowed), no digit."""
+    words = part.split()
+    return (
+        2 <= len(words) <= 4
+        and not any(c.isdigit() for c in part)
+        and words[0][:1].isupper()
+        and all(w[:1].isupper() or w in _NAME_PARTICLES for w in words)
+    )
+
+
+def _people(alt: str) -> Tuple[str, ...]:
+    """A name gold's `` and ``- or comma-joined full personal names as separate accepted answers
+    (SCORING.md clarification 21: ``Joel Coen and Ethan Coen``, ``Barbra Streisand, Katharine
+    Hepburn``); a title stays one (``Come Back, Little Sheba``, ``Min and Bill``,
+    ``Robert Cecil, 1st Viscount Cecil of Chelwood``).  The parts must all be full names and
+    read as people: they share a surname, or one begins with a known given name."""
+    parts = [p.strip() for p in _AND_OR_COMMA.split(alt)]
+    if len(parts) < 2 or not all(_person(p) for p in parts):
+        return (alt,)
+    surnames = {p.split()[-1].casefold() for p in parts}
+    if len(surnames) == 1 or any(is_given_name(p.split()[0]) for p in parts):
+        return tuple(parts)
+    return (alt,)
+
+
 class NameType(EntityAnswerType):
     """Names, matched token by token with initials, short forms and transliterations allowed."""
 
@@ -212,6 +242,9 @@ class NameType(EntityAnswerType):
 
     def bare(self, text: str, ctx: Context) -> Optional[str]:
         return _bare_name(text, ctx)
+
+    def gold_alternatives(self, alternative: str) -> Tuple[str, ...]:
+        return _people(alternative)
 
     def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:
         # A statement of none claims none for its whole sentence: the prize or the year it
