@@ -14,6 +14,33 @@ value: :mod:`defan_pytest.scoring.turns`), 13 (options, hedges and corrections: 
 a mark), 14 (a cut answer's last word is no candidate) and 20 (math results before a check:
 :mod:`defan_pytest.scoring.math_results`).
 
+The stages of :func:`extract`, in the order they run; the first that gives a claim ends it
+(its ``how`` is the claim's :attr:`~defan_pytest.scoring.types.Extraction.how`):
+
+====  =====================================  ==========================================  =========
+ #    stage                                  what it reads                               how
+====  =====================================  ==========================================  =========
+ 1    clean (step 1; cl. 1, 11, 23)          reasoning block, tags, quotes, emphasis,    --
+                                             edge citation marks, one full stop, lead-in
+ 2    answer part (cl. 12, 14, 23, 24)       cut at a new turn, a sources list, a cut    --
+                                             last word; an echoed question is read on
+ 3    empty / refusal (cl. 21)               nothing left, ``N/A``                       empty,
+                                                                                         refusal
+ 4    one value (step 2; cl. 11, 12)         a lead-in and a bare value, the bare        lead-in,
+                                             response, a repetition loop                 bare,
+                                                                                         repeated
+ 5    masks                                  citations, math text, hedges, corrections   --
+                                             (cl. 3, 13, 20): same length, spans hold
+ 6    the type's override (cl. 10)           ``AnswerType.override``: held online        override
+ 7    explicit marks (step 3; cl. 2, 13,     structures, corrections, math results,      marked
+      20, 22)                                conclusions, ``answer is``, ``Answer:``,
+                                             ``\\boxed``, bold, a bare last line: the last
+ 8    first option (cl. 13)                  ``Either X or Y`` opening the response      first-option
+ 9    candidates (step 3)                    ``AnswerType.candidates``: first in         candidate,
+                                             reading order, the question's values out    gazetteer,
+                                                                                         rule, ner
+====  =====================================  ==========================================  =========
+
 Everything here is rules.  When a name or place is left open by them, the extraction says so
 (``needs_ner``) and the caller (:mod:`defan_pytest.scoring.scorer`, which batches NER with
 ``nlp.pipe``) extracts again with the entities a spaCy pipeline found: NER (costly per

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, FrozenSet, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
-from defan_pytest.scoring.profile import PLAIN, DomainProfile
+from defan_pytest.scoring.profile import PLAIN, DomainProfile, profile_for
 from defan_pytest.scoring.text.tokens import Gazetteer
 
 __all__ = [
@@ -120,7 +120,8 @@ def make_context(
     profile: Optional[DomainProfile] = None,
 ) -> Context:
     """Build a :class:`Context`, reading the day-first and year-only cues from the question.
-    A ``profile`` whose domain's answers are worked solutions makes the row a math row."""
+    ``profile``: the row's domain profile (default: the one registered for any domain); one
+    whose answers are worked solutions makes the row a math row."""
     dayfirst, asks_year, asks_month = _question_cues(question)
     return Context(
         question=question,
@@ -133,7 +134,7 @@ def make_context(
         is_math=is_math or (profile is not None and profile.worked_solutions),
         integer_gold=integer_gold,
         finish_reason=finish_reason,
-        profile=profile if profile is not None else PLAIN,
+        profile=profile if profile is not None else profile_for(None),
     )
 
 
