@@ -1052,3 +1052,14 @@ def test_a_virtual_gold_answered_as_written_claims_online(gold: str) -> None:
     q = "Where was the 2021 Example Conference held?"
     assert verdict(q, gold, "city", gold) == ("online", True, True)
     assert verdict(q, gold, "city", "Porto")[2] is False
+
+
+@pytest.mark.parametrize(
+    ("response", "correct"),
+    [("San José, Costa Rica", True), ("San José, Kostarika", True), ("San José, Uruguay", False), ("San José, Perú", False)],
+)
+def test_a_country_added_to_a_city_is_any_country_cldr_names(response: str, correct: bool) -> None:
+    """Issue 37: the countries are CLDR's, in any language (not a hand list of 43: Uruguay
+    and Peru were unknown qualifiers before, so "San José, Uruguay" matched)."""
+    q = "Where was the 2031 Example Conference held?"
+    assert verdict(q, "San José, Costa Rica", "city", response)[2] is correct
