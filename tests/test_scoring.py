@@ -344,3 +344,38 @@ def test_every_public_gold_answered_as_written_is_correct(public_dir: Path) -> N
     assert all(i.startswith("world_org-") and "dd/mm" in q.question for (i, _, _), q in
                zip(wrong, [r for r, s in zip(rows, scores) if not s.correct])), wrong
     assert len(wrong) == 26, wrong
+
+
+def test_a_user_domain_gives_its_own_profile() -> None:
+    """Issue 37: what a domain means is its DomainProfile: a user's domain whose answers are
+    worked solutions claims the last number, given by the scorer or by the row."""
+    from defan_pytest.scoring.profile import DomainProfile
+
+    q = "A tank holds 40 litres and loses 5 a day. After how many days is it empty?"
+    r = "In 8 days, or 192 hours."
+    worked = DomainProfile(worked_solutions=True)
+    # any domain: the first candidate; a worked solution: its last number (SCORING.md step 3)
+    assert Scorer(nlp=None).score(q, "8", "numeric", r, domain="my_tanks").claim == "8"
+    assert Scorer(nlp=None, profiles={"my_tanks": worked}).score(q, "8", "numeric", r, domain="my_tanks").claim == "192"
+    row = ScoreInput(q, "8", "numeric", r, domain="my_tanks", profile=worked)
+    assert Scorer(nlp=None).score_many([row])[0].claim == "192"
+    assert Scorer(nlp=None).score(q, "8", "numeric", r, domain="math").claim == "192"  # DefAn's math profile
+
+
+def test_the_text_layer_names_no_benchmark() -> None:
+    """Issue 37: scoring/text/ holds language knowledge only; the benchmark's words (Nobel,
+    Oscar, FIFA, QS, OIC) are DefAn's domain profiles' (defan_pytest/dataset/profiles.py)."""
+    import io
+    import tokenize
+
+    import defan_pytest.scoring.text as text_pkg
+
+    found = []
+    for path in sorted(Path(text_pkg.__file__).parent.glob("*.py")):
+        with open(path, encoding="utf-8") as f:
+            for tok in tokenize.generate_tokens(io.StringIO(f.read()).readline):
+                if tok.type == tokenize.STRING:
+                    words = set(tok.string.lower().replace("|", " ").split())
+                    hits = words & {"nobel", "oscar", "oscars", "fifa", "qs", "oic"}
+                    found.extend((path.name, tok.start[0], w) for w in hits)
+    assert not found, found
