@@ -13,8 +13,8 @@ from defan_pytest.scoring.claims import extract
 from defan_pytest.scoring.cleaning import clean, mask_citations
 from defan_pytest.scoring.text.date_text import parse_date_text
 from defan_pytest.scoring.text.dates import find_dates
-from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
-from defan_pytest.scoring.text.numbers import parse_number, read_digits
+from defan_pytest.scoring.text.numbers.words import number_words_in_text, words_value
+from defan_pytest.scoring.text.numbers.parse import parse_number, read_digits
 from defan_pytest.scoring.scorer import Score, Scorer
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.names import names_match

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from defan_pytest.scoring.scorer import Scorer
-from defan_pytest.scoring.text.number_any import general_value
-from defan_pytest.scoring.text.number_sources import phrases, vocab_langs, words_of
-from defan_pytest.scoring.text.number_vocab import is_vocab_word, value_in
-from defan_pytest.scoring.text.number_words import words_value
+from defan_pytest.scoring.text.numbers.any_language import general_value
+from defan_pytest.scoring.text.numbers.sources import phrases, vocab_langs, words_of
+from defan_pytest.scoring.text.numbers.vocab import is_vocab_word, value_in
+from defan_pytest.scoring.text.numbers.words import words_value
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RULES = Scorer(nlp=None)

@@ -26,7 +26,7 @@ import re
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from defan_pytest.scoring.text.number_sources import phrases, vocab_langs, words_of
+from defan_pytest.scoring.text.numbers.sources import phrases, vocab_langs, words_of
 
 __all__ = ["MAX_WORDS", "is_vocab_word", "value_in"]
 

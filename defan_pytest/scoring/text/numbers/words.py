@@ -5,7 +5,7 @@
   ``trecentosettantunomiladuecentoventi``) included.
 - Russian, Polish, Turkish, Indonesian and Swedish, which ``text2num`` does not cover, and
   every other language a library writes: the one compositional reader of
-  :mod:`defan_pytest.scoring.text.number_vocab` (its vocabulary harvested from num2words and
+  :mod:`defan_pytest.scoring.text.numbers.vocab` (its vocabulary harvested from num2words and
   CLDR), which also reads the few forms ``text2num`` misses (the elided Italian
   ``centottantotto``).
 
@@ -20,9 +20,9 @@ import re
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Pattern, Tuple
 
-from defan_pytest.scoring.text.number_any import general_value
-from defan_pytest.scoring.text.number_sources import vocab_langs
-from defan_pytest.scoring.text.number_vocab import is_vocab_word, value_in
+from defan_pytest.scoring.text.numbers.any_language import general_value
+from defan_pytest.scoring.text.numbers.sources import vocab_langs
+from defan_pytest.scoring.text.numbers.vocab import is_vocab_word, value_in
 
 #: Languages ``text2num`` reads.
 T2N_LANGS: FrozenSet[str] = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "da"})
