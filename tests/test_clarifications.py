@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from defan_pytest.scoring.claims import extract
 from defan_pytest.scoring.cleaning import clean, mask_citations
-from defan_pytest.scoring.text.date_text import parse_date_text
-from defan_pytest.scoring.text.dates import find_dates
+from defan_pytest.scoring.text.dates.text import parse_date_text
+from defan_pytest.scoring.text.dates.parse import find_dates
 from defan_pytest.scoring.text.numbers.words import number_words_in_text, words_value
 from defan_pytest.scoring.text.numbers.parse import parse_number, read_digits
 from defan_pytest.scoring.scorer import Score, Scorer

@@ -1,5 +1,5 @@
 """Number words of any language the libraries write (SCORING.md clarifications 5 and 16):
-defan_pytest/scoring/text/number_sources.py, number_vocab.py and number_any.py.
+defan_pytest/scoring/text/numbers/sources.py, vocab.py and any_language.py.
 
 The property tests hold the reader to the libraries its vocabulary comes from: what num2words
 or CLDR's rule-based formats write for a number reads back as that number.

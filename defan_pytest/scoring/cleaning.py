@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Optional
 
-from defan_pytest.scoring.text.dates import MONTH_NAME
+from defan_pytest.scoring.text.dates.parse import MONTH_NAME
 from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.rank_words import RANK_NOUNS
 
