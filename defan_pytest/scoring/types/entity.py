@@ -6,7 +6,7 @@ import re
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.names import name_tokens
-from defan_pytest.scoring.text.tokens import capitalized_spans, folded_tokens, in_question, is_generic, question_tokens
+from defan_pytest.scoring.text.tokens import capitalized_spans, folded_tokens, in_question, question_tokens
 from defan_pytest.scoring.types.base import BaseAnswerType, Context, Entity, Extraction
 
 #: A candidate: ``(start, end, text, source)``; source is ``gazetteer``, ``ner``, ``rule`` or
@@ -29,11 +29,11 @@ _SOURCE_RANK = {"gazetteer": 0, "ner": 1, "rule": 2}
 _ARTICLES = frozenset("the a an la le les l el los las il lo gli der die das den dem des un une ein eine uno una um uma o os".split())
 
 
-def _inside_generic_phrase(text: str, s: int, e: int, spans: Sequence[Tuple[int, int]]) -> bool:
+def _inside_generic_phrase(text: str, s: int, e: int, spans: Sequence[Tuple[int, int]], ctx: Context) -> bool:
     for a, b in spans:
         if a <= s and e <= b and (a, b) != (s, e):
             rest = [t for t in name_tokens(text[a:s] + " " + text[e:b]) if t not in _ARTICLES]
-            return bool(rest) and is_generic(rest)
+            return bool(rest) and ctx.profile.is_generic(rest)
     return False
 
 
@@ -62,7 +62,7 @@ class EntityAnswerType(BaseAnswerType):
 
     def is_emphasis(self, claim: str, ctx: Context) -> bool:
         # "**Nobel Prize**" is emphasis, not an answer; "United Nations" (a known answer) is one.
-        if not is_generic(name_tokens(claim)):
+        if not ctx.profile.is_generic(name_tokens(claim)):
             return False
         return ctx.gazetteer is None or claim not in ctx.gazetteer
 
@@ -79,7 +79,7 @@ class EntityAnswerType(BaseAnswerType):
             name_toks = name_tokens(t)
             if not name_toks or in_question(name_toks, qtoks):
                 continue
-            if source != "gazetteer" and is_generic(name_toks):
+            if source != "gazetteer" and ctx.profile.is_generic(name_toks):
                 continue
             if self.rejects(t, source) or self.rejects_span(text, s, e, source):
                 continue
@@ -103,7 +103,7 @@ class EntityAnswerType(BaseAnswerType):
         gaz = ctx.gazetteer
         if gaz is not None:
             for s, e, t in gaz.find(text, toks):
-                if _inside_generic_phrase(text, s, e, spans):
+                if _inside_generic_phrase(text, s, e, spans, ctx):
                     continue  # "Memorial" (a laureate) inside "Nobel Memorial Prize"
                 cands.append((s, e, t, "gazetteer"))
         cands.extend(self.statements(text, ctx))
