@@ -40,6 +40,7 @@ from defan_pytest.gates.thresholds.keys import DEFAULT_MIN_SHARED_GROUPS
 from defan_pytest.metrics.groups import PairedGroup, PairedValue
 from defan_pytest.metrics.registry import METRICS, Metric
 from defan_pytest.metrics.summary import OVERALL
+from defan_pytest.stats.flips import PowerPart, catchable_rise
 from defan_pytest.stats.sequential import BetTest, MeanBounds, grid
 
 __all__ = ["LEVEL_CONFIDENCE", "PASS_FACTOR", "Judge", "ScopeState", "State"]
@@ -119,7 +120,8 @@ class Judge:
         # Per (domain, metric): changes (regression) and values (level).
         self.changes: dict[tuple[str, str], _Stream] = {}
         self.levels: dict[tuple[str, str], _Stream] = {}
-        self.sums: dict[tuple[str, str], list[float]] = {}  # (domain, metric) -> [change sum, pairs, value sum, values]
+        # (domain, metric) -> [change sum, pairs, value sum, values, baseline value sum, better squares]
+        self.sums: dict[tuple[str, str], list[float]] = {}
         # The overall test against no change, per metric: each domain's changes weighted as the
         # mean of domains weighs them (1 / (D * planned prompts)), scaled into [-1, 1].
         weights = {d: 1.0 / max(1, p) for d, (_, p) in self.planned.items()}
@@ -136,8 +138,17 @@ class Judge:
         for scope in [*self.domains, OVERALL]:
             if not self._shared_enough(scope):
                 continue
-            count += sum(1 for m in compared_metrics() if self.thresholds.tolerance(scope, m.name) is not None)
+            count += sum(1 for m in compared_metrics() if self.thresholds.tolerance(scope, m.name) is not None
+                         and self._comparable(scope, m.name))
         return count
+
+    def _comparable(self, scope: str, metric: str) -> bool:
+        """Whether the metric has pairs in ``scope`` at all: RC needs paraphrases (math's
+        groups are single prompts)."""
+        if metric != "rc":
+            return True
+        domains = self.domains if scope == OVERALL else [scope]
+        return any(p > g for g, p in (self.planned.get(d, (0, 0)) for d in domains))
 
     def _needed(self, scope: str) -> int:
         limits = self.thresholds.for_overall() if scope == OVERALL else self.thresholds.for_domain(scope)
@@ -177,13 +188,14 @@ class Judge:
         own = PairedGroup(domain, type_, news, news, self.reduce)
         for metric in self.metrics:
             key = (domain, metric.name)
-            sums = self.sums.setdefault(key, [0.0, 0.0, 0.0, 0.0])
-            values = [new for _, new in _values(metric, own)]
-            sums[2] += sum(values)
-            sums[3] += len(values)
+            sums = self.sums.setdefault(key, [0.0] * 6)
             limit = self._limit(domain, metric)
             over = self._limit(OVERALL, metric)
-            self.levels.setdefault(key, _Stream(0.0, 1.0, [v for v in (limit, over) if v is not None])).add(values)
+            if limit is not None or over is not None:  # the level gate judges it here
+                values = [new for _, new in _values(metric, own)]
+                sums[2] += sum(values)
+                sums[3] += len(values)
+                self.levels.setdefault(key, _Stream(0.0, 1.0, [v for v in (limit, over) if v is not None])).add(values)
             if self.old is None:
                 continue
             olds = tuple(self.old.get(str(r.get("id"))) for r in news)
@@ -192,11 +204,14 @@ class Judge:
                 continue
             pair = PairedGroup(domain, type_, tuple(o for o, _ in kept), tuple(n for _, n in kept), self.reduce)
             sign = -1.0 if metric.higher_is_better else 1.0
-            diffs = [sign * (new - old) for old, new in _values(metric, pair)]
+            found = _values(metric, pair)
+            diffs = [sign * (new - old) for old, new in found]
             if not diffs:
                 continue
             sums[0] += sum(diffs)
             sums[1] += len(diffs)
+            sums[4] += sum(old for old, _ in found)
+            sums[5] += sum(d * d for d in diffs if d < 0)
             # A question's paraphrases together ([regression] noise = "question"): the group is
             # one unit; otherwise each answer is its own draw.
             units = [sum(diffs) / len(diffs)] if self.noise == "question" else diffs
@@ -226,6 +241,22 @@ class Judge:
         reach = min(1.0, flips / units) if units > 0 else 1.0
         return max(PASS_FACTOR * tolerance, reach)
 
+    def pass_now(self, domain: str, metric: str, tolerance: float) -> float:
+        """:meth:`pass_at`, or the smallest change the whole sample catches with 80% power
+        (:func:`~defan_pytest.stats.flips.catchable_rise`, the regression gate's own power
+        figure), if larger: its noise read from the flips for the better so far (under no
+        change each way is as likely), so that a noisy application is not held to a change its
+        whole sample could not catch either."""
+        reach = self.pass_at(domain, metric, tolerance)
+        sums = self.sums.get((domain, metric))
+        if sums is None or not sums[1] or reach >= 1.0:
+            return reach
+        units = self.units(domain, metric)
+        old = sums[4] / sums[1]
+        room = old if METRICS[metric].higher_is_better else 1.0 - old
+        found = catchable_rise([PowerPart(1.0 / units, units, 2.0 * sums[5] / sums[1], room)], self.alpha, tolerance)
+        return 1.0 if found is None else max(reach, found)
+
     # -- the state ---------------------------------------------------------------------------
 
     def exhausted(self, domain: str) -> bool:
@@ -252,35 +283,39 @@ class Judge:
 
     def _regression(self, scope: str, metric: Metric) -> dict[str, Any] | None:
         tol = self.thresholds.tolerance(scope, metric.name)
-        if self.old is None or tol is None or not self._shared_enough(scope):
+        if self.old is None or tol is None or not self._shared_enough(scope) or not self._comparable(scope, metric.name):
             return None
         if scope == OVERALL:
-            count = len(self.domains)
-            estimates = [self._estimate(d, metric.name, True) for d in self.domains]
+            domains = [d for d in self.domains if self._comparable(d, metric.name)]
+            count = len(domains)
+            estimates = [self._estimate(d, metric.name, True) for d in domains]
             known = [e for e in estimates if e is not None]
             estimate = sum(known) / len(known) if known else None
             lower = sum(self._domain_bound(d, metric.name, "lower", self.alpha / count, True, -1.0, 1.0)
-                        for d in self.domains) / count
+                        for d in domains) / count
             upper = sum(self._domain_bound(d, metric.name, "upper", self.beta / count, True, -1.0, 1.0)
-                        for d in self.domains) / count
+                        for d in domains) / count
             noise = self.overall_noise[metric.name].rejects(self.alpha)
-            done = all(self.exhausted(d) for d in self.domains)
+            done = all(self.exhausted(d) for d in domains)
             fail = noise and lower > tol
-            passed = upper < max(PASS_FACTOR * tol, sum(self.pass_at(d, metric.name, tol) for d in self.domains) / count)
+            reach = min(1.0, sum(self.pass_now(d, metric.name, tol) for d in domains) / count)
+            passed = reach >= 1.0 or upper <= reach
         else:
             stream = self.changes.get((scope, metric.name))
             estimate = self._estimate(scope, metric.name, True)
             done = self.exhausted(scope)
+            reach = self.pass_now(scope, metric.name, tol)
             if stream is None:
-                fail, passed, lower, upper = False, False, -1.0, 1.0
+                fail, passed, lower, upper = False, reach >= 1.0, -1.0, 1.0
             else:
                 b = stream.bounds
                 fail = b.rejects_at_most(0.0, self.alpha) and b.rejects_at_most(tol, self.alpha)
-                passed = b.rejects_at_least(self.pass_at(scope, metric.name, tol), self.beta)
+                # A sample too small to call any change significant passes as it stands.
+                passed = reach >= 1.0 or b.upper(self.beta) <= reach
                 lower, upper = b.lower(self.alpha), b.upper(self.beta)
         state: State = "fail" if fail else "pass" if passed else "open"
         return {"gate": "regression", "state": state, "estimate": estimate, "lower": lower, "upper": upper,
-                "tolerance": tol, "pass_below": self.pass_at(scope, metric.name, tol), "asked_to_end": done}
+                "tolerance": tol, "pass_below": reach, "asked_to_end": done}
 
     def _level(self, scope: str, metric: Metric) -> dict[str, Any] | None:
         limit = self._limit(scope, metric)

@@ -315,8 +315,8 @@ class DefanPlugin(VerdictTests):
             if isinstance(note, str) and note not in self.run.notes:
                 self.run.notes.append(note)
         found = output.get(SEQUENTIAL_PROPERTY)
-        if isinstance(found, dict) and self.run.sequential is None:
-            self.run.sequential = found
+        if isinstance(found, dict) and "scopes" not in (self.run.sequential or {}):
+            self.run.sequential = found  # the whole block wins over a skipped prompt's brief
 
     # -- results (controller only) -----------------------------------------------------------
 
@@ -370,7 +370,7 @@ class DefanPlugin(VerdictTests):
             # run that stopped is never judged as one narrowed by -k.
             run.fatal = run.watch.run_progress()[1] or None
             self.late_fatal = run.fatal is not None
-        if run.asking is not None and run.sequential is None:
+        if run.asking is not None:
             run.sequential = run.asking.info()  # a serial run: it asked the prompts itself
         ran = len(run.records) + self.not_asked
         if run.fatal is None and ran < len(run.rows) and not run.settings.gate_narrowed:

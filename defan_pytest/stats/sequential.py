@@ -37,8 +37,9 @@ from collections.abc import Iterable, Sequence
 __all__ = ["BetTest", "MeanBounds", "grid"]
 
 #: The share of its largest safe bet that the gambler stakes at most (Waudby-Smith and Ramdas
-#: use 1/2 to 3/4): a wealth that can never reach 0, and a growth close to the best.
-CAP = 0.75
+#: use 1/2 to 3/4; 0.9 settles a run of unchanged
+#: groups a group sooner, bench/sequential.py): a wealth that can never reach 0.
+CAP = 0.9
 
 
 class BetTest:
@@ -106,8 +107,7 @@ def grid(lo: float, hi: float, extra: Iterable[float] = ()) -> tuple[float, ...]
     """The means :class:`MeanBounds` tests: fine near 0 (changes of a few points decide a
     gate), coarser further out, always ``lo`` and ``hi``, and the ``extra`` points (a limit, a
     tolerance) exactly."""
-    steps = [0.0, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.125, 0.15, 0.2,
-             0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    steps = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0]
     points = {lo, hi, *(s for s in steps if lo <= s <= hi), *(-s for s in steps if lo <= -s <= hi)}
     points.update(float(e) for e in extra if lo <= float(e) <= hi)
     return tuple(sorted(points))
