@@ -107,8 +107,10 @@ class DefanPlugin(VerdictTests):
         config.addinivalue_line("markers", "defan_compared: a model judged against another (--defan-compare-to)")
         is_worker = hasattr(config, "workerinput")
         if is_worker:
-            # Only the controller compares with the baseline and writes the report.
-            values["baseline"] = None
+            # Only the controller compares with the baseline and writes the report (a worker of
+            # --defan-sequential reads the baseline too: its own asking stops on the comparison).
+            if not values.get("sequential"):
+                values["baseline"] = None
             for output in FORMATS:
                 if output.option:
                     values[output.option] = None

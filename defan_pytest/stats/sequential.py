@@ -107,7 +107,8 @@ def grid(lo: float, hi: float, extra: Iterable[float] = ()) -> tuple[float, ...]
     """The means :class:`MeanBounds` tests: fine near 0 (changes of a few points decide a
     gate), coarser further out, always ``lo`` and ``hi``, and the ``extra`` points (a limit, a
     tolerance) exactly."""
-    steps = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0]
+    steps = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7,
+             0.8, 0.9, 1.0]
     points = {lo, hi, *(s for s in steps if lo <= s <= hi), *(-s for s in steps if lo <= -s <= hi)}
     points.update(float(e) for e in extra if lo <= float(e) <= hi)
     return tuple(sorted(points))
