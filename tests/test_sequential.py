@@ -185,7 +185,7 @@ import json, os
 import defan_pytest
 ROWS = {r["question"]: r for r in (json.loads(l) for l in open("toy.jsonl"))}
 
-@defan_pytest.model("app")
+@defan_pytest.model("app", version="1")
 def app(prompt):
     with open(os.environ["DEFAN_TEST_ASKS"], "a") as f:
         f.write(prompt + "\\n")
@@ -225,7 +225,7 @@ def test_a_broken_application_stops_early_and_fails_naming_where_it_stopped(
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     result = toy.runpytest_subprocess(*ARGS, "--defan-baseline=base.json", "--defan-sequential",
-                                      "--defan-report=r.json", "-rs", *workers)
+                                      "--defan-report=r.json", "-rfs", *workers)
     assert result.ret == 1
     block = json.loads((toy.path / "r.json").read_text())["meta"]["sequential"]
     assert block["settled"] and block["asked"] < 600 and block["scopes"]["alpha"]["state"] == "fail"
@@ -234,6 +234,8 @@ def test_a_broken_application_stops_early_and_fails_naming_where_it_stopped(
     where = f"stopped after batch {block['batches']}: the verdict was settled; asked {block['asked']} of 600 prompts"
     assert f"defan sequential: {where}" in out
     assert "FAILED defan::regression[alpha]" in out
+    assert f"regressed: worse than the model's own noise and past the tolerance 0.02 (--defan-sequential: stopped after " \
+           f"batch {block['batches']}, {block['asked']} of 600 prompts asked)" in out
     outcomes = result.parseoutcomes()
     assert outcomes["skipped"] == 600 - block["asked"]
     assert f"not asked: the verdict was settled after {block['asked']} of 600 prompts (--defan-sequential)" in out
@@ -249,7 +251,7 @@ def test_an_unchanged_application_stops_early_and_passes(toy: pytest.Pytester, t
     block = report["meta"]["sequential"]
     assert block["settled"] and block["asked"] < 600 and not block["open"]
     assert report["meta"]["selection"]["ran"] == block["asked"] and not report["meta"]["selection"]["narrowed"]
-    assert report["regression"]["status"] == "pass" and report["gate"]["status"] == "pass"
+    assert report["regression"]["status"] == "pass" and report["gate_status"] == "pass"
     assert asked(tmp_path) == block["asked"]
     assert result.parseoutcomes()["skipped"] == 600 - block["asked"]
     assert "not asked: the verdict was settled after" in (toy.path / "j.xml").read_text()
@@ -291,4 +293,5 @@ def test_cached_answers_are_all_used_and_cost_nothing(toy: pytest.Pytester, tmp_
     again = toy.runpytest_subprocess(*cached, "--defan-baseline=base.json", "--defan-sequential", "--defan-report=b.json")
     assert again.ret == 0
     block = json.loads((toy.path / "b.json").read_text())["meta"]["sequential"]
-    assert block["asked"] >= before and block["batches"] == 1 and asked(tmp_path) == 0
+    # Every cached group first, judged before any call: settled on them alone, nothing asked.
+    assert block["asked"] == before and block["batches"] == 1 and asked(tmp_path) == 0

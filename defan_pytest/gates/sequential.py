@@ -421,3 +421,11 @@ def stop_lines(block: Mapping[str, Any] | None) -> list[str]:
     if still:
         lines.append(f"defan sequential: still open when it stopped: {', '.join(still)} (judged as a fixed sample)")
     return lines
+
+
+def where_text(block: Mapping[str, Any]) -> str:
+    """Where a sequential run stopped, for a verdict's message: ``--defan-sequential: stopped
+    after batch 4, 120 of 600 prompts asked``."""
+    asked, total = int(block.get("asked") or 0), int(block.get("total") or 0)
+    how = f"stopped after batch {int(block.get('batches') or 0)}" if block.get("settled") else "asked the whole sample"
+    return f"--defan-sequential: {how}, {asked:,} of {total:,} prompts asked"

@@ -38,7 +38,7 @@ from defan_pytest.calls.prices import Price
 from defan_pytest.calls.pool import CallPool
 from defan_pytest.calls.protocol import Response
 from defan_pytest.gates import level, regression
-from defan_pytest.gates.sequential import Judge
+from defan_pytest.gates.sequential import Judge, where_text
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import ScoredRecord
 from defan_pytest.report import builder
@@ -348,6 +348,13 @@ class Run(RunReport):
             base.report.to_json(), self.records, self.thresholds, baseline_path=str(base.path),
             skipped=self.gate_skipped, forced=base.forced or None, noise=self.agreement, reduce=self.settings.repeat_reduce,
         )
+        if self.settings.sequential and self.sequential is not None:
+            # A regression found by a run that stopped early says where it stopped.
+            where = f" ({where_text(self.sequential)})"
+            for changes in self.comparison.get("scopes", {}).values():
+                for change in changes.values():
+                    if change.get("regressed"):
+                        change["message"] = f"{change.get('message')}{where}"
         return self.comparison
 
     def catchable(self) -> Optional[Dict[str, Any]]:

@@ -8,8 +8,8 @@ after each batch is answered): it scores the batch, gives its groups to the
 verdict is settled or the sample is exhausted. It is a pure function of the answers, so every
 xdist worker, each answering the whole batch through the cache, stops at the same batch.
 
-Cached answers are free: the groups whose every prompt the cache holds are asked first (all of
-them), then the others in the seed's order. A batch takes about :data:`BATCH_SHARE` of each
+Cached answers are free: the groups whose every prompt the cache holds are the first batch (all
+of them, judged before any call is paid for), then the others in the seed's order. A batch takes about :data:`BATCH_SHARE` of each
 domain's planned groups that a domain still needs (at least one group).
 """
 from __future__ import annotations
@@ -76,9 +76,9 @@ class Asking:
         return rows
 
     def first(self) -> List[Any]:
-        """The first batch: every group the cache answers, and one step of every domain."""
-        domains = list(self.queues)
-        return self._take(self.free + self._steps(domains))
+        """The first batch: every group the cache answers (free: judged before anything is
+        paid for), else one step of every domain."""
+        return self._take(list(self.free) if self.free else self._steps(list(self.queues)))
 
     def _steps(self, domains: Sequence[str]) -> List[str]:
         out: List[str] = []
