@@ -47,9 +47,8 @@ class Asking:
         self.by_group: Dict[str, List[Any]] = {}
         for row in rows:
             self.by_group.setdefault(row.group_key, []).append(row)
-        seen = set()
-        ordered = [g for g in order if g in self.by_group and not (g in seen or seen.add(g))]  # type: ignore[func-returns-value]
-        ordered += [g for g in self.by_group if g not in seen]
+        # The seed's order, then any group it does not name (each once).
+        ordered = list(dict.fromkeys([*(g for g in order if g in self.by_group), *self.by_group]))
         cached = cached or set()
         self.queues: Dict[str, List[str]] = {}
         self.free: List[str] = [g for g in ordered if g in cached]
