@@ -20,7 +20,10 @@ Scenarios:
   false regression rate (any scope regressed) under the sequential stop, against the
   configured 5%;
 - ``close``: a rise of 2.5 points in nobel (near the 2-point tolerance): how often the run
-  asks the whole sample, and how often its verdict is the one the whole sample gives.
+  asks the whole sample, and how often its verdict is the one the whole sample gives;
+- ``noise``: the fail side alone against no change, in many more runs (the library's
+  :class:`~defan_pytest.stats.sequential.BetTest` on each judged change's stream of symmetric
+  flips, looked at after every batch): how often any scope settles failing.
 
 Every rate and mean is printed with its Monte Carlo standard error; seeds are fixed. The
 machine is shared: times are not figures.
@@ -43,6 +46,7 @@ sys.path.insert(0, str(HERE))
 from gate_power import PR, App  # noqa: E402
 
 from defan_pytest.gates import regression  # noqa: E402
+from defan_pytest.stats.sequential import BetTest  # noqa: E402
 from defan_pytest.gates.sequential import Judge  # noqa: E402
 from defan_pytest.gates.thresholds import parse_thresholds  # noqa: E402
 from defan_pytest.run.sequential import Asking  # noqa: E402
@@ -138,19 +142,55 @@ def scenario(name: str, reps: int, flip: float, rise: float, seed: int) -> None:
           f"{_rate(whole, reps)} | {_rate(same, reps)} |")
 
 
+def noise_section(reps: int) -> None:
+    """The fail side alone against no change, with many more runs than the whole gate's cells:
+    each judged change of the pull-request sample (FCH and PMH of the 6 judged domains, a stream
+    of per-prompt flips, each way as likely; RC of the 5 with paraphrases, per group) looked at
+    after every batch of 5%, a scope settling failing when both its tests ("no change" and "at
+    most the tolerance") reach 1 / (0.05 / K): how often any does."""
+    prompts = {d: g * (1 if d == "math" else 15) for d, g in PR.items() if g >= 5}
+    streams = [(n, 1.0) for n in prompts.values() for _ in range(2)]
+    streams += [(g, 1.0) for d, g in PR.items() if g >= 5 and d != "math"]
+    alpha = 0.05 / (len(streams) + 3)  # and the overall figure's three
+    print(f"\n| flip rate (prompt; RC groups flip 3x as often) | runs | any of the {len(streams)} changes settles failing |")
+    print("|---|---|---|")
+    for flip in (0.1, 0.25):
+        rng = np.random.default_rng(400 + int(100 * flip))
+        hits = 0
+        for _ in range(reps):
+            fired = False
+            for units, _ in streams:
+                p = min(0.9, flip * (3 if units < 100 else 1))
+                xs = rng.choice([-1.0, 0.0, 1.0], size=units, p=[p / 2, 1 - p, p / 2])
+                noise, tol = BetTest(0.0, 1), BetTest(0.02, 1)
+                step = max(1, math.ceil(0.05 * units))
+                for i, x in enumerate(xs, 1):
+                    noise.add(float(x))
+                    tol.add(float(x))
+                    if (i % step == 0 or i == units) and noise.rejects(alpha) and tol.rejects(alpha):
+                        fired = True
+                        break
+                if fired:
+                    break
+            hits += fired
+        print(f"| {flip:.2f} | {reps} | {_rate(hits, reps)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=200)
-    parser.add_argument("--only", default="broken,rerun,close")
+    parser.add_argument("--only", default="broken,rerun,close,noise")
+    parser.add_argument("--noise-reps", type=int, default=2000)
     parser.add_argument("--flips", default="0,0.05,0.1")
     args = parser.parse_args()
     started = time.time()
     print("# bench/sequential.py: the README's pull-request sample (3,000 prompts: "
           + ", ".join(f"{d} {g}" for d, g in PR.items()) + " groups), default thresholds")
-    print("\n| scenario | flip rate | runs | asked of the sample (mean) | asked to the end | gate fails "
-          "(sequential) | gate fails (whole sample) | same verdict |")
-    print("|---|---|---|---|---|---|---|---|")
     only = set(args.only.split(","))
+    if only & {"broken", "rerun", "close"}:
+        print("\n| scenario | flip rate | runs | asked of the sample (mean) | asked to the end | gate fails "
+              "(sequential) | gate fails (whole sample) | same verdict |")
+        print("|---|---|---|---|---|---|---|---|")
     for i, flip in enumerate(float(f) for f in args.flips.split(",")):
         if "broken" in only:
             scenario("broken: nobel FCH +10 points", args.reps, flip, 0.10, 100 + i)
@@ -158,6 +198,8 @@ def main() -> None:
             scenario("no effect: the model against its own re-run", args.reps, flip, 0.0, 200 + i)
         if "close" in only:
             scenario("close: nobel FCH +2.5 points", args.reps, flip, 0.025, 300 + i)
+    if "noise" in only:
+        noise_section(args.noise_reps)
     print(f"\n({time.time() - started:.0f} s on a shared, loaded machine)")
 
 
