@@ -295,3 +295,22 @@ def test_cached_answers_are_all_used_and_cost_nothing(toy: pytest.Pytester, tmp_
     block = json.loads((toy.path / "b.json").read_text())["meta"]["sequential"]
     # Every cached group first, judged before any call: settled on them alone, nothing asked.
     assert block["asked"] == before and block["batches"] == 1 and asked(tmp_path) == 0
+
+
+def test_no_scope_is_settled_before_the_groups_its_gates_need() -> None:
+    rows = rows_of({"alpha": 100, "beta": 100})
+    base = records(rows, lambda r: r.group % 4 == 0)
+    planned = {"alpha": (100, 300), "beta": (100, 300)}
+    judge = Judge(parse_thresholds({"defaults": {"min_samples": 40}}), planned, base)
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for rec in base:
+        by_group.setdefault(rec["group"], []).append(rec)
+    for key in [f"{d}-q{g:04d}" for g in range(39) for d in ("alpha", "beta")]:
+        judge.add_group(key.split("-")[0], "numeric", by_group[key])
+    assert {s.state for s in judge.state().values()} == {"open"}  # unchanged, but 39 < 40 groups
+    for g in range(39, 100):
+        for d in ("alpha", "beta"):
+            judge.add_group(d, "numeric", by_group[f"{d}-q{g:04d}"])
+        if judge.settled():
+            break
+    assert judge.settled() and g < 99

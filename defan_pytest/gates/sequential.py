@@ -164,6 +164,17 @@ class Judge:
         groups = sum(g for g, _ in self.planned.values()) if scope == OVERALL else self.planned.get(scope, (0, 0))[0]
         return groups >= self._needed(scope)
 
+    def _enough(self, scope: str) -> bool:
+        """Whether ``scope`` has been asked the groups its gates need to judge it (the level
+        gate's ``min_samples``, and the regression gate's groups in common), or all it has."""
+        limits = self.thresholds.for_overall() if scope == OVERALL else self.thresholds.for_domain(scope)
+        need = max(int(limits.min_samples or 0), self._needed(scope) if self.old is not None else 0)
+        if scope == OVERALL:
+            asked, planned = sum(self.asked_groups.values()), sum(g for g, _ in self.planned.values())
+        else:
+            asked, planned = self.asked_groups.get(scope, 0), self.planned.get(scope, (0, 0))[0]
+        return asked >= min(need, planned)
+
     def _limit(self, scope: str, metric: Metric) -> float | None:
         limits = self.thresholds.for_overall() if scope == OVERALL else self.thresholds.for_domain(scope)
         found = limits.get(metric.threshold_key)
@@ -362,6 +373,10 @@ class Judge:
                         found.metrics[f"{made['gate']}:{metric.name}"] = made
             if not found.metrics:
                 continue
+            if not self._enough(scope):
+                # The gates judge a scope on min_samples groups: none is settled before them.
+                for made in found.metrics.values():
+                    made["state"] = "open"
             states = {m["state"] for m in found.metrics.values()}
             found.state = "fail" if "fail" in states else "open" if "open" in states else "pass"
             out[scope] = found
