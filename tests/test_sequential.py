@@ -314,3 +314,21 @@ def test_no_scope_is_settled_before_the_groups_its_gates_need() -> None:
         if judge.settled():
             break
     assert judge.settled() and g < 99
+
+
+def test_each_shard_stops_on_its_own_share_and_merge_judges_the_union(toy: pytest.Pytester, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from defan_pytest.cli import main
+
+    for i in (1, 2):
+        result = toy.runpytest_subprocess(*ARGS, "--defan-baseline=base.json", "--defan-sequential", f"--defan-shard={i}/2",
+                                          f"--defan-report=s{i}.json")
+        assert "defan sequential: stopped after batch" in result.stdout.str()
+    shards = [json.loads((toy.path / f"s{i}.json").read_text())["meta"]["sequential"] for i in (1, 2)]
+    assert all(s["settled"] and s["asked"] < s["total"] == 300 for s in shards)
+    code = main(["merge", str(toy.path / "s1.json"), str(toy.path / "s2.json"), "--baseline", str(toy.path / "base.json"),
+                 "-o", str(toy.path / "m.json")])
+    assert code == 0, capsys.readouterr()
+    merged = json.loads((toy.path / "m.json").read_text())
+    assert merged["meta"]["sequential"]["asked"] == sum(s["asked"] for s in shards) == merged["meta"]["selection"]["ran"]
+    assert merged["regression"]["status"] == "pass" and merged["gate_status"] == "pass"
