@@ -136,6 +136,7 @@ class CallPool:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stop = threading.Event()
         self._abandoned = False
+        self.more: Optional[Callable[[], Sequence[Prompt]]] = None
         self.asker = Asker(
             caller, concurrency=self.concurrency, retries=self.retries, timeout=timeout,
             backoff=Backoff(backoff, max_backoff, random.Random(seed), notice=self._notice),
@@ -146,17 +147,25 @@ class CallPool:
 
     # -- public API (any thread) ---------------------------------------------------------------
 
-    def start(self, prompts: Sequence[Prompt]) -> None:
-        """Start calling ``prompts`` in order in a background thread (returns at once)."""
+    def start(self, prompts: Sequence[Prompt], more: Optional[Callable[[], Sequence[Prompt]]] = None) -> None:
+        """Start calling ``prompts`` in order in a background thread (returns at once).
+
+        ``more`` (``--defan-sequential``): asked, on the pool's thread, once every prompt so far
+        has its answer, for the next batch to ask; an empty one ends the run's calls."""
         if self._thread is not None:
             raise RuntimeError("the pool is already running")
+        self.more = more
+        self._thread = threading.Thread(target=self._run, args=(self._unique(prompts),), name="defan-pool", daemon=True)
+        self.watchdog.beat()
+        self._thread.start()
+
+    def _unique(self, prompts: Sequence[Prompt]) -> List[Prompt]:
         unique: Dict[str, Prompt] = {}
         for p in prompts:
-            unique.setdefault(p.key, p)
-        self.stats.total = len(unique)
-        self.watchdog.beat()
-        self._thread = threading.Thread(target=self._run, args=(list(unique.values()),), name="defan-pool", daemon=True)
-        self._thread.start()
+            if p.key not in self._results:
+                unique.setdefault(p.key, p)
+        self.stats.total += len(unique)
+        return list(unique.values())
 
     def result(self, key: str, timeout: Optional[float] = None) -> Response:
         """Wait for the answer to prompt ``key``; raises :class:`FatalCallError` if the run stopped."""
@@ -273,7 +282,11 @@ class CallPool:
         loop = asyncio.new_event_loop()
         self._loop = loop
         try:
-            loop.run_until_complete(self.asker.run(prompts, self._deliver))
+            while prompts:
+                loop.run_until_complete(self.asker.run(prompts, self._deliver))
+                if self.more is None or self._stop.is_set() or self._fatal is not None:
+                    break
+                prompts = self._unique(self.more())  # between batches: keep asking?
             if self.on_progress is not None:
                 self.on_progress(self.stats)
         except BaseException as exc:  # never leave waiters hanging

@@ -32,8 +32,8 @@ from defan_pytest.dataset.domains import Row
 from defan_pytest.errors import DefanError
 
 __all__ = [
-    "MAX_REPEAT", "Repeat", "Sample", "SampleError", "floored", "parse_repeat", "parse_sample", "planned_groups", "repeated",
-    "select", "too_small",
+    "MAX_REPEAT", "Repeat", "Sample", "SampleError", "floored", "group_order", "parse_repeat", "parse_sample",
+    "planned_groups", "repeated", "select", "too_small",
 ]
 
 #: The most times ``--defan-repeat`` asks one prompt.
@@ -178,14 +178,23 @@ def select(rows: Sequence[Row], sample: Optional[Sample] = None, seed: int = 0,
     """
     if sample is None:
         return list(rows)
-    by_domain = _groups(rows)
     planned = planned_groups(rows, sample, min_groups)
     keep: set = set()
-    for domain, groups in by_domain.items():
-        order = list(groups)
-        random.Random(f"defan-sample:{seed}:{domain}").shuffle(order)
+    for domain, order in group_order(rows, seed).items():
         keep.update(order[: planned[domain]])
     return [r for r in rows if r.group_key in keep]
+
+
+def group_order(rows: Sequence[Row], seed: int = 0) -> Dict[str, List[str]]:
+    """Each domain's paraphrase groups (their keys) in the seed's order: :func:`select` takes a
+    prefix of it, and so does ``--defan-sequential``, which asks the groups in this order (a
+    run that stopped early asked what a smaller sample of the same seed asks)."""
+    out: Dict[str, List[str]] = {}
+    for domain, groups in _groups(rows).items():
+        order = list(groups)
+        random.Random(f"defan-sample:{seed}:{domain}").shuffle(order)
+        out[domain] = order
+    return out
 
 
 @dataclass(frozen=True)

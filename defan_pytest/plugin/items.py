@@ -18,11 +18,12 @@ from defan_pytest.gates.level import FAIL, INSUFFICIENT, PASS, UNDECIDED, Verdic
 from defan_pytest.plugin.wording import describe, verdict_line
 from defan_pytest.records import ScoredRecord
 from defan_pytest.run import Run
+from defan_pytest.run.sequential import not_asked_reason
 from defan_pytest.safetext import printable
 from defan_pytest.verdicts import RIGHT, outcome_of
 
 __all__ = [
-    "ComparedFailure", "ComparedItem", "OUTCOME_PROPERTY", "PROPERTY", "REPEATS_PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
+    "ComparedFailure", "ComparedItem", "NOT_ASKED_PROPERTY", "not_asked_of", "OUTCOME_PROPERTY", "PROPERTY", "REPEATS_PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
     "PromptItem", "RegressionFailure", "RegressionItem", "in_repository", "record_of", "repeats_of",
 ]
 
@@ -38,6 +39,8 @@ NOTES_PROPERTY = "defan_notes"
 #: The user property with a repeated prompt's extra asks (``--defan-repeat``), scored, as plain
 #: JSON: the controller measures the model's agreement with itself from them.
 REPEATS_PROPERTY = "defan_repeats"
+#: The property of a prompt ``--defan-sequential`` did not ask: where the run stopped.
+NOT_ASKED_PROPERTY = "defan_not_asked"
 
 
 def notes_of(report: Any) -> List[str]:
@@ -53,6 +56,14 @@ def repeats_of(report: Any) -> Optional[List[Dict[str, Any]]]:
     for name, value in getattr(report, "user_properties", ()) or ():
         if name == REPEATS_PROPERTY and isinstance(value, list):
             return [v for v in value if isinstance(v, dict)]
+    return None
+
+
+def not_asked_of(report: Any) -> Optional[Dict[str, Any]]:
+    """Where a sequential run stopped, from the report of a prompt it did not ask."""
+    for name, value in getattr(report, "user_properties", ()):
+        if name == NOT_ASKED_PROPERTY and isinstance(value, dict):
+            return value
     return None
 
 
@@ -184,6 +195,12 @@ class PromptItem(DefanItem):
             pytest.skip(f"not asked: the run stopped ({run.fatal})")
         if run.pool is None:  # not prefetched (a plugin ran the item outside the loop): start now
             plugin.start_pool([it for it in self.session.items if isinstance(it, PromptItem)])
+        if run.asking is not None and not run.asking.was_asked(self.row.id):
+            # --defan-sequential stopped asking: the verdict was settled without this prompt.
+            brief = run.asking.brief()
+            self.user_properties[:] = [p for p in self.user_properties if p[0] != NOT_ASKED_PROPERTY]
+            self.user_properties.append((NOT_ASKED_PROPERTY, brief))
+            pytest.skip(not_asked_reason(brief))
         try:
             record = run.record(self.row, self.index)
             again = run.repeat_answers(self.row)

@@ -22,7 +22,7 @@ from defan_pytest.errors import format_problems
 from defan_pytest.plugin import integrations
 from defan_pytest.plugin.interrupt import kept_on_interrupt
 from defan_pytest.plugin.outputs import ReportWriters
-from defan_pytest.plugin.items import DefanCollector, PromptItem, NOTES_PROPERTY, notes_of, record_of, repeats_of
+from defan_pytest.plugin.items import DefanCollector, PromptItem, NOTES_PROPERTY, not_asked_of, notes_of, record_of, repeats_of
 from defan_pytest.plugin.terminal import Terminal
 from defan_pytest.plugin.verdict_tests import VerdictTests
 from defan_pytest.report.formats import FORMATS
@@ -30,7 +30,10 @@ from defan_pytest.run import Run, Worker
 from defan_pytest.scoring import ner
 from defan_pytest.settings import ConfigError, Settings
 
-__all__ = ["DefanPlugin", "worker_of"]
+__all__ = ["DefanPlugin", "SEQUENTIAL_PROPERTY", "worker_of"]
+
+#: What an xdist worker tells the controller of a sequential run's stop (``workeroutput``).
+SEQUENTIAL_PROPERTY = "defan_sequential"
 
 
 def worker_of(config: pytest.Config) -> Worker:
@@ -75,6 +78,8 @@ class DefanPlugin(VerdictTests):
         #: plugins the first one unregisters with itself.
         self.lanes: List["DefanPlugin"] = [self]
         self.companions: List[Any] = []
+        #: ``--defan-sequential``: the prompts reported as not asked (the verdict was settled).
+        self.not_asked = 0
 
     @classmethod
     def start(cls, config: pytest.Config, values: Dict[str, Any]) -> "DefanPlugin":
@@ -102,8 +107,10 @@ class DefanPlugin(VerdictTests):
         config.addinivalue_line("markers", "defan_compared: a model judged against another (--defan-compare-to)")
         is_worker = hasattr(config, "workerinput")
         if is_worker:
-            # Only the controller compares with the baseline and writes the report.
-            values["baseline"] = None
+            # Only the controller compares with the baseline and writes the report (a worker of
+            # --defan-sequential reads the baseline too: its own asking stops on the comparison).
+            if not values.get("sequential"):
+                values["baseline"] = None
             for output in FORMATS:
                 if output.option:
                     values[output.option] = None
@@ -296,6 +303,8 @@ class DefanPlugin(VerdictTests):
             # item: it asked prompts another worker's items read): xdist hands workeroutput to
             # the controller's pytest_testnodedown.
             self.config.workeroutput[NOTES_PROPERTY] = self.fresh_notes()  # type: ignore[attr-defined]
+            if self.run.asking is not None:  # --defan-sequential: where this worker stopped asking
+                self.config.workeroutput[SEQUENTIAL_PROPERTY] = self.run.asking.info()  # type: ignore[attr-defined]
         elif not session.config.option.collectonly and self.lane is None:  # nothing ran: no figures, no gate, no report
             self._finish(session)  # (several models: plugin.models ends every model's run)
         return result
@@ -303,9 +312,13 @@ class DefanPlugin(VerdictTests):
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: the notes a worker had not sent on a report."""
-        for note in getattr(node, "workeroutput", {}).get(NOTES_PROPERTY, ()) or ():
+        output = getattr(node, "workeroutput", {})
+        for note in output.get(NOTES_PROPERTY, ()) or ():
             if isinstance(note, str) and note not in self.run.notes:
                 self.run.notes.append(note)
+        found = output.get(SEQUENTIAL_PROPERTY)
+        if isinstance(found, dict) and "scopes" not in (self.run.sequential or {}):
+            self.run.sequential = found  # the whole block wins over a skipped prompt's brief
 
     # -- results (controller only) -----------------------------------------------------------
 
@@ -330,6 +343,11 @@ class DefanPlugin(VerdictTests):
         for note in notes_of(report):
             if note not in self.run.notes:
                 self.run.notes.append(note)
+        stopped = not_asked_of(report)
+        if stopped is not None:
+            self.not_asked += 1
+            if self.run.sequential is None:
+                self.run.sequential = dict(stopped)
         rec = record_of(report)
         if rec is not None:
             self.run.records.append(rec)
@@ -354,15 +372,18 @@ class DefanPlugin(VerdictTests):
             # run that stopped is never judged as one narrowed by -k.
             run.fatal = run.watch.run_progress()[1] or None
             self.late_fatal = run.fatal is not None
-        if run.fatal is None and len(run.records) < len(run.rows) and not run.settings.gate_narrowed:
+        if run.asking is not None:
+            run.sequential = run.asking.info()  # a serial run: it asked the prompts itself
+        ran = len(run.records) + self.not_asked
+        if run.fatal is None and ran < len(run.rows) and not run.settings.gate_narrowed:
             # -k, -m, --deselect, --lf, a path or pytest-split ran part of the selection: the
             # figures describe that part only, which the limits were not set for.
             run.narrowed = True
             run.gate_skipped = (
-                f"the gate judges whole runs: {len(run.records)} of the {len(run.rows)} selected prompts ran "
+                f"the gate judges whole runs: {ran} of the {len(run.rows)} selected prompts ran "
                 "(narrowed by -k, -m, --deselect, --lf, a path or pytest-split); --defan-gate-narrowed judges anyway"
             )
-        elif len(run.records) < len(run.rows):
+        elif ran < len(run.rows):
             run.narrowed = True
         run.finish()
         if run.fatal is None and run.records:

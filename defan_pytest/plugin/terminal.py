@@ -19,6 +19,7 @@ from defan_pytest.calls.pace import summary_of
 from defan_pytest.gates.baseline import levels_note
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.gates.regression import noise_line, power_lines
+from defan_pytest.gates.sequential import stop_lines
 from defan_pytest.metrics.registry import METRICS
 from defan_pytest.metrics.repeats import summary_lines
 from defan_pytest.plugin.items import record_of
@@ -183,6 +184,8 @@ class Terminal:
             self._write_outcomes(tr)
             for line in run.usage_lines():  # tokens, latency, cost and the budget
                 tr.write_line(printable(line), yellow=line.startswith("budget") and "reached" in line)
+        for line in stop_lines(run.sequential_block().get("sequential")):  # --defan-sequential: where it stopped
+            tr.write_line(printable(line), yellow=line.endswith("(judged as a fixed sample)"))
         if run.agreement is not None:  # --defan-repeat: the model against itself
             for line in summary_lines(run.agreement, by_domain=self.config.get_verbosity() > 0):
                 tr.write_line(printable(line), yellow=bool((run.agreement.get("overall") or {}).get("flipped_pairs")))

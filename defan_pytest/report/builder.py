@@ -152,14 +152,16 @@ def build_meta(
     durations: Mapping[str, Optional[float]],
     created: Optional[str] = None,
     repeat: Optional[Mapping[str, Any]] = None,
+    extra: Optional[Mapping[str, Any]] = None,
 ) -> ReportMeta:
     """A report's metadata (``meta``): this version of defan-pytest, the time (``created``, or
     now), and what ran; ``repeat``: the agreement of the prompts asked more than once
-    (``--defan-repeat``, :func:`defan_pytest.metrics.repeats.agreement`)."""
+    (``--defan-repeat``, :func:`defan_pytest.metrics.repeats.agreement`); ``extra``: further
+    blocks (``sequential``: where a ``--defan-sequential`` run stopped)."""
     return ReportMeta(
         version=__version__, producer=producer, created=created or now(), model=model, dataset=dataset,
         scorer=scorer, selection=selection, calls=calls, durations=dict(durations),
-        repeat=dict(repeat) if repeat is not None else None,
+        repeat=dict(repeat) if repeat is not None else None, extra=dict(extra or {}),
     )
 
 

@@ -88,6 +88,18 @@ def _repeat_lines(report: Report) -> List[str]:
     return [_cell(summary_lines(report.meta.repeat)[0], 400), ""]
 
 
+def _sequential_lines(report: Report) -> List[str]:
+    """Where a ``--defan-sequential`` run stopped and what it saved, when it was one."""
+    block = report.meta.extra.get("sequential")
+    if not isinstance(block, Mapping):
+        return []
+    # lazy: start-up. The gates' sequential module pulls the metrics, which a pytest start
+    # (this module loads with the report formats) must not.
+    from defan_pytest.gates.sequential import stop_lines
+
+    return [*(_cell(line.removeprefix("defan sequential: "), 400) for line in stop_lines(block)), ""]
+
+
 def step_summary(report: Report) -> str:
     """The Markdown summary of a report: verdicts, the domain table with limits, breaches,
     regressions with their intervals, and the top flipped prompts."""
@@ -116,6 +128,7 @@ def step_summary(report: Report) -> str:
                         m.name if m is not None else None, params.get("max_completion_tokens") or params.get("max_tokens"))
         lines += [f"⚠️ {_cell(text, 400)}", ""]
     lines += _repeat_lines(report)
+    lines += _sequential_lines(report)
 
     lines += _table_lines(report)
     lines.append("")

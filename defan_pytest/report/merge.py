@@ -169,7 +169,7 @@ def _count_problems(sharded: Sequence[_Shard]) -> List[str]:
             problems.append(f"{name} (shard {s}): holds {held:,} prompts, its metadata says it ran {sel.ran:,}")
         elif sel.ran > sel.selected:
             problems.append(f"{name} (shard {s}): ran {sel.ran:,} prompts of the {sel.selected:,} it selected")
-        elif sel.ran < sel.selected and not sel.narrowed:
+        elif sel.ran < sel.selected and not sel.narrowed and not _stopped_early(report, sel.ran):
             problems.append(
                 f"{name} (shard {s}): ran {sel.ran:,} of the {sel.selected:,} prompts it selected, yet does not say "
                 "it ran part of them (narrowed)"
@@ -177,12 +177,38 @@ def _count_problems(sharded: Sequence[_Shard]) -> List[str]:
     return problems
 
 
+def _stopped_early(report: Report, ran: int) -> bool:
+    """Whether a shard of ``--defan-sequential`` asked the ``ran`` prompts it holds and stopped:
+    its verdict was settled without the others (not a narrowed shard)."""
+    block = report.meta.extra.get("sequential")
+    return isinstance(block, Mapping) and block.get("asked") == ran
+
+
+def _sequential(metas: Sequence[ReportMeta]) -> Dict[str, Any]:
+    """The shards' ``sequential`` blocks as the whole run's: what they asked of how many, what
+    that saved, the scopes still open in any; nothing when no shard stopped early."""
+    blocks = [m.extra.get("sequential") for m in metas]
+    found = [b for b in blocks if isinstance(b, Mapping)]
+    if not found:
+        return {}
+    saved: Dict[str, Any] = {}
+    for b in found:
+        _sum_into(saved, {k: v for k, v in (b.get("saved") or {}).items() if isinstance(v, (int, float))})
+    return {"sequential": {
+        "asked": sum(int(b.get("asked") or 0) for b in found), "total": sum(int(b.get("total") or 0) for b in found),
+        "batches": max(int(b.get("batches") or 0) for b in found), "settled": all(bool(b.get("settled")) for b in found),
+        "stopped": "settled" if all(b.get("settled") for b in found) else "sample exhausted",
+        "open": sorted({str(o) for b in found for o in (b.get("open") or ())}), "saved": saved,
+    }}
+
+
 def _share_problems(sharded: Sequence[_Shard]) -> List[str]:
     """Each shard holds its own share of the run's selection (:func:`defan_pytest.dataset.shards.assign`
     of every shard's rows), and the shares add up to the selection.  Told only when no shard
     ran part of its selection: a narrowed shard's rows are not its whole share."""
-    if any(r.meta.selection.narrowed for _n, r, _s in sharded):
-        return []
+    if any(r.meta.selection.narrowed or (r.meta.selection.ran < r.meta.selection.selected
+                                         and _stopped_early(r, r.meta.selection.ran)) for _n, r, _s in sharded):
+        return []  # (a shard of --defan-sequential holds the prefix of its share it asked)
     problems: List[str] = []
     rows = [row for _n, report, _s in sharded for row in report.rows]
     owner = assign(rows, sharded[0][2].count)
@@ -228,6 +254,7 @@ def _merged_meta(sharded: Sequence[_Shard]) -> ReportMeta:
     return dataclasses.replace(
         metas[0], selection=selection, calls=Calls.from_json(calls), durations=summed, merged=merged,
         repeat=add_up([m.repeat for m in metas]),
+        extra={**{k: v for k, v in metas[0].extra.items() if k != "sequential"}, **_sequential(metas)},
     )
 
 

@@ -38,10 +38,12 @@ from defan_pytest.calls.prices import Price
 from defan_pytest.calls.pool import CallPool
 from defan_pytest.calls.protocol import Response
 from defan_pytest.gates import level, regression
+from defan_pytest.gates.sequential import Judge, where_text
 from defan_pytest.metrics.summary import summarize
 from defan_pytest.records import ScoredRecord
 from defan_pytest.report import builder
 from defan_pytest.run import repeats
+from defan_pytest.run.sequential import Asking
 from defan_pytest.run.plan import PickBackend, Plan, budget, cache_folder, estimate_line, model_price, prepare
 from defan_pytest.run.reporting import RunReport
 from defan_pytest.run.worker import Worker
@@ -99,6 +101,11 @@ class Run(RunReport):
         self.versus: Optional[Dict[str, Any]] = None
         self.written: Dict[str, Path] = {}
         self.report_error: Optional[str] = None  # an output could not be written: why
+        #: ``--defan-sequential``: the batches and the decision between them (the process that
+        #: asks), and where the run stopped (``sequential``: the report's block; on an xdist
+        #: controller, read from the items the workers did not ask).
+        self.asking: Optional[Asking] = None
+        self.sequential: Optional[Dict[str, Any]] = None
 
     @classmethod
     def configure(cls, settings: Settings, problems: Sequence[str] = (),
@@ -173,7 +180,53 @@ class Run(RunReport):
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
             adaptive=s.pace == "adaptive", processes=max(1, worker.count) if worker.shared else 1,
         )
-        self.pool.start(repeats.asks(rows, self.plan.repeated, s.repeat))
+        if not s.sequential:
+            self.pool.start(repeats.asks(rows, self.plan.repeated, s.repeat))
+            return
+        self.asking = self._asking(rows, store)
+        rotate = worker.offset_index if worker.shared else 0
+
+        def batch(rows: Sequence[Any]) -> List[Any]:
+            asks = repeats.asks(rows, self.plan.repeated, s.repeat)
+            offset = (len(asks) * rotate) // max(1, worker.count)
+            return list(asks[offset:]) + list(asks[:offset])
+
+        self.pool.start(batch(self.asking.first()), more=lambda: batch(self.asking.next() if self.asking else []))
+
+    def _asking(self, rows: Sequence[Any], store: Any) -> Asking:
+        """``--defan-sequential``: the run's batches, its judge and what the cache answers."""
+        planned: Dict[str, Any] = {}
+        groups: Dict[str, set] = {}
+        for r in rows:
+            groups.setdefault(r.domain, set()).add(r.group_key)
+            g, p = planned.get(r.domain, (0, 0))
+            planned[r.domain] = (g, p + 1)
+        planned = {d: (len(groups[d]), p) for d, (_, p) in planned.items()}
+        base = self.plan.baseline
+        judge = Judge(self.thresholds, planned, [r.to_json() if hasattr(r, "to_json") else r for r in base.report.rows]
+                      if base is not None else None, self.settings.repeat_reduce)
+        cached: set = set()
+        uncached = getattr(store, "uncached", None)
+        if callable(uncached):
+            asks = repeats.asks(rows, self.plan.repeated, self.settings.repeat)
+            missing = set(uncached([a.stored for a in asks]))
+            group_of = {r.id: r.group_key for r in rows}
+            open_groups = {group_of[a.key.split("#repeat")[0]] for a in asks if a.stored in missing}
+            cached = set(group_of.values()) - open_groups
+        index = {r.id: i for i, r in enumerate(self.rows)}
+
+        def records(batch: Sequence[Any]) -> List[Dict[str, Any]]:
+            self.score_all([r for r in batch if r.id not in self.scores], keep=True)
+            out = []
+            for r in batch:
+                made = self.record(r, index.get(r.id, 0)).to_json()
+                again = self.repeat_answers(r)
+                if again:
+                    made["repeats"] = again
+                out.append(made)
+            return out
+
+        return Asking(rows, self.plan.order, judge, records, cached)
 
     def wait(self, tick: Callable[[], None] = lambda: None, deadline: Optional[float] = None) -> Optional[str]:
         """Wait for every call of the pool; return the fatal failure that stopped it, if any.
@@ -224,11 +277,18 @@ class Run(RunReport):
             self.scorer = Scorer(nlp=self.settings.spacy_model)
         return self.scorer
 
-    def score_all(self, rows: Sequence[Any]) -> None:
-        """Score every row's answer in one batch (NER once through ``nlp.pipe``)."""
+    def score_all(self, rows: Sequence[Any], keep: bool = False) -> None:
+        """Score every row's answer in one batch (NER once through ``nlp.pipe``); ``keep``:
+        add to the scores already made (a sequential run scores batch by batch)."""
+        if not keep and self.asking is not None:
+            rows = [r for r in rows if self.asking.was_asked(r.id) and r.id not in self.scores]
         inputs = [ScoreInput(r.question, r.answer, r.type, a.text, a.error, r.domain, a.finish_reason)
                   for r, a in ((r, self.pool.result(r.id)) for r in rows)]
-        self.scores = dict(zip((r.id for r in rows), self.get_scorer().score_many(inputs)))
+        made = dict(zip((r.id for r in rows), self.get_scorer().score_many(inputs)))
+        if keep or self.asking is not None:
+            self.scores.update(made)
+        else:
+            self.scores = made
 
     def score(self, row: Any, response: Response) -> Any:
         """The :class:`~defan_pytest.scoring.scorer.Score` of one answer to ``row``."""
@@ -288,6 +348,13 @@ class Run(RunReport):
             base.report.to_json(), self.records, self.thresholds, baseline_path=str(base.path),
             skipped=self.gate_skipped, forced=base.forced or None, noise=self.agreement, reduce=self.settings.repeat_reduce,
         )
+        if self.settings.sequential and self.sequential is not None:
+            # A regression found by a run that stopped early says where it stopped.
+            where = f" ({where_text(self.sequential)})"
+            for changes in self.comparison.get("scopes", {}).values():
+                for change in changes.values():
+                    if change.get("regressed"):
+                        change["message"] = f"{change.get('message')}{where}"
         return self.comparison
 
     def catchable(self) -> Optional[Dict[str, Any]]:

@@ -25,6 +25,7 @@ from defan_pytest.run import repeats, selection
 from defan_pytest.errors import problems_of
 from defan_pytest.gates import regression, thresholds
 from defan_pytest.gates.comparability import comparability
+from defan_pytest.metrics.registry import METRICS
 from defan_pytest.records import Report
 from defan_pytest.report import builder, formats, schema
 from defan_pytest.report.writer import Input
@@ -78,6 +79,26 @@ class Plan:
     #: The model's own ``concurrency`` and ``rpm`` (its ``[models.<name>]`` table), which win
     #: over the options for its calls.
     call_limits: Mapping[str, Any] = field(default_factory=dict)
+    #: The selected paraphrase groups in the seed's order (each domain's): the order
+    #: ``--defan-sequential`` asks them in.
+    order: Tuple[str, ...] = ()
+
+
+def _sequential_problems(s: Settings, baseline: Any, limits: Any, rows: Sequence[Any]) -> List[str]:
+    """``--defan-sequential`` settles a gate: the regression gate (a baseline), or limits a
+    thresholds file sets (the built-in error rate alone would stop a run on its calls, not on
+    its answers)."""
+    if not s.sequential or baseline is not None or s.baseline or limits is None:
+        return []
+    scopes = [*dict.fromkeys(r.domain for r in rows), "overall"]
+    for scope in scopes:
+        own = limits.for_overall() if scope == "overall" else limits.for_domain(scope)
+        for metric in METRICS.values():
+            if own.get(metric.threshold_key) is not None and not limits.builtin(scope, metric.threshold_key):
+                return []
+    return ["--defan-sequential stops asking once the gates' verdicts are settled, but this run judges no "
+            "answers: give it --defan-baseline (the regression gate) or a thresholds file with limits "
+            "(e.g. max_fch)"]
 
 
 def cache_folder(settings: Settings, shared: bool, run_id: str) -> Optional[Path]:
@@ -337,6 +358,7 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
     # The response cache, before any call: a file in the way, a read-only folder or a corrupt
     # database is a usage error naming the path, never an INTERNALERROR half-way through.
     found.extend(check_cache(s, notes))
+    found.extend(_sequential_problems(s, baseline, limits, selected.rows))
     if not selected.rows and not found:
         found.append("no DefAn prompt selected: check --defan-domain, --defan-dataset and --defan-sample")
     if found:
@@ -347,5 +369,5 @@ def prepare(settings: Settings, problems: Sequence[str] = (), pick_backend: Opti
         shard=selected.shard, gate_skipped=selected.gate_skipped,
         call_path=backend.name if backend is not None else "", backend=backend, inputs=tuple(inputs),
         baseline=baseline, notes=tuple(notes), header=tuple(selected.header), repeated=tuple(selected.repeated),
-        call_limits=own,
+        call_limits=own, order=tuple(selected.order),
     )

@@ -11,7 +11,7 @@ from defan_pytest.calls import pace, usage
 from defan_pytest.gates import regression
 from defan_pytest.records import Report, ReportMeta, ScoredRecord, Selection
 from defan_pytest.report import builder, formats
-from defan_pytest.run import repeats
+from defan_pytest.run import repeats, sequential
 from defan_pytest.run.plan import model_price, output_context
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class RunReport:
     verdicts: List[Any]
     gate_skipped: Optional[str]
     comparison: Optional[Dict[str, Any]]
+    sequential: Optional[Dict[str, Any]]
     written: Dict[str, Path]
     report_error: Optional[str]
 
@@ -94,8 +95,15 @@ class RunReport:
                 ran=len(records), narrowed=self.narrowed, shard=self.plan.shard,
             ),
             calls=builder.with_pace(builder.call_counts(records), self.pace()), durations=self.durations,
-            repeat=self.agreement,
+            repeat=self.agreement, extra=self.sequential_block(),
         )
+
+    def sequential_block(self) -> Dict[str, Any]:
+        """``--defan-sequential``: the report's ``meta.sequential`` (where the run stopped and
+        what it saved), else nothing."""
+        if not self.settings.sequential or self.sequential is None:
+            return {}
+        return {"sequential": sequential.block(self.sequential, self.records, model_price(self.plan.model, local=True))}
 
     def pace(self) -> Optional[Dict[str, Any]]:
         """How many requests were in flight (:meth:`defan_pytest.calls.pace.Pace.snapshot`; an

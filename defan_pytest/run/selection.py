@@ -22,6 +22,7 @@ class Selected:
     gate_skipped: Optional[str] = None
     header: List[str] = field(default_factory=list)
     repeated: List[str] = field(default_factory=list)  # ids of the rows --defan-repeat asks again
+    order: List[str] = field(default_factory=list)  # the selected groups in the seed's order (--defan-sequential)
 
 
 def load(s: Settings, found: List[str], notes: List[str]) -> Selected:
@@ -80,6 +81,9 @@ def sample(s: Settings, out: Selected, limits: Any, found: List[str]) -> None:
                 f"shard {s.shard} ran part of the selection: its gates are skipped; 'defan merge' judges "
                 "the reports of all the shards together (--defan-gate-narrowed judges this shard anyway)"
             )
+    # --defan-sequential asks the groups in the seed's order (each domain's a prefix of it).
+    kept = {r.group_key for r in out.rows}
+    out.order = [g for groups in sampling.group_order(loaded, s.seed).values() for g in groups if g in kept]
     # --defan-repeat: the prompts of this selection asked again (a pure function of the rows
     # and the seed, so every xdist worker asks the same).
     out.repeated = [r.id for r in sampling.repeated(out.rows, s.repeat, s.seed)]

@@ -201,7 +201,7 @@ def _as_given(values: Mapping[str, Any]) -> Dict[str, Any]:
         "baseline": _value(values, "baseline") or None,
         "cache": str(_value(values, "cache") or DEFAULT_CACHE).strip(),
         **{noun.replace("-", "_"): bool(_value(values, noun))
-           for noun in ("force-output", "strict", "gate-narrowed", "with-tests", "baseline-force")},
+           for noun in ("force-output", "strict", "gate-narrowed", "with-tests", "baseline-force", "sequential")},
     }
 
 
@@ -271,6 +271,8 @@ class Settings:
     baseline: Optional[str] = None
     baseline_force: bool = False
     decide: str = "point"
+    #: ``--defan-sequential``: stop asking once the gates' verdicts are settled.
+    sequential: bool = False
     spacy_model: Optional[str] = None
     concurrency: int = DEFAULT_CONCURRENCY
     pace: str = "adaptive"

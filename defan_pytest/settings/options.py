@@ -127,6 +127,11 @@ _BUILT_IN: Tuple[Option, ...] = (
     Option("decide", "string", "point",
            "how the level gate decides: 'point' fails a figure beyond its limit; 'interval' fails it "
            "only when its whole 95% interval lies beyond the limit (for small pull-request samples)"),
+    Option("sequential", "bool", False,
+           "ask whole paraphrase groups in batches, in the seed's order, and stop asking once every "
+           "judged scope's verdict is settled by an anytime-valid test (or one scope fails); the prompts "
+           "not asked are skipped; needs --defan-baseline or a thresholds file's limits",
+           shown="off: every selected prompt is asked"),
     Option("spacy-model", "string", "auto",
            "spaCy pipeline for names and places: a package name, a folder, 'auto' (first installed "
            "English pipeline) or 'none'"),
