@@ -9,9 +9,9 @@ type (its ``labels``).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Dict, FrozenSet, Optional, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.tokens import folded_tokens, is_generic, question_tokens
 from defan_pytest.scoring.types import AnswerType, Context
 
@@ -61,7 +61,7 @@ for _i, _group in enumerate(_KEY_CONCEPTS):
 del _i, _group, _w
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def _question_concepts(question: str) -> FrozenSet[int]:
     out: set = set()
     for t in question_tokens(question):
