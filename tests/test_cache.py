@@ -325,3 +325,23 @@ def test_a_run_s_own_ask_keeps_the_key_of_every_earlier_cache_and_each_repeat_ha
     assert [cache.get(a.stored) for a in asks] == ["4", None, "four"]
     assert cache.uncached([a.stored for a in asks]) == [asks[1].stored]
     cache.close()
+
+
+def test_text_that_is_not_utf8_is_a_damaged_cache_not_a_read_only_one(tmp_path: Path) -> None:
+    """Issue 34 (10): invalid UTF-8 in the cache was reported as "the folder or the database is
+    read-only"; it is a damaged database, which --defan-cache=refresh moves aside."""
+    import sqlite3
+
+    from defan_pytest.cache.database import DB_NAME
+
+    assert check_folder(tmp_path) is None
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute("INSERT INTO answers (key, model, prompt, answer, created) VALUES (?, 'm', 'p', CAST(? AS TEXT), 0)",
+                 ("k", b"\xff\xfe not utf-8"))
+    conn.commit()
+    conn.close()
+    problem = check_folder(tmp_path) or ""
+    assert "read-only" not in problem and "holds text that is not UTF-8" in problem and "--defan-cache=refresh" in problem
+    notes: list = []
+    assert check_folder(tmp_path, refresh=True, notes=notes) is None
+    assert notes and "moved aside" in notes[0] and list(tmp_path.glob(f"{DB_NAME}.corrupt-*"))
