@@ -72,16 +72,17 @@ def short_text_memo(
             nonlocal newer, older, used
             if kwargs:
                 return func(*args, **kwargs)
+            # A hit first (only short texts are ever kept, and a text hashes once in its life).
+            try:
+                return newer[args]  # type: ignore[no-any-return]
+            except KeyError:
+                pass
             size = ENTRY_BYTES
             for a in args:
                 if isinstance(a, str):
                     if len(a) > MAX_KEY_CHARS:
                         return call(*args)
                     size += weight(a)
-            try:
-                return newer[args]  # type: ignore[no-any-return]
-            except KeyError:
-                pass
             if args in older:
                 result = older[args]
             else:
