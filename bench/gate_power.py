@@ -53,6 +53,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from defan_pytest.gates.paired import measured_noise  # noqa: E402
 from defan_pytest.metrics.groups import PairedValue  # noqa: E402
+from defan_pytest.stats.intervals import welch_df
 from defan_pytest.stats.flips import GroupChange, PowerPart, against_noise, catchable_rise, combine  # noqa: E402
 
 #: Paraphrase groups per domain: the README's pull-request sample (--defan-sample=3000, seed 1)
@@ -247,7 +248,7 @@ def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float =
         }
         if size > 1:
             found["rc"] = _rc_changes(old, new, both_ok, measured)
-        for metric, (changes, estimate, pairs, level) in found.items():
+        for metric, (changes, estimate, pairs, _baseline_figure) in found.items():
             if not pairs:
                 continue
             test = against_noise(changes, noise)
@@ -257,10 +258,12 @@ def simulate(rng: np.random.Generator, domains: dict[str, int], *, flip: float =
             failed_any |= regressed
             if name == "nobel" and metric == "fch":
                 nobel_fch = regressed
-            parts[metric].append((worse, test, level, pairs, sum(g.measured or 0.0 for g in changes), name))
+            spread = [(g.measured, g.df) for g in changes if g.measured is not None]
+            parts[metric].append((worse, test, _baseline_figure, pairs, sum(v for v, _ in spread), name,
+                                  welch_df([v for v, _ in spread], [d for _, d in spread]) if spread else math.inf))
     for metric, found_parts in parts.items():
         d = len(found_parts)
-        tests = [(1.0 / (d * pairs), test) for _, test, _, pairs, _, _ in found_parts]
+        tests = [(1.0 / (d * pairs), test) for _, test, _, pairs, *_ in found_parts]
         combined = combine(tests)
         worse = sum(w for w, *_ in found_parts) / d
         if combined is not None and combined.p_value < level and worse > TOL:
@@ -355,9 +358,9 @@ def section_power(reps: int) -> None:
             # deterministic application has none), the room nobel's FCH has to rise.
             found = simulate(rng, domains, keep=True, **kw)["parts"]["fch"]
             nobel = next(p for p in found if p[5] == "nobel")
-            _, _, level_old, pairs, measured, _ = nobel
+            _, _, level_old, pairs, measured, _, df = nobel
             noise = measured / pairs
-            stated = catchable_rise([PowerPart(1.0 / pairs, pairs, noise, 1.0 - level_old)], _level(domains), TOL,
+            stated = catchable_rise([PowerPart(1.0 / pairs, pairs, noise, 1.0 - level_old, df)], _level(domains), TOL,
                                     measured=bool(kw.get("repeat")))
             assert stated is not None
             hits = sum(simulate(rng, domains, rise=stated, **kw)["nobel_fch"] for _ in range(reps))

@@ -6,7 +6,7 @@ import hashlib
 import re
 from typing import List
 
-from defan_pytest.scoring.text.numbers import parse_number
+from defan_pytest.scoring.text.numbers.parse import parse_number
 from defan_pytest.scoring.types import parse_gold
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",

@@ -57,8 +57,9 @@ LAYER_OF = {room: index for index, rooms in enumerate(LAYERS) for room in rooms}
 #: Imports between two rooms of one layer that the design needs (importer, imported).  The
 #: base layer is one layer of small modules, but two of them build on another: every error of
 #: the package (the registry's among them) is a DefanError, and the problem lists
-#: errors.format_problems prints are made printable by safetext.
-SAME_LAYER_IMPORTS = frozenset({("registry", "errors"), ("errors", "safetext")})
+#: errors.format_problems prints are made printable by safetext.  assertions scores one answer as
+#: a DefAn row is scored, so it loads the domain profiles of the dataset (issue 37).
+SAME_LAYER_IMPORTS = frozenset({("registry", "errors"), ("errors", "safetext"), ("assertions", "dataset")})
 
 #: The modules that are the plugin's business only.
 PYTEST_MODULES = frozenset({"pytest", "_pytest", "pluggy"})

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from defan_pytest.scoring.claims import extract
 from defan_pytest.scoring.cleaning import clean, mask_citations
-from defan_pytest.scoring.text.date_text import parse_date_text
-from defan_pytest.scoring.text.dates import find_dates
-from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
-from defan_pytest.scoring.text.numbers import parse_number, read_digits
+from defan_pytest.scoring.text.dates.text import parse_date_text
+from defan_pytest.scoring.text.dates.parse import find_dates
+from defan_pytest.scoring.text.numbers.words import number_words_in_text, words_value
+from defan_pytest.scoring.text.numbers.parse import parse_number, read_digits
 from defan_pytest.scoring.scorer import Score, Scorer
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.names import names_match
@@ -295,10 +295,8 @@ def test_property_a_yaml_block_of_snake_case_keys_answers_in_any_order(order: li
 @pytest.mark.parametrize(
     "response",
     [
-        "386 [2]",
         "Kobe University was ranked 386th in 2022 [1][3].",
         "It was ranked 386th (Source: QS World University Rankings 4).",
-        "386【1†source】",
         "It was ranked 386th.\nSources: [5] https://www.topuniversities.com/rank/7",
     ],
 )
@@ -306,9 +304,16 @@ def test_citation_marks_are_not_candidates(response: str) -> None:
     assert verdict(KOBE, "386", "rank", response) == ("386", False, True)
 
 
+@pytest.mark.parametrize("response", ["386 [2]", "386【1†source】"])
+def test_a_citation_mark_after_a_bare_value_is_formatting(response: str) -> None:
+    """Clarification 23 (it was misaligned before): removed in cleaning, like HTML tags."""
+    assert verdict(KOBE, "386", "rank", response) == ("386", True, True)
+
+
 def test_a_source_is_not_a_name_candidate() -> None:
     assert verdict(NOBEL, "Wilhelm Röntgen", "name", "(Source: Britannica) Wilhelm Röntgen won it.", "nobel")[0] == "Wilhelm Röntgen"
-    assert verdict(NOBEL, "Wilhelm Röntgen", "name", "Wilhelm Röntgen [1]", "nobel") == ("Wilhelm Röntgen", False, True)
+    # a citation mark right after a bare value is formatting (clarification 23)
+    assert verdict(NOBEL, "Wilhelm Röntgen", "name", "Wilhelm Röntgen [1]", "nobel") == ("Wilhelm Röntgen", True, True)
 
 
 def test_masking_keeps_offsets() -> None:
@@ -890,3 +895,171 @@ def test_a_name_in_another_language_is_one_bare_name() -> None:
     q = "Where was the 1950 FIFA World Cup final played? (Give me the name only)"
     s = score(q, "Maracanã Stadium", "name", "Estádio do Maracanã", "sports")
     assert (s.claim, s.aligned) == ("Estádio do Maracanã", True)  # proper nouns are not translated: not correct
+
+
+# -- 22. Concluding statements ----------------------------------------------------------------
+
+ATTENDANCE = "How many spectators watched the 1966 World Cup final at Wembley?"
+WINNER = "Which country won the 1982 FIFA World Cup?"
+JOINED = "In which year did Ghana join the UN?"
+
+
+@pytest.mark.parametrize(
+    ("question", "gold", "type_", "response", "claim"),
+    [
+        (ATTENDANCE, "96,924", "numeric", "England beat West Germany 4–2 after extra time. So the attendance was 96,924.", "96924"),
+        (ATTENDANCE, "96,924", "numeric", "The final ended 4-2. Therefore, the crowd numbered 98,000.", "98000"),
+        (WINNER, "Italy", "name", "Italy met West Germany in Madrid and won 3–1. Therefore, the winner was Italy.", "Italy"),
+        (WINNER, "Italy", "name", "West Germany reached the final in Madrid. In conclusion, Italy", "Italy"),
+        (JOINED, "1957", "date", "Ghana became independent in March 1957 and applied at once. Thus: 1957", "1957"),
+        (WINNER, "Italy", "name", "The final answer is Italy.", "Italy"),
+        # the last concluding statement wins
+        (ATTENDANCE, "96,924", "numeric", "So the official figure was 93,000. Hence the attendance was 96,924.", "96924"),
+    ],
+)
+def test_a_concluding_statement_is_an_explicit_mark(question: str, gold: str, type_: str, response: str, claim: str) -> None:
+    """Clarification 22: a worked-out answer claims what it concludes, not the first value it
+    passed; the response is misaligned."""
+    got = verdict(question, gold, type_, response)
+    assert got[0] == claim and got[1] is False, got
+
+
+def test_a_lead_in_and_the_value_stays_aligned() -> None:
+    assert verdict(WINNER, "Italy", "name", "Final answer: Italy") == ("Italy", True, True)
+
+
+def test_a_concluding_word_without_the_asked_value_is_no_mark() -> None:
+    """"So" opening a sentence that states no value of the asked kind (the question's own year)
+    marks nothing: the first candidate stays the claim."""
+    got = verdict(ATTENDANCE, "96,924", "numeric", "About 96,924 people came. So that was 1966.")
+    assert got[0] == "96924"
+
+
+# -- 23. Tags and citations around a value ---------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("question", "gold", "type_", "response", "claim"),
+    [
+        (WINNER, "Italy", "name", "<final>Italy</final>", "Italy"),
+        (JOINED, "1957", "date", "<year>1957</year>", "1957"),
+        (UN, "11/19/1946", "date", "11/19/1946 [1]", "1946-11-19"),
+        ("Where was ICML 2008 held?", "Helsinki, Finland", "city", "Helsinki [source 2]", "Helsinki"),
+        ("Where was ICML 2008 held?", "Helsinki, Finland", "city", "Helsinki^[3]", "Helsinki"),
+        (KOBE, "386", "rank", "386th [2][5]", "386"),
+        (KOBE, "386", "rank", "[1] 386th", "386"),
+    ],
+)
+def test_one_tag_pair_or_a_citation_mark_keeps_a_bare_value_bare(question: str, gold: str, type_: str, response: str, claim: str) -> None:
+    assert verdict(question, gold, type_, response) == (claim, True, True)
+
+
+def test_a_sources_list_is_more_text_and_holds_no_candidate() -> None:
+    got = verdict("Where was ICML 2008 held?", "Helsinki, Finland", "city",
+                  "Helsinki\n\nSources:\n[1] Oslo University, conference archive")
+    assert got == ("Helsinki", False, True)
+    got = verdict(KOBE, "386", "rank", "It was ranked 386th.\n\nReferences:\n- QS 2023 edition, rank 401")
+    assert got == ("386", False, True)
+
+
+def test_several_tagged_fields_are_structured_output() -> None:
+    got = verdict("Where was ICML 2008 held?", "Helsinki, Finland", "city", "<city>Helsinki</city><country>Finland</country>")
+    assert got[0] == "Helsinki" and got[1] is False
+
+
+# -- 24. An echoed question -------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        f"{JOINED}\nA: 1957",
+        f"Q: {JOINED}\n1957",
+        f"Question: {JOINED}\nAnswer: 1957",
+    ],
+)
+def test_an_echoed_question_is_ignored_and_the_answer_after_it_is_the_claim(response: str) -> None:
+    assert verdict(JOINED, "1957", "date", response) == ("1957", False, True)
+
+
+def test_an_echoed_question_naming_a_place_claims_the_answer_not_the_echo() -> None:
+    q = "Which country hosted the 1978 FIFA World Cup?"
+    assert verdict(q, "Argentina", "name", f"Q: {q}\nA: Argentina")[:2] == ("Argentina", False)
+
+
+# -- 25. None in structured output ------------------------------------------------------------
+
+EMPTY_NOBEL = "Who won the Nobel Peace Prize in 1942?"
+
+
+@pytest.mark.parametrize(
+    "response",
+    ['{"answer": null}', '{"laureate": null, "year": 1942}', "Laureate: None", "winner: null", '{"answer": "None"}'],
+)
+def test_a_null_in_the_key_that_answers_says_there_was_none(response: str) -> None:
+    got = verdict(EMPTY_NOBEL, "", "name", response)
+    assert got[0] == "none" and got[2] is True, got
+
+
+def test_a_null_in_a_numeric_answer_is_no_number() -> None:
+    """``None`` is never read as a number word (it claimed 9 before)."""
+    q = "What was the population of the town in 2011?"
+    assert verdict(q, "1,204", "numeric", '{"answer": null}')[0] == "none"
+    assert verdict(q, "1,204", "numeric", "None") == ("none", True, False)
+
+
+# -- 26. Names, more forms --------------------------------------------------------------------
+
+CHEM = "Who won the Nobel Prize in Chemistry in 1935? give one name only"
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "correct"),
+    [
+        ("Irène Joliot-Curie", "I. Joliot-Curie", True),
+        ("Frédéric Joliot-Curie", "I. Joliot-Curie", False),
+        ("James Chadwick", "J. Chadwick", True),
+        ("James Chadwick", "R. Chadwick", False),
+        ("International Labour Organization", "ILO", True),
+        ("American Friends Service Committee", "the Quakers", False),
+    ],
+)
+def test_initials_and_initialisms(gold: str, response: str, correct: bool) -> None:
+    assert verdict(CHEM, gold, "name", response)[2] is correct
+
+
+def test_two_people_with_a_shared_surname_are_two_names() -> None:
+    q = "Who directed the film that won Best Picture in 1962? give the name"
+    joint = "Robert Wise and Jerome Robbins"  # no shared surname: read as before
+    assert verdict(q, joint, "name", "Robert Wise")[2] is True
+    # the gold names the two jointly: aligned, the first is the claim
+    assert verdict(q, "Anthony Russo and Joe Russo", "name", "Anthony and Joe Russo") == ("Anthony Russo", True, True)
+    # the gold names one of them: two names where one is asked, misaligned; the first is the claim
+    assert verdict(q, "Anthony Russo", "name", "Anthony and Joe Russo") == ("Anthony Russo", False, True)
+    assert verdict(q, "Joe Russo", "name", "It was Anthony and Joe Russo.")[:2] == ("Anthony Russo", False)
+
+
+def test_a_venue_and_its_city_is_one_name() -> None:
+    q = "Where was the 1970 FIFA World Cup final played (stadium name)?"
+    assert verdict(q, "Estadio Azteca", "name", "Estadio Azteca, Mexico City") == ("Estadio Azteca, Mexico City", True, True)
+
+
+# -- virtual conferences: a gold answered as written is right -----------------------------------
+
+@pytest.mark.parametrize(
+    "gold",
+    ["Porto, Portugal Virtual/Online due to COVID-19[7]", "Lyon, France Virtual/Online", "Virtual/Online"],
+)
+def test_a_virtual_gold_answered_as_written_claims_online(gold: str) -> None:
+    q = "Where was the 2021 Example Conference held?"
+    assert verdict(q, gold, "city", gold) == ("online", True, True)
+    assert verdict(q, gold, "city", "Porto")[2] is False
+
+
+@pytest.mark.parametrize(
+    ("response", "correct"),
+    [("San José, Costa Rica", True), ("San José, Kostarika", True), ("San José, Uruguay", False), ("San José, Perú", False)],
+)
+def test_a_country_added_to_a_city_is_any_country_cldr_names(response: str, correct: bool) -> None:
+    """Issue 37: the countries are CLDR's, in any language (not a hand list of 43: Uruguay
+    and Peru were unknown qualifiers before, so "San José, Uruguay" matched)."""
+    q = "Where was the 2031 Example Conference held?"
+    assert verdict(q, "San José, Costa Rica", "city", response)[2] is correct

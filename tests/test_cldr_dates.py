@@ -1,4 +1,4 @@
-"""The fallback reader of written dates from CLDR's date patterns (scoring/text/cldr_dates.py):
+"""The fallback reader of written dates from CLDR's date patterns (scoring/text/dates/cldr.py):
 the forms dateparser's month data misses, read only where the main reader finds no full date."""
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from babel.dates import format_date
 from babel.localedata import locale_identifiers
 from hypothesis import assume, given, settings, strategies as st
 
-from defan_pytest.scoring.text import cldr_data, cldr_dates as cldr_module
-from defan_pytest.scoring.text.cldr_data import parse_pattern
-from defan_pytest.scoring.text.cldr_dates import cldr_dates, scripts_of
-from defan_pytest.scoring.text.date_text import parse_date_text
-from defan_pytest.scoring.text.dates import find_dates
-from defan_pytest.scoring.text.month_data import english_month, fold, load
+from defan_pytest.scoring.text.dates import cldr_data, cldr as cldr_module
+from defan_pytest.scoring.text.dates.cldr_data import parse_pattern
+from defan_pytest.scoring.text.dates.cldr import cldr_dates, scripts_of
+from defan_pytest.scoring.text.dates.text import parse_date_text
+from defan_pytest.scoring.text.dates.parse import find_dates
+from defan_pytest.scoring.text.dates.months import english_month, fold, load
 
 
 def _full(text: str) -> list:
@@ -56,7 +56,7 @@ def test_used_only_where_the_main_reader_finds_no_full_date() -> None:
         calls.append(text)
         return real(text, language)
 
-    from defan_pytest.scoring.text import dates
+    from defan_pytest.scoring.text.dates import parse as dates
 
     dates.cldr_dates = spy  # type: ignore[assignment]
     try:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from defan_pytest.scoring.text.date_text import parse_date_text
-from defan_pytest.scoring.text.dates import find_dates
+from defan_pytest.scoring.text.dates.text import parse_date_text
+from defan_pytest.scoring.text.dates.parse import find_dates
 
 
 @pytest.mark.parametrize(
@@ -79,8 +79,8 @@ import datetime  # noqa: E402
 from babel.dates import format_date  # noqa: E402
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from defan_pytest.scoring.text import dates as dates_module  # noqa: E402
-from defan_pytest.scoring.text.dates import expand_year, month_number  # noqa: E402
+from defan_pytest.scoring.text.dates import parse as dates_module  # noqa: E402
+from defan_pytest.scoring.text.dates.parse import expand_year, month_number  # noqa: E402
 from defan_pytest.scoring.types import parse_gold  # noqa: E402
 from defan_pytest.scoring.types.base import make_context  # noqa: E402
 from defan_pytest.scoring.types.date import DateType, canonical_date, parse_canonical_date  # noqa: E402

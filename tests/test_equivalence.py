@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from defan_pytest.scoring.equivalence import claim_correct, claims_equivalent, group_consistent
-from defan_pytest.scoring.text.numbers import canonical_number, parse_number
+from defan_pytest.scoring.text.numbers.parse import canonical_number, parse_number
 from defan_pytest.scoring.text.names import names_match
 from defan_pytest.scoring.types import NONE_CLAIM, ONLINE_CLAIM, parse_gold
 from defan_pytest.scoring.types.city import places_match

@@ -205,3 +205,23 @@ def test_a_summary_decided_by_interval_says_so_and_marks_what_the_interval_passe
     quiet = github.step_summary(report(thresholds=thresholds, gate_status="pass", gate=within))
     assert "Decided by interval" in quiet and " ~ |" not in quiet and "~ = beyond" not in quiet
     assert "Decided by interval" not in github.step_summary(report())  # decided on the point
+
+
+POWER = {"power": 0.9, "level": 0.0025, "basis": "comparison", "noise": "answers",
+         "scopes": {"nobel": {"fch": 0.032, "pmh": 0.03, "rc": None}, "overall": {"fch": 0.011}}}
+
+
+def test_the_summary_says_what_the_run_could_catch() -> None:
+    # Issue 33: the smallest change each judged scope catches, in the pull-request comment too.
+    text = github.step_summary(report(REGRESSION, power=POWER))
+    part = text.split("### What this run could catch", 1)[1]
+    assert "Smallest change this sample catches (90% power, one-sided level 0.0025," in part
+    assert "- nobel FCH +3.2 PMH +3.0 RC none points\n- overall FCH +1.1 points\n\n(\\* more than twice" in part
+    assert "What this run could catch" not in github.step_summary(report(REGRESSION))
+
+
+def test_a_hostile_power_block_says_nothing_or_text() -> None:
+    for hostile in ({"scopes": [1, 2]}, {"scopes": {"nobel": "x"}}, {"scopes": {"nobel": {"fch": "1e9"}}, "power": "all"},
+                    {"scopes": {"nobel" + EVIL: {"fch" + EVIL: float("inf")}}, "level": "?", "noise": EVIL}):
+        text = github.step_summary(report(REGRESSION, power=hostile))
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text) and "<img" not in text

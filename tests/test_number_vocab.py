@@ -1,5 +1,5 @@
 """Number words of any language the libraries write (SCORING.md clarifications 5 and 16):
-defan_pytest/scoring/text/number_sources.py, number_vocab.py and number_any.py.
+defan_pytest/scoring/text/numbers/sources.py, vocab.py and any_language.py.
 
 The property tests hold the reader to the libraries its vocabulary comes from: what num2words
 or CLDR's rule-based formats write for a number reads back as that number.
@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from defan_pytest.scoring.scorer import Scorer
-from defan_pytest.scoring.text.number_any import general_value
-from defan_pytest.scoring.text.number_sources import phrases, vocab_langs, words_of
-from defan_pytest.scoring.text.number_vocab import is_vocab_word, value_in
-from defan_pytest.scoring.text.number_words import words_value
+from defan_pytest.scoring.text.numbers.any_language import general_value
+from defan_pytest.scoring.text.numbers.sources import phrases, vocab_langs, words_of
+from defan_pytest.scoring.text.numbers.vocab import is_vocab_word, value_in
+from defan_pytest.scoring.text.numbers.words import words_value
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RULES = Scorer(nlp=None)
@@ -93,3 +93,31 @@ def test_property_a_bare_phrase_reads_without_its_language(n: int, lang: str) ->
     # Without its language: read in every language it may be, kept only where they agree, so
     # never another number.
     assert general_value(written) in ((n, False), None), written
+
+
+def _num2words_or_skip():  # type: ignore[no-untyped-def]
+    num2words = pytest.importorskip("num2words").num2words
+    return num2words
+
+
+@pytest.mark.parametrize("lang", ["tr", "id", "sv"])
+def test_the_general_reader_reads_random_numbers_num2words_writes(lang: str) -> None:
+    """Issue 37: the general reader alone (no num2words-in-reverse path) reads what num2words
+    writes in Turkish, Indonesian and Swedish, 0 to a billion, seeded: a scale word after a
+    hundreds compound (``niohundratretusen``), a multiplier after a hundred (``seratus enam
+    puluh``).  Numbers whose text num2words also writes for another (Turkish drops ``bir``
+    before ``bin``: 681,972 and 680,972 read alike) are left out."""
+    import random
+
+    num2words = _num2words_or_skip()
+    rng = random.Random(37)
+    nums = [rng.choice([rng.randint(0, 999), rng.randint(1000, 999_999), rng.randint(10**6, 10**9 - 1)])
+            for _ in range(200)]
+    missed = []
+    for n in nums:
+        text = num2words(n, lang=lang)
+        if n >= 1000 and num2words(n - 1000 if n % 10**6 >= 2000 else n + 1000, lang=lang) == text:
+            continue  # num2words writes two numbers alike
+        if general_value(text, lang) != (n, False):
+            missed.append((n, text, general_value(text, lang)))
+    assert not missed, missed

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from defan_pytest.scoring.scorer import Scorer
-from defan_pytest.scoring.text.number_words import N2W_LANGS, number_words_in_text, words_value
-from defan_pytest.scoring.text.numbers import (
+from defan_pytest.scoring.text.numbers.words import N2W_LANGS, number_words_in_text, words_value
+from defan_pytest.scoring.text.numbers.parse import (
     ascii_digits,
     cjk_value,
     decimal_comma,

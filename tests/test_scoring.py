@@ -30,18 +30,10 @@ def rules() -> Scorer:
     return Scorer(nlp=None)
 
 
-def _validation(name: str, public_dir: Path) -> list[dict]:
-    # Rows of the public split are stored by id; their question, gold and type come from it.
-    return labelled.load(name, public_dir)
-
-
-def _public_answers(public_dir: Path) -> dict[str, list[str]]:
-    from defan_pytest.dataset import load_public
-
-    answers: dict[str, list[str]] = {}
-    for r in load_public(data_dir=public_dir):
-        answers.setdefault(r.domain, []).append(r.answer)
-    return answers
+def _validation(name: str) -> list[dict]:
+    # Rows of the public split are stored by id; their question, gold and type come from
+    # tests/data/labelled_public.jsonl (no split needed).
+    return labelled.load(name)
 
 
 #: The question of the paper's Table 6 (quoted in the paper) and its gold.
@@ -56,26 +48,19 @@ def test_paper_table6(rules: Scorer) -> None:
     assert not group_consistent("rank", [s.claim for s in scores])  # RC 0
 
 
-def test_the_table6_rows_of_the_labelled_set_are_the_paper_s(rules: Scorer, public_dir: Path) -> None:
+def test_the_table6_rows_of_the_labelled_set_are_the_paper_s(rules: Scorer) -> None:
     """The labelled set holds Table 6 as the paraphrase group of its question: the same
     verdicts with each paraphrase as asked."""
-    rows = [r for r in _validation("validation.jsonl", public_dir) if r.get("table6")]
+    rows = [r for r in _validation("validation.jsonl") if r.get("table6")]
     assert [r["response"] for r in rows] == KOBE_RESPONSES
     assert len({r["id"].rsplit("-", 1)[0] for r in rows}) == 1 and KOBE in {r["question"] for r in rows}
     scores = rules.score_many([ScoreInput(r["question"], r["answer"], "rank", r["response"], domain="qs_ranking") for r in rows])
     assert (sum(not s.correct for s in scores), sum(not s.aligned for s in scores)) == (12, 5)
 
 
-@pytest.fixture(scope="module")
-def answer_lists(public_dir: Path) -> dict[str, list[str]]:
-    return _public_answers(public_dir)
-
-
 @pytest.mark.parametrize("name", labelled.SETS)
 @pytest.mark.parametrize("nlp", [None, "auto"])
-def test_validation_set_agreement(
-    nlp: str | None, name: str, public_dir: Path, answer_lists: dict[str, list[str]]
-) -> None:
+def test_validation_set_agreement(nlp: str | None, name: str) -> None:
     """The hand-labelled sets: the scorer must agree with the annotator on nearly every row.
     The held-out sets (``validation_holdout``; ``validation_forms``: long reasoning, five other
     languages, tables, key-value lists, JSON, RAG citations) were labelled without sight of the
@@ -83,9 +68,9 @@ def test_validation_set_agreement(
     disagreeing on anything (claim included), and in ``validation_forms`` no form of response
     worse than that; the remaining disagreements are rows marked AMBIGUOUS (see
     docs/SCORING-CHOICES.md)."""
-    rows = _validation(name, public_dir)
+    rows = _validation(name)
     assert len(rows) >= 150
-    scorer = Scorer(nlp=nlp, answers=answer_lists)
+    scorer = Scorer(nlp=nlp)
     scores = scorer.score_many(
         [ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"]) for r in rows]
     )
@@ -112,10 +97,10 @@ def test_validation_set_agreement(
 
 
 @pytest.mark.parametrize("name", sorted(labelled.FLOORS))
-def test_the_blind_sets_keep_their_agreement(name: str, public_dir: Path) -> None:
+def test_the_blind_sets_keep_their_agreement(name: str) -> None:
     """The blind sets of issue 21 (tests/labelled.py): the agreement reached is kept, and every
     row is scored as the plugin would, its finish reason included (clarification 14)."""
-    rows = _validation(name, public_dir)
+    rows = _validation(name)
     scores = Scorer(nlp=None).score_many([
         ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"],
                    finish_reason=r.get("finish_reason")) for r in rows])
@@ -126,10 +111,10 @@ def test_the_blind_sets_keep_their_agreement(name: str, public_dir: Path) -> Non
 
 
 @pytest.mark.parametrize("name", [*labelled.SETS, *sorted(labelled.FLOORS)])
-def test_every_labelled_paraphrase_group_gets_its_consistency_verdict(name: str, public_dir: Path) -> None:
+def test_every_labelled_paraphrase_group_gets_its_consistency_verdict(name: str) -> None:
     """RC, judged on the scorer's claims, agrees with RC judged on the labelled claims, for every
     paraphrase group of two or more rows in a set (rows of one question of the public split)."""
-    rows = _validation(name, public_dir)
+    rows = _validation(name)
     scores = Scorer(nlp=None).score_many([
         ScoreInput(r["question"], r["answer"], r["type"], r["response"], domain=r["domain"],
                    finish_reason=r.get("finish_reason")) for r in rows])
@@ -143,11 +128,12 @@ def test_every_labelled_paraphrase_group_gets_its_consistency_verdict(name: str,
     assert not wrong, (name, wrong)
 
 
-def test_labelled_sets_store_no_defan_questions(public_dir: Path) -> None:
-    """The labelled sets hold no DefAn text: a row of the public split is stored by its id
-    (which must resolve), and an inline question must be one we wrote, not DefAn's."""
-    by_id = labelled.public_rows(public_dir)
-    questions = {r.question.strip() for r in by_id.values()}
+def test_labelled_sets_store_public_rows_by_id() -> None:
+    """A row of the public split is stored by its id (which must resolve in
+    labelled_public.jsonl, checked against the split in test_labelled_snapshot.py), and an
+    inline question must be one we wrote, not DefAn's."""
+    by_id = labelled.fixture_rows()
+    questions = {r["question"].strip() for r in by_id.values()}
     for name in (*labelled.SETS, *labelled.FLOORS):
         for i, r in enumerate(labelled.raw_rows(name), 1):
             where = f"{name}:{i}"
@@ -342,3 +328,54 @@ def test_ner_reads_a_bounded_window_and_its_offsets_map_back() -> None:
     s = Scorer(nlp=ner).score("Who won the 1903 Nobel Prize in Physics?", "Pierre Curie", "name", response, domain="nobel")
     assert s.claim == "Zorbo Quux"
     assert len(ner.seen) == 1 and len(ner.seen[0]) <= NER_WINDOW < len(response)
+
+
+def test_every_public_gold_answered_as_written_is_correct(public_dir: Path) -> None:
+    """A response that is exactly a row's gold is right, for every row of the public split
+    with a gold (the 30 virtual-conference golds were wrong before issue 37) -- except the UN
+    rows that ask for dd/mm/yyyy: their gold is written month first, as the dataset writes
+    dates, so the same digits read day first (as the question asks) are another date when
+    the day is 12 or less."""
+    from defan_pytest.dataset import load_public
+
+    rows = [r for r in load_public(data_dir=public_dir) if r.answer.strip()]
+    scores = Scorer(nlp=None).score_many([ScoreInput(r.question, r.answer, r.type, r.answer, domain=r.domain) for r in rows])
+    wrong = [(r.id, r.answer, s.claim) for r, s in zip(rows, scores) if not s.correct]
+    assert all(i.startswith("world_org-") and "dd/mm" in q.question for (i, _, _), q in
+               zip(wrong, [r for r, s in zip(rows, scores) if not s.correct])), wrong
+    assert len(wrong) == 26, wrong
+
+
+def test_a_user_domain_gives_its_own_profile() -> None:
+    """Issue 37: what a domain means is its DomainProfile: a user's domain whose answers are
+    worked solutions claims the last number, given by the scorer or by the row."""
+    from defan_pytest.scoring.profile import DomainProfile
+
+    q = "A tank holds 40 litres and loses 5 a day. After how many days is it empty?"
+    r = "In 8 days, or 192 hours."
+    worked = DomainProfile(worked_solutions=True)
+    # any domain: the first candidate; a worked solution: its last number (SCORING.md step 3)
+    assert Scorer(nlp=None).score(q, "8", "numeric", r, domain="my_tanks").claim == "8"
+    assert Scorer(nlp=None, profiles={"my_tanks": worked}).score(q, "8", "numeric", r, domain="my_tanks").claim == "192"
+    row = ScoreInput(q, "8", "numeric", r, domain="my_tanks", profile=worked)
+    assert Scorer(nlp=None).score_many([row])[0].claim == "192"
+    assert Scorer(nlp=None).score(q, "8", "numeric", r, domain="math").claim == "192"  # DefAn's math profile
+
+
+def test_the_text_layer_names_no_benchmark() -> None:
+    """Issue 37: scoring/text/ holds language knowledge only; the benchmark's words (Nobel,
+    Oscar, FIFA, QS, OIC) are DefAn's domain profiles' (defan_pytest/dataset/profiles.py)."""
+    import io
+    import tokenize
+
+    import defan_pytest.scoring.text as text_pkg
+
+    found = []
+    for path in sorted(Path(text_pkg.__file__).parent.glob("*.py")):
+        with open(path, encoding="utf-8") as f:
+            for tok in tokenize.generate_tokens(io.StringIO(f.read()).readline):
+                if tok.type == tokenize.STRING:
+                    words = set(tok.string.lower().replace("|", " ").split())
+                    hits = words & {"nobel", "oscar", "oscars", "fifa", "qs", "oic"}
+                    found.extend((path.name, tok.start[0], w) for w in hits)
+    assert not found, found

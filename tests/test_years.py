@@ -1,11 +1,11 @@
-"""Years in dates (defan_pytest/scoring/text/years.py): the question's years, two-digit years,
+"""Years in dates (defan_pytest/scoring/text/dates/years.py): the question's years, two-digit years,
 the Buddhist Era, valid days."""
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from defan_pytest.scoring.text.years import expand_year, gregorian, question_years, valid_day, year_of, year_of_num
+from defan_pytest.scoring.text.dates.years import expand_year, gregorian, question_years, valid_day, year_of, year_of_num
 
 
 def test_the_years_a_question_names() -> None:

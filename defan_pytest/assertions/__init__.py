@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, List, Optional, Union
 
+from defan_pytest.dataset import profiles  # noqa: F401 - DefAn's domain profiles, registered
 from defan_pytest.scoring.scorer import Scorer
 from defan_pytest.verdicts import claim_text, gold_text, outcome_of, short
 

@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from defan_pytest.dataset import checks
+from defan_pytest.dataset import checks, profiles  # profiles: DefAn's domain profiles, registered
 from defan_pytest.dataset.checks import answer_types
 from defan_pytest.dataset.domains import (
     DOMAINS,

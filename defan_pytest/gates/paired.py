@@ -64,6 +64,7 @@ from defan_pytest.stats.design import exact
 from defan_pytest.stats.distributions import binomial_half_upper
 from defan_pytest.stats.flips import NOISES, GroupChange, NoiseTest, PowerPart, against_noise, catchable_rise, combine
 from defan_pytest.stats.paired import paired_interval, stratified_paired_interval
+from defan_pytest.stats.intervals import welch_df
 
 __all__ = ["Tolerances", "compare", "compared_metrics", "measured_noise"]
 
@@ -289,15 +290,18 @@ def _power_part(tally: _Tally, metric: str, weight_of: Callable[[int], float]) -
         return None
     noise = 0.0
     measured = True
+    spreads: list[tuple[float, float]] = []
     for group in tally.changes.get(metric, ()):
         if group.measured is not None:
             noise += group.measured
+            spreads.append((group.measured, group.df))
         else:
             measured = False
             noise += 2.0 * float(sum(d * d for d in group.diffs if d < 0))
     old = float(old_sum) / pairs
     room = old if METRICS[metric].higher_is_better else 1.0 - old
-    return PowerPart(weight_of(pairs), pairs, noise / pairs, room), measured
+    df = welch_df([v for v, _ in spreads], [d for _, d in spreads]) if measured else math.inf
+    return PowerPart(weight_of(pairs), pairs, noise / pairs, room, df), measured
 
 
 def _catchable(parts: Sequence[tuple[PowerPart, bool]], level: float, tolerance: float | None) -> float | None:

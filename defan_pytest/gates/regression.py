@@ -30,6 +30,7 @@ Every registered metric the paired test compares (one that declares
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -405,28 +406,34 @@ def power_lines(found: Mapping[str, Any] | None, thresholds: Thresholds | None =
     RC -6.1 points``, ``-`` where no change the figure can make is caught that often, and a
     note where the sample is too small for the tolerance (the smallest catchable change more
     than twice it)."""
-    if not found or not found.get("scopes"):
+    scopes = found.get("scopes") if isinstance(found, Mapping) else None
+    if not isinstance(scopes, Mapping):  # a report's JSON is read as untrusted
         return []
-    level = found.get("level")
-    head = (f"smallest change this sample catches ({found.get('power', POWER):.0%} power, one-sided level "
-            f"{_level(level)}, {_NOISE_WORDS.get(str(found.get('noise')), inline(found.get('noise')))}):")
+    scopes = {s: m for s, m in scopes.items() if isinstance(m, Mapping) and m}
+    if not scopes:
+        return []
+    level = found.get("level")  # type: ignore[union-attr]
+    at = found.get("power", POWER)  # type: ignore[union-attr]
+    noise = found.get("noise")  # type: ignore[union-attr]
+    head = (f"smallest change this sample catches ({at if isinstance(at, (int, float)) else POWER:.0%} power, "
+            f"one-sided level {_level(level)}, {_NOISE_WORDS.get(str(noise), inline(noise))}):")
     lines = [head]
-    width = max(len(str(s)) for s in found["scopes"])
+    width = min(max(len(inline(s)) for s in scopes), 40)
     marked = False
-    for scope, mets in found["scopes"].items():
+    for scope, mets in scopes.items():
         parts = []
         for metric, value in mets.items():
             label = METRICS[metric].label if metric in METRICS else str(metric)
             higher = METRICS[metric].higher_is_better if metric in METRICS else False
-            if isinstance(value, (int, float)):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 tol = thresholds.tolerance(str(scope), str(metric)) if thresholds is not None else None
                 star = "*" if tol is not None and value > 2 * tol else ""
                 marked = marked or bool(star)
-                parts.append(f"{label} {'-' if higher else '+'}{100 * value:.1f}{star}")
+                parts.append(f"{inline(label)} {'-' if higher else '+'}{100 * value:.1f}{star}")
             else:
-                parts.append(f"{label} none")
+                parts.append(f"{inline(label)} none")
                 marked = True
-        lines.append(f"  {inline(scope):<{width}}  {'  '.join(parts)} points")
+        lines.append(f"  {inline(scope)[:80]:<{width}}  {'  '.join(parts)[:400]} points")
     if marked:
         lines.append("  (* more than twice its tolerance, none: no change it can make: too small a sample to catch a "
                      "change near the tolerance)")

@@ -14,86 +14,8 @@ out of the FCH and PMH numerators *and* denominators and only counts towards the
 A scored response whose ``correct`` (``aligned``) is ``None`` counts as not correct (not
 aligned): "no claim is never correct", and an unknown alignment must not flatter a model.
 
-Why the intervals look the way they do
---------------------------------------
-
-DefAn asks every question fifteen ways. Those fifteen responses are not independent draws: a
-model that does not know an answer tends to get all paraphrases wrong together. A binomial
-interval over responses would therefore pretend to have fifteen times the information it has
-and come out far too narrow. The honest unit is the paraphrase group, so every rate is treated
-as a ratio estimator over clusters:
-
-    p = sum_g y_g / sum_g n_g        (y_g: events in group g, n_g: responses counted in g)
-
-Its cluster-robust (linearization, "sandwich") variance, with the usual small-sample factor
-G/(G-1), is
-
-    V = G/(G-1) * sum_g (y_g - p*n_g)^2 / N^2          (N = sum_g n_g)
-
-and ``deff = V / (p(1-p)/N)``, the *design effect*, says how much clustering costs: the same
-figure from ``n_eff = N / deff`` independent responses would be as precise. Three corrections
-then make the interval keep its promised 95% at the 5-10 groups per domain of a pull-request
-sample, where a plain Wilson interval at ``n_eff`` (what this module used before) covered the
-true rate only 85-93% of the time in simulations with 15 answers per group and realistic
-between-group variation (``bench/regression_stability.py``):
-
-1. **Few groups with the rare outcome cannot show how it clusters.** The estimated design
-   effect rests on the ``k`` groups that carry the rarer outcome (any event when events are
-   rare, any non-event when they are common): two hallucinations that happen to fall in
-   different groups look independent (``deff`` near 1) even when the model's failures cluster
-   strongly, and three groups of fifteen wrong answers are three observations, not forty-five.
-   So the estimate, floored at 1 (clustering can only lose information, ``n_eff <= N``), is
-   averaged with the worst case ``sum n_g^2 / N`` (every group one observation; the mean group
-   size only when the sizes are equal), weighted ``k`` to 1
-   (:func:`defan_pytest.stats.design.shrink_design_effect`, :func:`defan_pytest.stats.design.rate_design`):
-   as if one more group had been seen clustered as badly as possible. With none (``p`` = 0 or
-   1) the worst case is used. When ``V`` is exactly 0 with 0 < p < 1 (every group has the same
-   rate) the estimate is design effect 1, then shrunk: reading it as the worst case made one
-   flip more look *better* (the decision was not monotone). ``V`` is computed from integers, so
-   "exactly 0" is exact, not a float accident. With a single group (G = 1) nothing can be
-   estimated across groups: ``n_eff = 1`` (not estimable; the interval is all but [0, 1]).
-2. **The variance is estimated from G groups**, so its quantile is Student's t on ``G - 1``
-   degrees of freedom (1 for a single group), not the normal 1.96: 2.78 at 5 groups, 2.26 at
-   10, 2.05 at 30, 1.98 at 100 (:func:`defan_pytest.stats.distributions.t_quantile`, written there
-   because SciPy is not a dependency).
-3. **Exact rather than Wilson at the effective size**: the Korn-Graubard interval, i.e. the
-   Clopper-Pearson interval at ``n* = n_eff * (z / t)^2`` with ``p * n*`` events (the factor
-   makes its normal approximation ``p -+ t * se``), which is never below its nominal coverage
-   for a binomial count and, like Wilson, never collapses to a point near 0 or 1 (a strong
-   model's FCH on an easy domain).
-
-Simulated (group rate ~ Beta with mean 0.05-0.5 and intra-class correlation 0.05-0.5, 15
-answers per group, 4,000 replicates a cell) it covered the true rate 95.2-100% of the time at 5,
-10, 30 and 100 groups, where the old interval covered 84-95%; ``tests/test_regression.py``
-asserts at least 0.94 over a grid. At 100 groups it is
-4-10% wider than the old interval (6% on average), at 30 groups 16%, at 10 groups 1.5 times and
-at 5 groups twice as wide: that is what 5-10 questions can say about a domain.
-
-RC is a figure over groups, which are independent: the number of consistent groups is exactly
-binomial, and its interval is the Clopper-Pearson interval over the groups that count for RC
-(Wilson's dipped to 0.84-0.92 coverage at 5-10 groups for some rates). The error rate uses the
-same cluster-robust interval as FCH and PMH, over all groups (errors cluster too: a provider
-outage takes out a run of calls).
-
-Everything is deterministic (no bootstrap), so the same records always give the same report.
-Intervals are ``[lo, hi]`` at :data:`CONFIDENCE` (95%) rounded to 4 decimals; point estimates
-are exact ratios.
-
-Overall figures
----------------
-
-``overall["mean"]`` is the unweighted mean of the domain figures, as the paper reports it (RC over
-the domains that have RC). Its interval comes from the stratified cluster variance of every
-group's counts, each domain a stratum (:func:`stratified_rate_interval`,
-:func:`defan_pytest.stats.design.rate_design`): unclipped, on ``sum(G_d - 1)`` degrees of freedom,
-a domain of a single group centred at the overall mean (survey software's "lonely cluster"
-adjustment), the Korn-Graubard interval at its effective size. It is never rebuilt from the
-domains' intervals clipped to [0, 1]: that read a domain of one group as nearly exact and covered
-35% at one group a domain. A registered metric whose figure carries no per-group ``units`` keeps
-the side-by-side combination of its domains' intervals (:func:`defan_pytest.stats.intervals.mean_interval`),
-clipped to [0, 1]. ``overall["pooled"]``
-computes the same figures over all records together, with all groups as clusters. The two differ
-when domains differ in size: the pooled figure is dominated by the big domains, the mean is not.
+Why the intervals are group-level, small-sample-safe and exact, and how the overall figures
+combine the domains: ``docs/statistics.md`` ("How the figures' intervals are made").
 
 The report lists each scope's counts (:data:`~defan_pytest.metrics.registry.SCOPE_COUNTS`, then
 the counts each metric publishes, in registration order), then every metric's figure and

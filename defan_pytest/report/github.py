@@ -126,7 +126,23 @@ def step_summary(report: Report) -> str:
         lines.append("")
     if reg:
         lines += _regression_lines(reg)
+    lines += _power_lines(report)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _power_lines(report: Report) -> list[str]:
+    """What the run could catch (issue 33): the smallest change each judged scope catches, as
+    the terminal says it, one bullet a scope."""
+    # lazy: start-up. The gate's module loads the paired test, which a pytest start must not.
+    from defan_pytest.gates.regression import power_lines
+
+    found = power_lines(report.power)
+    if not found:
+        return []
+    head, *rest = found
+    return (["### What this run could catch", "", f"{_cell(head[:1].upper() + head[1:], 400)}", ""]
+            + [f"- {_cell(line.strip(), 500)}" for line in rest if not line.strip().startswith("(")]
+            + ["", *(_cell(line.strip(), 500) for line in rest if line.strip().startswith("(")), ""])
 
 
 def _table_lines(report: Report) -> list[str]:

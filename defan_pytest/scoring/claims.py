@@ -14,6 +14,33 @@ value: :mod:`defan_pytest.scoring.turns`), 13 (options, hedges and corrections: 
 a mark), 14 (a cut answer's last word is no candidate) and 20 (math results before a check:
 :mod:`defan_pytest.scoring.math_results`).
 
+The stages of :func:`extract`, in the order they run; the first that gives a claim ends it
+(its ``how`` is the claim's :attr:`~defan_pytest.scoring.types.Extraction.how`):
+
+====  =====================================  ==========================================  =========
+ #    stage                                  what it reads                               how
+====  =====================================  ==========================================  =========
+ 1    clean (step 1; cl. 1, 11, 23)          reasoning block, tags, quotes, emphasis,    --
+                                             edge citation marks, one full stop, lead-in
+ 2    answer part (cl. 12, 14, 23, 24)       cut at a new turn, a sources list, a cut    --
+                                             last word; an echoed question is read on
+ 3    empty / refusal (cl. 21)               nothing left, ``N/A``                       empty,
+                                                                                         refusal
+ 4    one value (step 2; cl. 11, 12)         a lead-in and a bare value, the bare        lead-in,
+                                             response, a repetition loop                 bare,
+                                                                                         repeated
+ 5    masks                                  citations, math text, hedges, corrections   --
+                                             (cl. 3, 13, 20): same length, spans hold
+ 6    the type's override (cl. 10)           ``AnswerType.override``: held online        override
+ 7    explicit marks (step 3; cl. 2, 13,     structures, corrections, math results,      marked
+      20, 22)                                conclusions, ``answer is``, ``Answer:``,
+                                             ``\\boxed``, bold, a bare last line: the last
+ 8    first option (cl. 13)                  ``Either X or Y`` opening the response      first-option
+ 9    candidates (step 3)                    ``AnswerType.candidates``: first in         candidate,
+                                             reading order, the question's values out    gazetteer,
+                                                                                         rule, ner
+====  =====================================  ==========================================  =========
+
 Everything here is rules.  When a name or place is left open by them, the extraction says so
 (``needs_ner``) and the caller (:mod:`defan_pytest.scoring.scorer`, which batches NER with
 ``nlp.pipe``) extracts again with the entities a spaCy pipeline found: NER (costly per
@@ -86,7 +113,18 @@ def _answer_part(text: str, ctx: Context) -> Tuple[str, bool]:
         # A new turn the model wrote itself: misaligned, nothing from it on counts (cl. 12).
         text = text[:turn].rstrip()
         whole = False
+    if ("ource" in text or "eferen" in text or "itation" in text) and "\n" in text:
+        sources = _SOURCES.search(text)
+        if sources is not None and sources.start() > 0:
+            # A sources list: more text (misaligned), nothing in it a candidate (cl. 23).
+            text = text[:sources.start()].rstrip()
+            whole = False
     return text, whole
+
+
+# A line that opens a sources list ("Sources:", "**References**", "Citations:").
+_SOURCES = re.compile(r"^[ \t#>]*(?:\*\*|__)?(?:sources?|references?|citations?)(?:\*\*|__)?[ \t]*[:：]?(?:\*\*|__)?[ \t]*$"
+                      r"|^[ \t#>]*(?:\*\*|__)?(?:sources?|references?|citations?)(?:\*\*|__)?[ \t]*[:：]", re.I | re.M)
 
 
 # A question that asks for a work's title: there a capitalised word before a colon may be the
@@ -157,11 +195,9 @@ def _extract(
     elif kind.uses_gazetteer and HEDGE.search(text):
         text = HEDGE.sub(blank, text)  # "Either Linus Pauling or ...": the hedge is no name
     text, fixes = corrections(kind, text, ctx)
-    override = getattr(kind, "override", None)
-    if override is not None:
-        claim = override(text, ctx)
-        if claim is not None:
-            return Extraction(claim, False, how="override")
+    claim = kind.override(text, ctx)
+    if claim is not None:
+        return Extraction(claim, False, how="override")
     mark = _marked_claim(kind, text, ctx, raw, fixes)
     if mark is not None:
         return Extraction(mark, False, how="marked")
@@ -202,6 +238,28 @@ _MARK_PATTERNS = [
 _MARK_LITERALS = ("", "", "\\boxed{", "**", "__")
 
 
+# A sentence that concludes (clarification 22): "So ...", "Therefore, ...", "Thus: ...", "In
+# conclusion, ...", at the start of a sentence or a line.
+_CONCLUSION = re.compile(
+    r"(?:^|(?<=[.!?]\s)|(?<=[.!?]\s\s))[ \t>*_]*(?:so|therefore|thus|hence|consequently|in\s+conclusion|"
+    r"in\s+summary|to\s+conclude|to\s+sum\s+up|all\s+in\s+all)\b[ \t]*[,:：]?[ \t]*(?P<x>[^\n]+?)" + _MARK_END,
+    re.I | re.M,
+)
+_CONCLUSION_WORDS = ("so ", "so,", "therefore", "thus", "hence", "consequently", "conclu", "summary", "sum up", "all in all")
+
+
+def _concluded(kind: AnswerType, x: str, ctx: Context) -> Optional[str]:
+    """The asked value a concluding sentence states: ``x`` read as a mark's value, else (for a
+    name or place) its first candidate; ``None`` when it states none."""
+    claim = mark_value(kind, x, ctx)
+    if claim is not None or not kind.uses_gazetteer:
+        return claim
+    found = kind.candidates(x, ctx, None, False).claim
+    if found is None or kind.is_emphasis(found, ctx) or repeats_question(kind, found, ctx):
+        return None
+    return found
+
+
 _LETTER_ITEM = re.compile(r"[A-Ea-e][.)]\s")
 
 #: At most this many marks of one kind are read, from the last one back (see _marked_claim).
@@ -229,6 +287,18 @@ def _marked_claim(
         )
 
     lower = text.lower()
+    if not ctx.is_math and any(w in lower for w in _CONCLUSION_WORDS):
+        # "So the attendance was 96,924.": a concluding statement is a mark (clarification
+        # 22); read from the last one back, the first that holds the asked value counts.
+        for n, m in enumerate(reversed(list(_CONCLUSION.finditer(text)))):
+            if n >= MAX_MARKS_READ:
+                break
+            if inside_structure is not None and inside_structure(m.start()):
+                continue
+            claim = _concluded(kind, m.group("x"), ctx)
+            if claim is not None:
+                marks.append((m.start("x"), claim))
+                break
     # The "answer" patterns only where a word for "answer" is written (a substring test is
     # far cheaper than their regex on a long response).
     has_answer_word = any(w in lower for w in _ANSWER_WORDS)
@@ -259,6 +329,9 @@ def _marked_claim(
         at = text.rfind(lines[-1])
         if inside_structure is None or not inside_structure(at):  # a table's or list's last row is no mark
             last = clean(lines[-1])
+            label_off = strip_label(last, ctx.question) if ":" in last or "：" in last else None
+            if label_off is not None and not labelled(kind, last, ctx):
+                last = clean(label_off)  # "A: Argentina" after an echoed question (cl. 24)
             claim = bare_value(kind, last, ctx)
             if claim is not None and not repeats_question(kind, claim, ctx):
                 marks.append((at, claim))

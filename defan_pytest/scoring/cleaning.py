@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Optional
 
-from defan_pytest.scoring.text.dates import MONTH_NAME
+from defan_pytest.scoring.text.dates.parse import MONTH_NAME
 from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.rank_words import RANK_NOUNS
 
@@ -111,7 +111,22 @@ def latex_plain(text: str) -> str:
     return " ".join(t.split())
 
 
-_WRAP_STARTS = frozenset(a[0] for a, _ in _QUOTES + _WRAPPERS) | {"\\"}
+# One pair of tags around the whole response ("<answer>Argentina</answer>", "<final>1969</final>"):
+# a wrapper (clarification 23); several tagged fields are structured output (2).
+_TAG_PAIR = re.compile(r"<([A-Za-z][\w-]{0,30})>([^<>]*)</\1>", re.S)
+# Citation marks right after or before a value ("03/02/1919 [1]", "Kyoto [source 2]", "^[3]",
+# "【4†source】"): formatting, removed in cleaning so that a bare value stays bare (cl. 23).
+_CITE_MARK = r"(?:\^?\[\^?\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]|\[(?:sources?|ref(?:erence)?s?|citation)\b[^\]\n]{0,40}\]|【[^】\n]{0,60}】)"
+_EDGE_CITATIONS = re.compile(rf"^(?:{_CITE_MARK}[ \t]*)+(?=\S)|(?<=\S)(?:[ \t]*{_CITE_MARK})+$", re.I)
+
+
+def _edge_citations_out(t: str) -> str:
+    if t.endswith(("]", "】")) or t.startswith(("[", "^[", "【")):
+        return _EDGE_CITATIONS.sub("", t)
+    return t
+
+
+_WRAP_STARTS = frozenset(a[0] for a, _ in _QUOTES + _WRAPPERS) | {"\\", "<"}
 _LEAD_IN_STARTS = frozenset("aAfFtTsScCrRlLdD*_")
 
 
@@ -127,6 +142,9 @@ def _unwrap_once(t: str) -> str:
     m = _CODE_FENCE.match(t)
     if m:
         return m.group(1)
+    if first == "<":
+        m = _TAG_PAIR.fullmatch(t)
+        return m.group(2) if m else t
     # A whole-response "\boxed{X}" is not unwrapped: it is an explicit mark (step 3), not one
     # of the wrappers cleaning removes, so the response is not a bare value.
     for a, b in _QUOTES + _WRAPPERS:
@@ -199,7 +217,7 @@ def clean(text: Optional[str]) -> str:
     stop_removed = False
     while True:
         before = t
-        t = t.strip()
+        t = _edge_citations_out(t.strip())
         t = _unwrap_once(t)
         if not stop_removed and t.endswith(".") and not t.endswith(".."):
             t = t[:-1]

@@ -3,16 +3,18 @@ value`` list key or JSON key says it holds the answer, ranked by what the questi
 (:func:`key_rank`), and whether a one-line answer is a labelled value (:func:`labelled`).
 
 A key is ranked by what the question asks: ``Answer``-like keys first, then keys whose words
-are the question's (or synonyms of them, :data:`_KEY_CONCEPTS`), then the words of the answer
+are the question's (or say the same in other words: the key concepts of the row's domain
+profile, :class:`~defan_pytest.scoring.profile.DomainProfile`), then the words of the answer
 type (its ``labels``).
 """
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Dict, FrozenSet, Optional, Tuple
 
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.tokens import folded_tokens, is_generic, question_tokens
+from defan_pytest.scoring.text.tokens import folded_tokens, question_tokens
 from defan_pytest.scoring.types import AnswerType, Context
 
 __all__ = ["KV_LINE", "KeyRank", "key_rank", "labelled"]
@@ -39,33 +41,22 @@ _KEY_SENTENCE = frozenset(
     there which who whom whose what when why how believe think would could should might may can
     cannot please let me my we you your est ist sind wurde fue foi fu""".split()
 )
-# What a key and a question can both say in other words: a "Runner-up" column answers "Which
-# nation came second?" and "Who lost the final?"; "Winner" answers "Who won?".
-_KEY_CONCEPTS = (
-    """runner runnerup runners second lost lose loses loser losers losing finalist finalists beaten
-    defeated zweiter zweite finaliste subcampeon vice""",
-    """winner winners won win wins winning champion champions victor victors victorious triumphed
-    lifted crowned clinched sieger gewinner gagnant vainqueur ganador campeon vencedor campeao
-    vincitore""",
-    "stadium venue ground arena stade stadion estadio stadio",
-    "attendance spectators crowd attended audience",
-    "born birth birthday birthdate dob",
-    "admission admitted joined join joining membership member entry",
-    "population residents inhabitants counted",
-    "city venue location host hosted held town",
-)
-_CONCEPT_OF: Dict[str, FrozenSet[int]] = {}
-for _i, _group in enumerate(_KEY_CONCEPTS):
-    for _w in _group.split():
-        _CONCEPT_OF[_w] = _CONCEPT_OF.get(_w, frozenset()) | {_i}
-del _i, _group, _w
+@lru_cache(maxsize=64)
+def _concept_index(concepts: Tuple[FrozenSet[str], ...]) -> Dict[str, FrozenSet[int]]:
+    """Word -> the groups of a profile's key concepts it belongs to."""
+    index: Dict[str, FrozenSet[int]] = {}
+    for i, group in enumerate(concepts):
+        for w in group:
+            index[w] = index.get(w, frozenset()) | {i}
+    return index
 
 
 @short_text_memo(maxsize=4096)
-def _question_concepts(question: str) -> FrozenSet[int]:
+def _question_concepts(question: str, concepts: Tuple[FrozenSet[str], ...]) -> FrozenSet[int]:
+    index = _concept_index(concepts)
     out: set = set()
     for t in question_tokens(question):
-        out |= _CONCEPT_OF.get(t, frozenset())
+        out |= index.get(t, frozenset())
     return frozenset(out)
 
 
@@ -98,12 +89,13 @@ def key_rank(kind: AnswerType, key: str, ctx: Context) -> Optional[KeyRank]:
             return (0, 0, 0, 0)
     if ctx.is_math or any(t in _KEY_SENTENCE for t in toks):
         return None
-    labels: FrozenSet[str] = getattr(kind, "labels", frozenset())
-    labelled = any(t in labels for t in toks)
-    concepts = _question_concepts(ctx.question)
-    asked = [t for t in words if t in q or (_CONCEPT_OF.get(t, frozenset()) & concepts)]
+    labelled = any(t in kind.labels for t in toks)
+    key_concepts = ctx.profile.key_concepts
+    concepts = _question_concepts(ctx.question, key_concepts) if key_concepts else frozenset()
+    index = _concept_index(key_concepts) if concepts else {}
+    asked = [t for t in words if t in q or (index.get(t, frozenset()) & concepts)]
     if len(asked) == len(words):
-        return (1, -len(asked), int(is_generic(asked)), int(not labelled))
+        return (1, -len(asked), int(ctx.profile.is_generic(asked)), int(not labelled))
     if labelled:
         return (2, 0, 0, 0)
     return None

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import FrozenSet, List, Sequence, Tuple
 
 from defan_pytest.scoring.reading import bare_value, mark_value
-from defan_pytest.scoring.text.numbers import parse_number, question_numbers
+from defan_pytest.scoring.text.numbers.parse import parse_number, question_numbers
 from defan_pytest.scoring.turns import blank, blank_span
 from defan_pytest.scoring.types import AnswerType, Context
 

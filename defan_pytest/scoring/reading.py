@@ -64,6 +64,10 @@ def _restates_question(kind: AnswerType, t: str, ctx: Context) -> bool:
     return bool(toks) and all(f in q or t[s].islower() for s, _, f in toks)
 
 
+#: A bare value that says there is none, in any type's row.
+_NONE_WORDS = frozenset({"none", "null"})
+
+
 def bare_value(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
     """The canonical value when ``text`` (already cleaned) is one bare value of the type."""
     t = text.strip()
@@ -77,6 +81,8 @@ def bare_value(kind: AnswerType, text: str, ctx: Context) -> Optional[str]:
         return None
     if " " in t and repeated_unit(t) is not None:
         return None  # a repetition loop is misaligned (clarification 12)
+    if t.casefold() in _NONE_WORDS:
+        return NONE_CLAIM  # rule 2's "None", in a row of any type (and a structure's null: 25)
     claim = kind.bare(t, ctx)
     if claim is not None and claim not in (NONE_CLAIM, ONLINE_CLAIM) and _restates_question(kind, t, ctx):
         return None

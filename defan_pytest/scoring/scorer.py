@@ -17,14 +17,11 @@ from defan_pytest.scoring.claims import extract
 from defan_pytest.scoring.cleaning import clean
 from defan_pytest.scoring.equivalence import claim_correct
 from defan_pytest.scoring.ner import NER
+from defan_pytest.scoring.profile import DomainProfile, profile_for
 from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.text.tokens import Gazetteer
 from defan_pytest.scoring.types import Context, Extraction, make_context, parse_gold
-
-#: Domains whose responses are worked solutions (SCORING.md: math claims its last number).
-MATH_DOMAINS = frozenset({"math"})
-
 
 @dataclass(frozen=True)
 class ScoreInput:
@@ -38,6 +35,9 @@ class ScoreInput:
     domain: Optional[str] = None
     #: The provider's finish reason (``"length"``: cut by the token limit, clarification 14).
     finish_reason: Optional[str] = None
+    #: What the domain means (:class:`~defan_pytest.scoring.profile.DomainProfile`); ``None``:
+    #: the scorer's profile for ``domain``.
+    profile: Optional[DomainProfile] = None
 
 
 #: Responses up to this many characters are read whole; a longer one (a runaway generation)
@@ -109,13 +109,19 @@ class Scorer:
     are the row's own accepted answers (:func:`row_gazetteer`), never the golds of other rows
     a run happened to load.  ``answers`` (each domain's answer list) is still accepted so that
     callers do not break, and ignored: deprecated.
+
+    ``profiles``: domain -> :class:`~defan_pytest.scoring.profile.DomainProfile` for this scorer
+    (a user's own domains); a domain it does not name gets the registered profile
+    (:func:`~defan_pytest.scoring.profile.profile_for`: DefAn's once the dataset is loaded).
     """
 
     def __init__(
         self,
         nlp: Union[str, None, Any] = "auto",
         answers: Optional[Mapping[str, Iterable[str]]] = None,
+        profiles: Optional[Mapping[str, DomainProfile]] = None,
     ) -> None:
+        self._profiles = dict(profiles or {})
         # The pipeline loads on first need: most runs settle every response with rules and the
         # answer list, and loading spaCy is slow (bench/score_speed.py).
         self._ner: Optional[NER] = None
@@ -151,17 +157,19 @@ class Scorer:
         kind = types.get(item.type)  # an unknown type: UnknownAnswerType lists the valid ones
         gold = parse_gold(item.type, item.answer)
         gaz = row_gazetteer(item.answer) if kind.uses_gazetteer else None
-        # Whether the gold is a whole number decides "326.121" (SCORING.md clarification 4);
-        # a type outside the package need not say.
-        integer_gold = getattr(kind, "integer_gold", None)
+        profile = item.profile
+        if profile is None:
+            profile = self._profiles.get(item.domain) if item.domain is not None else None
+        if profile is None:
+            profile = profile_for(item.domain)
         return make_context(
             item.question,
             item.type,
             empty_gold=gold.empty,
             gazetteer=gaz,
-            is_math=(item.domain in MATH_DOMAINS),
-            integer_gold=integer_gold(gold) if integer_gold is not None else None,
+            integer_gold=kind.integer_gold(gold),  # decides "326.121" (clarification 4)
             finish_reason=item.finish_reason,
+            profile=profile,
         )
 
     def score(

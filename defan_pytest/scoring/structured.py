@@ -75,6 +75,10 @@ def cell_value(kind: AnswerType, cell: str, ctx: Context) -> Optional[str]:
     return found
 
 
+#: Values of a JSON, YAML or ``Key: value`` answer that say there is none (clarification 25).
+_NULLS = frozenset({"", "null", "none", "~", "nil"})
+
+
 def _kv_claim(kind: AnswerType, items: Sequence[Tuple[str, str]], ctx: Context) -> Optional[str]:
     """The value of the key that answers: ``Answer`` first, then a key that says what the
     question asks, then a word of the type (:func:`~defan_pytest.scoring.keys.key_rank`); the
@@ -85,7 +89,11 @@ def _kv_claim(kind: AnswerType, items: Sequence[Tuple[str, str]], ctx: Context) 
         if tier is not None:
             tiers.append((tier, i))
     for _, i in sorted(tiers):
-        claim = cell_value(kind, items[i][1], ctx)
+        value = items[i][1]
+        if value.strip().strip("\"'").casefold() in _NULLS:
+            # A null, None or empty value in the key that answers states there was none (25).
+            value = "None"
+        claim = cell_value(kind, value, ctx)
         if claim is not None:
             return claim
     return None
@@ -200,7 +208,9 @@ def _json_structure(text: str) -> Optional[Tuple[int, int, Any]]:
 
 
 def _json_scalar(v: Any) -> Optional[str]:
-    if isinstance(v, bool) or v is None:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
         return None
     if isinstance(v, (str, int, float)):
         return str(v)
@@ -232,6 +242,6 @@ def _json_claim(kind: AnswerType, obj: Any, ctx: Context) -> Optional[str]:
         return claim
     if isinstance(obj, list) and obj and all(isinstance(x, dict) for x in obj):
         header = list(dict.fromkeys(k for x in obj for k in x))
-        rows = [[_json_scalar(x.get(h)) or "" for h in header] for x in obj]
+        rows = [[(_json_scalar(x[h]) if h in x else None) or "" for h in header] for x in obj]
         return _table_claim(kind, header, rows, ctx)
     return None

@@ -42,7 +42,7 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Any
 
-from defan_pytest.stats.distributions import binomial_half_upper, normal_quantile, t_sf
+from defan_pytest.stats.distributions import binomial_half_upper, normal_quantile, t_quantile, t_sf
 from defan_pytest.stats.intervals import welch_df
 
 __all__ = ["NOISES", "GroupChange", "NoiseTest", "PowerPart", "against_noise", "catchable_rise", "combine"]
@@ -233,18 +233,25 @@ class PowerPart:
     pairs: int
     noise: float
     room: float = 1.0
+    #: The degrees of freedom of ``noise`` when repeats measured it (``math.inf``: known).
+    df: float = math.inf
 
 
 def catchable_rise(parts: Sequence[PowerPart], level: float, tolerance: float, power: float = 0.8,
                    measured: bool = False) -> float | None:
     """The smallest even worsening (a share of the pairs, each turning the worse way with the
     same chance) that the test catches with probability ``power``: significant at the one-sided
-    ``level`` and past ``tolerance``. ``measured``: the test's variance is the measured noise
-    (repeats), not the changes' own squares. ``None`` when no worsening the figure can make is
-    caught that often (too few pairs)."""
+    ``level`` and past ``tolerance``. ``measured``: the noise was measured by repeats, so the
+    test is Student's t on the parts' degrees of freedom (Welch-Satterthwaite); as in
+    :func:`against_noise`, its variance is never below the flips' own. ``None`` when no
+    worsening the figure can make is caught that often (too few pairs)."""
     if not parts or not 0.0 < level < 1.0 or not 0.0 < power < 1.0:
         return None
-    z_level = normal_quantile(1.0 - level)
+    df = math.inf
+    if measured:
+        df = welch_df([p.weight ** 2 * p.pairs * p.noise for p in parts if p.pairs > 0],
+                      [p.df for p in parts if p.pairs > 0])
+    z_level = t_quantile(1.0 - level, df) if math.isfinite(df) else normal_quantile(1.0 - level)
     z_power = normal_quantile(power)
 
     def caught(delta: float) -> bool:
@@ -258,7 +265,7 @@ def catchable_rise(parts: Sequence[PowerPart], level: float, tolerance: float, p
             share = min(delta, p.room)
             spread = share * (1.0 - share / p.room) if p.room > 0.0 else 0.0
             sd2 += p.weight ** 2 * p.pairs * (p.noise + spread)
-            test2 += p.weight ** 2 * p.pairs * (p.noise + (0.0 if measured else share))
+            test2 += p.weight ** 2 * p.pairs * (p.noise + share)
         threshold = max(tolerance, z_level * math.sqrt(test2))
         if sd2 <= 0.0:
             return delta > threshold

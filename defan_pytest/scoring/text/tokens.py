@@ -74,36 +74,24 @@ _SPAN_STOP = frozenset(
 _PARTICLES = frozenset(
     "von van der den de del della di da du do la le y bin al of the dos das d e ibn".split()
 )
-# Words that name the benchmark's own subject matter rather than an answer: a span made only
-# of these ("Nobel Prize", "Academy Award", "FIFA World Cup") is never a claim.
-_GENERIC = frozenset(
-    """academy award awards oscar oscars nobel prize prizes best actor actress picture director
-    supporting leading lead role original adapted screenplay foreign feature animated
-    directing film movie fifa world cup final finals team national physics chemistry medicine
-    physiology literature peace economic economics sciences science memorial laureate
-    laureates winner winners committee ceremony category edition qs university universities
-    rankings ranking rank conference un united nations oic organisation organization islamic
-    cooperation member state states membership general assembly security council
-    the of in for and a an on at to by swedish norwegian royal bank riksbank alfred
+# Words that are never an answer by themselves, in any domain: articles and particles, and
+# what a chat model says about itself or the exchange ("As an AI language model", "Note").
+# A domain's own subject words ("Nobel Prize") are its profile's
+# (:class:`defan_pytest.scoring.profile.DomainProfile`).
+_NO_ANSWER = frozenset(
+    """the of in for and a an on at to by
     ai language model chatgpt gpt openai knowledge cutoff data information wikipedia
-    answer question note however sorry match game tournament
-    nobelpreis prix preis premio prêmio prémio physik physique fisica física chimie
-    chemie quimica química chimica medecine médecine medizin medicina litterature littérature
-    literatur literatura letteratura paix frieden paz pace economie économie economia
-    economía wirtschaftswissenschaften laureat lauréat preistrager preisträger ganador vencedor
-    vincitore gagnant meilleur meilleure bester beste mejor melhor miglior pelicula película
-    filme coupe monde weltmeisterschaft copa mundo mundial coppa mondo der die das le la les
-    el los las il lo gli un une ein eine uno una um uma o os""".split()
+    answer question note however sorry
+    der die das le la les el los las il lo gli un une ein eine uno una um uma o os""".split()
 )
 
 
-# German compounds of the benchmark's words ("Literaturnobelpreis", "Friedensnobelpreises").
-_GENERIC_ENDINGS = ("preis", "preises", "preistrager", "preistragerin")
-
-
-def is_generic(tokens: Sequence[str]) -> bool:
-    """Only the benchmark's own subject words ("Nobel Prize"): emphasis, never an answer."""
-    return all(t in _GENERIC or t.isdigit() or t.endswith(_GENERIC_ENDINGS) for t in tokens)
+def is_generic(tokens: Sequence[str], words: FrozenSet[str] = frozenset(), endings: Tuple[str, ...] = ()) -> bool:
+    """Only words that are no answer: :data:`_NO_ANSWER`, a domain's subject ``words`` (and
+    compounds ending in ``endings``), numbers.  Emphasis or topic, never an answer."""
+    return all(
+        t in _NO_ANSWER or t in words or t.isdigit() or (bool(endings) and t.endswith(endings)) for t in tokens
+    )
 
 
 def in_question(tokens: Sequence[str], question_tokens: FrozenSet[str]) -> bool:

@@ -24,7 +24,7 @@ from typing import Tuple, Union
 
 from defan_pytest.registry import Registry, UnknownEntry
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.names import is_given_name, strip_footnotes
+from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.types.base import (
     NONE_CLAIM,
     ONLINE_CLAIM,
@@ -71,36 +71,6 @@ class UnknownAnswerType(UnknownEntry):
 
 
 _SPLIT_ALTERNATIVES = re.compile(r"\s*;\s*|\s+&\s+")
-_AND_OR_COMMA = re.compile(r"\s+and\s+|\s*,\s*")
-_NAME_PARTICLES = frozenset("von van der den de del della di da du la le y bin ibn".split())
-
-
-def _person(part: str) -> bool:
-    """A full personal name: two to four capitalized words (name particles allowed), no digit."""
-    words = part.split()
-    return (
-        2 <= len(words) <= 4
-        and not any(c.isdigit() for c in part)
-        and words[0][:1].isupper()
-        and all(w[:1].isupper() or w in _NAME_PARTICLES for w in words)
-    )
-
-
-def _people(alt: str) -> Tuple[str, ...]:
-    """A name gold's `` and ``- or comma-joined full personal names as separate accepted answers
-    (SCORING.md clarification 21: ``Joel Coen and Ethan Coen``, ``Barbra Streisand, Katharine
-    Hepburn``); a title stays one (``Come Back, Little Sheba``, ``Min and Bill``,
-    ``Robert Cecil, 1st Viscount Cecil of Chelwood``).  The parts must all be full names and
-    read as people: they share a surname, or one begins with a known given name."""
-    parts = [p.strip() for p in _AND_OR_COMMA.split(alt)]
-    if len(parts) < 2 or not all(_person(p) for p in parts):
-        return (alt,)
-    surnames = {p.split()[-1].casefold() for p in parts}
-    if len(surnames) == 1 or any(is_given_name(p.split()[0]) for p in parts):
-        return tuple(parts)
-    return (alt,)
-
-
 @short_text_memo(maxsize=16384)
 def parse_gold(type_: str, raw: str) -> Gold:
     """Parse a raw gold string: footnotes dropped, ``None`` empty, ``;``/`` & `` split (and in
@@ -117,9 +87,7 @@ def parse_gold(type_: str, raw: str) -> Gold:
     text, virtual = kind.gold_text(strip_footnotes(raw).strip())
     if text.casefold() == "none":
         text = ""
-    alts = tuple(a.strip() for a in _SPLIT_ALTERNATIVES.split(text) if a.strip())
-    if type_ == "name":
-        alts = tuple(p for a in alts for p in _people(a))
+    alts = tuple(p for a in _SPLIT_ALTERNATIVES.split(text) if a.strip() for p in kind.gold_alternatives(a.strip()))
     empty = not alts and not virtual
     values = tuple(v for v in (kind.gold_value(a) for a in alts) if v is not None)
     return Gold(type_, raw, alts, empty, virtual, values)

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, FrozenSet, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
+from defan_pytest.scoring.profile import PLAIN, DomainProfile, profile_for
 from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.tokens import Gazetteer
 
@@ -99,6 +100,8 @@ class Context:
     #: The provider's finish reason for this answer (``"stop"``, ``"length"``, ...), ``None``
     #: when unknown; ``"length"`` means the token limit cut it (SCORING.md clarification 14).
     finish_reason: Optional[str] = None
+    #: What the row's domain means (its subject words, key concepts, worked solutions).
+    profile: DomainProfile = PLAIN
 
 
 _DAYFIRST_Q = re.compile(r"\b(?:dd\s*[/.-]\s*mm|day\s*/\s*month)\b", re.I)
@@ -114,8 +117,11 @@ def make_context(
     is_math: bool = False,
     integer_gold: Optional[bool] = None,
     finish_reason: Optional[str] = None,
+    profile: Optional[DomainProfile] = None,
 ) -> Context:
-    """Build a :class:`Context`, reading the day-first and year-only cues from the question."""
+    """Build a :class:`Context`, reading the day-first and year-only cues from the question.
+    ``profile``: the row's domain profile (default: the one registered for any domain); one
+    whose answers are worked solutions makes the row a math row."""
     dayfirst, asks_year, asks_month = _question_cues(question)
     return Context(
         question=question,
@@ -125,9 +131,10 @@ def make_context(
         dayfirst=dayfirst,
         asks_year=asks_year,
         asks_month=asks_month,
-        is_math=is_math,
+        is_math=is_math or (profile is not None and profile.worked_solutions),
         integer_gold=integer_gold,
         finish_reason=finish_reason,
+        profile=profile if profile is not None else profile_for(None),
     )
 
 
@@ -160,9 +167,27 @@ class AnswerType(Protocol):
     name: str
     #: Whether the domain's known answers (its gazetteer) help find this type's claims.
     uses_gazetteer: bool
+    #: Words that label this type's answer in a table header, a ``Key: value`` list or a JSON
+    #: key (``Laureate``, ``Rank``, ``City``): SCORING.md clarification 2.
+    labels: FrozenSet[str]
 
     def gold_text(self, text: str) -> Tuple[str, bool]:
         """A gold with footnotes removed -> (the text to split into alternatives, virtual?)."""
+        ...
+
+    def gold_alternatives(self, alternative: str) -> Tuple[str, ...]:
+        """One ``;``-separated part of a gold -> its accepted answers (a name gold splits
+        ``Joel Coen and Ethan Coen`` in two, clarification 21)."""
+        ...
+
+    def integer_gold(self, gold: Gold) -> Optional[bool]:
+        """Whether every accepted answer of ``gold`` is a whole number (``None``: not a number
+        type); it decides ``326.121`` (clarification 4)."""
+        ...
+
+    def override(self, text: str, ctx: Context) -> Optional[str]:
+        """A claim that wins over marks and reading order (a statement that the conference was
+        held online, clarification 10), or ``None``."""
         ...
 
     def gold_value(self, alternative: str) -> Any:
@@ -212,22 +237,18 @@ class BaseAnswerType:
 
     name: str = ""
     uses_gazetteer: bool = False
-    #: Words that label this type's answer in a table header, a ``Key: value`` list or a JSON
-    #: key (``Laureate``, ``Rank``, ``City``): SCORING.md clarification 2.  Optional: the
-    #: shared flow reads it with ``getattr``, so a type outside the package may leave it out.
     labels: FrozenSet[str] = frozenset()
 
     def gold_text(self, text: str) -> Tuple[str, bool]:
         return text, False
 
+    def gold_alternatives(self, alternative: str) -> Tuple[str, ...]:
+        return (alternative,)
+
     def integer_gold(self, gold: Gold) -> Optional[bool]:
-        """Whether every accepted answer of ``gold`` is a whole number (``None``: not a number
-        type).  Optional, like :attr:`labels`."""
         return None
 
     def override(self, text: str, ctx: Context) -> Optional[str]:
-        """A claim that wins over marks and reading order (a statement that the conference was
-        held online, SCORING.md clarification 10), or ``None``.  Optional, like :attr:`labels`."""
         return None
 
     def gold_value(self, alternative: str) -> Any:

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from typing import FrozenSet, List, Optional, Tuple
 
+from defan_pytest.scoring.text.countries import country_codes
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.names import fold, name_tokens, names_match, strip_footnotes
@@ -152,14 +153,6 @@ _REGION_COUNTRY = {
     **{v: "canada" for v in _CA_PROVINCES.values()},
     **{v: "australia" for v in _AU_STATES.values()},
 }
-_COUNTRIES = frozenset(set(_COUNTRY_ALIASES.values()) | {
-    "canada", "australia", "china", "japan", "france", "germany", "italy", "spain", "portugal",
-    "brazil", "chile", "india", "greece", "denmark", "qatar", "singapore", "south korea",
-    "czech republic", "united kingdom", "united states", "mexico", "netherlands", "belgium",
-    "switzerland", "austria", "sweden", "norway", "finland", "ireland", "israel", "taiwan",
-    "hong kong", "thailand", "vietnam", "new zealand", "argentina", "turkey", "egypt",
-    "south africa", "russia", "poland", "hungary", "united arab emirates",
-})
 
 
 def _place_part(text: str) -> str:
@@ -177,7 +170,9 @@ def _region_forms(part: str) -> set:
 
 
 def _country_of(part: str) -> Optional[str]:
-    if part in _COUNTRIES:
+    """The country a folded place part names (itself, when CLDR names a country so in any
+    language), or the country of a region it names; ``None`` otherwise."""
+    if country_codes(part):
         return part
     return _REGION_COUNTRY.get(part)
 
@@ -235,11 +230,12 @@ def places_match(claim: str, gold: str) -> bool:
         return False
     g_set = set(g_rest)
     g_countries = {x for x in (_country_of(p) for p in g_rest) if x}
+    g_codes = frozenset().union(*(country_codes(c) for c in g_countries))
     gold_has_region = any(p in _REGION_COUNTRY for p in g_rest)
     for part in c_rest:
         forms = _region_forms(part)
-        if forms & g_set or forms & g_countries:
-            continue  # the same region, or the country of the gold's region
+        if forms & g_set or forms & g_countries or any(country_codes(f) & g_codes for f in forms):
+            continue  # the same region, or the country of the gold's region (in any language)
         known = [f for f in forms if _country_of(f)]
         if not known or not g_rest:
             continue  # an unknown qualifier, or a gold with nothing to contradict
@@ -310,6 +306,11 @@ class CityType(EntityAnswerType):
         return text, False
 
     def bare(self, text: str, ctx: Context) -> Optional[str]:
+        # A virtual gold answered as written ("Nashville, Tennessee Virtual/Online due to
+        # COVID-19"): the place it names and the word online, one bare answer (clarification 10).
+        place, virtual = self.gold_text(text)
+        if virtual and text.count("\n") == 0 and (not place or _bare_place(place, ctx) is not None):
+            return ONLINE_CLAIM
         return _bare_place(text, ctx)
 
     def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:

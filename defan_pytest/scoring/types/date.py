@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, FrozenSet, List, Optional
 
-from defan_pytest.scoring.text.date_text import parse_date_text
-from defan_pytest.scoring.text.dates import DateValue, find_dates, question_years
+from defan_pytest.scoring.text.dates.text import parse_date_text
+from defan_pytest.scoring.text.dates.parse import DateValue, find_dates, question_years
 from defan_pytest.scoring.types.value import Candidate, ValueAnswerType
 from defan_pytest.scoring.types.base import Context, Gold
 

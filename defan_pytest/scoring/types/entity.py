@@ -7,7 +7,7 @@ from bisect import bisect_right
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.names import name_tokens
-from defan_pytest.scoring.text.tokens import capitalized_spans, folded_tokens, in_question, is_generic, question_tokens
+from defan_pytest.scoring.text.tokens import capitalized_spans, folded_tokens, in_question, question_tokens
 from defan_pytest.scoring.types.base import BaseAnswerType, Context, Entity, Extraction
 
 #: A candidate: ``(start, end, text, source)``; source is ``gazetteer``, ``ner``, ``rule`` or
@@ -37,7 +37,8 @@ _PHRASE_CHARS = 256
 
 
 def _inside_generic_phrase(
-    text: str, s: int, e: int, spans: Sequence[Tuple[int, int]], starts: Sequence[int]
+    text: str, s: int, e: int, spans: Sequence[Tuple[int, int]], starts: Sequence[int],
+    ctx: Context,
 ) -> bool:
     # The spans are disjoint and in reading order (``starts``: their starts): the one that may
     # hold the name is the last starting at or before it (found by bisection, not a scan).
@@ -48,7 +49,7 @@ def _inside_generic_phrase(
     if not (e <= b and (a, b) != (s, e)) or (s - a) + (b - e) > _PHRASE_CHARS:
         return False
     rest = [t for t in name_tokens(text[a:s] + " " + text[e:b]) if t not in _ARTICLES]
-    return bool(rest) and is_generic(rest)
+    return bool(rest) and ctx.profile.is_generic(rest)
 
 
 class EntityAnswerType(BaseAnswerType):
@@ -76,7 +77,7 @@ class EntityAnswerType(BaseAnswerType):
 
     def is_emphasis(self, claim: str, ctx: Context) -> bool:
         # "**Nobel Prize**" is emphasis, not an answer; "United Nations" (a known answer) is one.
-        if not is_generic(name_tokens(claim)):
+        if not ctx.profile.is_generic(name_tokens(claim)):
             return False
         return ctx.gazetteer is None or claim not in ctx.gazetteer
 
@@ -93,7 +94,7 @@ class EntityAnswerType(BaseAnswerType):
             name_toks = name_tokens(t)
             if not name_toks or in_question(name_toks, qtoks):
                 continue
-            if source != "gazetteer" and is_generic(name_toks):
+            if source != "gazetteer" and ctx.profile.is_generic(name_toks):
                 continue
             if self.rejects(t, source) or self.rejects_span(text, s, e, source):
                 continue
@@ -118,7 +119,7 @@ class EntityAnswerType(BaseAnswerType):
         if gaz is not None:
             starts = [a for a, _ in spans]
             for s, e, t in gaz.find(text, toks):
-                if _inside_generic_phrase(text, s, e, spans, starts):
+                if _inside_generic_phrase(text, s, e, spans, starts, ctx):
                     continue  # "Memorial" (a laureate) inside "Nobel Memorial Prize"
                 cands.append((s, e, t, "gazetteer"))
         cands.extend(self.statements(text, ctx))

@@ -9,12 +9,12 @@ misaligned, and X is its claim (clarification 9).
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, List, Optional
+from typing import FrozenSet, List, Optional, Tuple
 
 from defan_pytest.scoring.text.countries import english_countries, is_country_of, is_demonym, official_short
 from defan_pytest.scoring.text.names import fold, is_given_name, name_tokens, names_match
 from defan_pytest.scoring.text.no_prize import NONE_WORDS, first_none, is_none_statement, none_spans
-from defan_pytest.scoring.text.tokens import folded_tokens, is_generic, looks_like_sentence
+from defan_pytest.scoring.text.tokens import folded_tokens, looks_like_sentence
 from defan_pytest.scoring.types.entity import Candidate, EntityAnswerType
 from defan_pytest.scoring.types.base import NONE_CLAIM, Context, Gold
 
@@ -137,6 +137,10 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
         return None
     if _LIST_ITEM.search(t) or "(" in t:
         return None  # a list item, or a name with a comment in brackets
+    shared = _shared_surname(t, ctx) if " and " in t or " & " in t else None
+    if shared is not None:
+        # "Joel and Ethan Coen": two people, aligned only where the gold names them jointly.
+        return shared[0] if _joint_in_gold(shared, ctx) else None
     # Two names where one is asked ("Pierre Curie and Marie Curie", "Curie; Becquerel").
     parts = [p for p in _TWO_NAMES.split(t) if p.strip()]
     real = [p for p in parts if fold(p).strip(" .") not in _SUFFIX_PARTS]
@@ -158,11 +162,70 @@ def _bare_name(t: str, ctx: Context) -> Optional[str]:
         ):
             return None
     toks = name_tokens(t)
-    if not toks or is_generic(toks):
+    if not toks or ctx.profile.is_generic(toks):
         return None  # "Best Supporting Actress": a category, not a name
     if len(toks) == 1 and t[:1].isupper() and is_demonym(t):
         return None  # "Brazilian": an adjective of nationality, not the team's or country's name
     return t
+
+
+# Two given names and one surname ("Joel and Ethan Coen", "Pierre & Marie Curie").
+_SHARED_SURNAME = re.compile(r"\b([A-Z][\w'’-]+)\s+(?:and|&)\s+([A-Z][\w'’-]+)\s+([A-Z][\w'’-]+)\b")
+
+
+_CAPITALIZED_BEFORE = re.compile(r"[A-Z][\w'’.-]*[ \t]+$")
+
+
+def _shared_surname(t: str, ctx: Optional[Context]) -> Optional[Tuple[str, str]]:
+    """``(first person, second person)`` when ``t`` names two people with a shared surname
+    (clarification 26): where the question asks for a person, or the given names are known."""
+    m = _SHARED_SURNAME.fullmatch(t)
+    if m is None or is_given_name(m.group(3)):
+        return None
+    asks_person = ctx is not None and _ASKS_PERSON.search(ctx.question) is not None
+    if not asks_person and not (is_given_name(m.group(1)) and is_given_name(m.group(2))):
+        return None
+    return f"{m.group(1)} {m.group(3)}", f"{m.group(2)} {m.group(3)}"
+
+
+def _joint_in_gold(people: Tuple[str, str], ctx: Context) -> bool:
+    """Does one accepted answer of the row name these two people jointly (clarification 21's
+    ``Joel Coen and Ethan Coen``)?  The row's known answers hold the gold as written."""
+    gaz = ctx.gazetteer
+    if gaz is None:
+        return False
+    a, b = people
+    return any(f"{x}{sep}{y}" in gaz for x, y in ((a, b), (b, a)) for sep in (" and ", " & ", ", "))
+
+
+_AND_OR_COMMA = re.compile(r"\s+and\s+|\s*,\s*")
+_NAME_PARTICLES = frozenset("von van der den de del della di da du la le y bin ibn".split())
+
+
+def _person(part: str) -> bool:
+    """A full personal name: two to four capitalized words (name particles allowed), no digit."""
+    words = part.split()
+    return (
+        2 <= len(words) <= 4
+        and not any(c.isdigit() for c in part)
+        and words[0][:1].isupper()
+        and all(w[:1].isupper() or w in _NAME_PARTICLES for w in words)
+    )
+
+
+def _people(alt: str) -> Tuple[str, ...]:
+    """A name gold's `` and ``- or comma-joined full personal names as separate accepted answers
+    (SCORING.md clarification 21: ``Joel Coen and Ethan Coen``, ``Barbra Streisand, Katharine
+    Hepburn``); a title stays one (``Come Back, Little Sheba``, ``Min and Bill``,
+    ``Robert Cecil, 1st Viscount Cecil of Chelwood``).  The parts must all be full names and
+    read as people: they share a surname, or one begins with a known given name."""
+    parts = [p.strip() for p in _AND_OR_COMMA.split(alt)]
+    if len(parts) < 2 or not all(_person(p) for p in parts):
+        return (alt,)
+    surnames = {p.split()[-1].casefold() for p in parts}
+    if len(surnames) == 1 or any(is_given_name(p.split()[0]) for p in parts):
+        return tuple(parts)
+    return (alt,)
 
 
 class NameType(EntityAnswerType):
@@ -180,6 +243,9 @@ class NameType(EntityAnswerType):
     def bare(self, text: str, ctx: Context) -> Optional[str]:
         return _bare_name(text, ctx)
 
+    def gold_alternatives(self, alternative: str) -> Tuple[str, ...]:
+        return _people(alternative)
+
     def statements(self, text: str, ctx: Optional[Context] = None) -> List[Candidate]:
         # A statement of none claims none for its whole sentence: the prize or the year it
         # names before it ("Премію 1928 року не присуджували") is no candidate, unless it is a
@@ -191,6 +257,13 @@ class NameType(EntityAnswerType):
             if head < s and (gaz is None or gaz.find(text[head:s], folded_tokens(text[head:s]))):
                 head = s
             out.append((head, e, NONE_CLAIM, "none"))
+        if " and " in text or " & " in text:
+            for m in _SHARED_SURNAME.finditer(text):
+                if _CAPITALIZED_BEFORE.search(text, 0, m.start()):
+                    continue  # "Wilhelm Wien and Max Planck": "Wien" is no given name
+                people = _shared_surname(m.group(), ctx)
+                if people is not None:  # "Joel and Ethan Coen": the first person is the claim
+                    out.append((m.start(), m.end(), people[0], "people"))
         return out
 
     def correct(self, claim: str, gold: Gold) -> bool:

@@ -15,11 +15,11 @@ import re
 from decimal import Decimal
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring.text.date_text import parse_date_text
-from defan_pytest.scoring.text.dates import find_dates, question_years
+from defan_pytest.scoring.text.dates.text import parse_date_text
+from defan_pytest.scoring.text.dates.parse import find_dates, question_years
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.number_words import number_words_in_text
-from defan_pytest.scoring.text.numbers import (
+from defan_pytest.scoring.text.numbers.words import number_words_in_text
+from defan_pytest.scoring.text.numbers.parse import (
     canonical_number,
     decimals_of,
     is_percent,

@@ -13,12 +13,12 @@ import re
 from decimal import Decimal
 from typing import Any, FrozenSet, List, Optional, Tuple, Union
 
-from defan_pytest.scoring.text.number_words import number_words_in_text, words_value
-from defan_pytest.scoring.text.dates import find_dates
+from defan_pytest.scoring.text.numbers.words import number_words_in_text, words_value
+from defan_pytest.scoring.text.dates.parse import find_dates
 import unicodedata
 
 from defan_pytest.scoring.text.rank_words import ORDINAL_PREFIXES, RANK_NOUNS, RANK_WORDS
-from defan_pytest.scoring.text.numbers import (
+from defan_pytest.scoring.text.numbers.parse import (
     ascii_digits,
     canonical_number,
     cjk_value,

@@ -6,7 +6,7 @@ import re
 from decimal import Decimal
 from typing import List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring.text.numbers import canonical_number, parse_number, question_numbers
+from defan_pytest.scoring.text.numbers.parse import canonical_number, parse_number, question_numbers
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.types.base import BaseAnswerType, Context, Entity, Extraction
 

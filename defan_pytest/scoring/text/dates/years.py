@@ -1,6 +1,6 @@
 """Years in dates (SCORING.md clarifications 8, 16, 17): the years a question names, two-digit
 years read in the century nearest to them, the Buddhist Era, and which month and day can be a
-date.  Read by :mod:`defan_pytest.scoring.text.dates`.
+date.  Read by :mod:`defan_pytest.scoring.text.dates.parse`.
 """
 from __future__ import annotations
 

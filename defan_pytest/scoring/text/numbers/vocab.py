@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.number_sources import phrases, vocab_langs, words_of
+from defan_pytest.scoring.text.numbers.sources import phrases, vocab_langs, words_of
 
 __all__ = ["MAX_WORDS", "is_vocab_word", "value_in"]
 
@@ -37,7 +37,7 @@ MAX_WORDS = 24
 _SAMPLES: Tuple[int, ...] = tuple(
     list(range(0, 101)) + list(range(200, 1000, 100)) + [101, 110, 111, 121, 999]
     + [k * 1000 for k in range(1, 10)] + [10**4, 2 * 10**4, 21000, 10**5, 2 * 10**5]
-    + [10**6, 2 * 10**6, 5 * 10**6, 10**7, 2 * 10**7, 10**9, 2 * 10**9]
+    + [10**6, 2 * 10**6, 5 * 10**6, 10**7, 2 * 10**7, 10**8, 2 * 10**8, 10**9, 2 * 10**9]
 )
 _POWERS = (10, 100, 1000, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9, 10**12)
 _JOIN = -1
@@ -55,6 +55,9 @@ class _Vocab:
         self.longest = 1
         self.affix: Tuple[str, str] = ("", "")  # what makes a cardinal an ordinal ("thứ ", "")
         self.elided: Optional[Dict[str, str]] = None  # built at the first compound
+        #: The smallest scale word, which closes a group: a thousand, or ten thousand where a
+        #: word multiplies by it (Japanese and Korean count in myriads: 六千 is inside 六千万).
+        self.scale_floor = 1000
 
     def known(self, piece: str) -> bool:
         return piece in self.values
@@ -110,31 +113,42 @@ def _place(n: int) -> int:
 
 def _read_pre(pieces: Sequence[str], vocab: _Vocab) -> Optional[int]:
     """A language that writes a multiplier after its factor (``nine hundred``, ``sáu mươi``,
-    ``उन्नीस सौ``, ``трёх тысяч``)."""
-    total, section, pending, last_scale = 0, 0, 0, None
+    ``उन्नीस सौ``, ``трёх тысяч``, ``seratus enam puluh enam``).  Three sums: ``total`` (closed
+    by scale words), ``section`` (the group under the scale, its multiplied parts) and
+    ``small`` (the values since the last multiplier, what the next one multiplies)."""
+    total, section, small, last_scale = 0, 0, 0, None
     for w in pieces:
         v = vocab.values[w]
         if v == _JOIN:
             continue
-        if vocab.is_mul(w) and v < 1000:
-            if pending == 0:
-                pending = v  # "hundred", "mười": one of it
-            elif pending < v:
-                section, pending = section + pending * v, 0
-            elif pending % 1000 == 0:
-                section, pending = section + pending, v  # "četrtūkstoš simt": 4000, then a hundred
+        mul = vocab.is_mul(w)
+        current = section + small
+        scale = v if mul and v >= vocab.scale_floor else 0
+        if scale:
+            # A scale word ("tusen", "bin", "ribu") closes the group before it.
+            if last_scale is not None and scale >= last_scale:
+                return None
+            total += (current or 1) * scale
+            section, small, last_scale = 0, 0, scale
+        elif mul:
+            if small == 0:
+                product = v  # "hundred", "seratus", "mười": one of it
+            elif small < v:
+                product = small * v
+            elif small % 1000 == 0:
+                section, product = section + small, v  # "četrtūkstoš simt": 4000, then a hundred
             else:
                 return None
-        elif vocab.is_mul(w):
-            if last_scale is not None and v >= last_scale:
-                return None
-            total += (section + pending or 1) * v
-            section, pending, last_scale = 0, 0, v
-        elif pending and v >= _place(pending):
-            return None  # "three twenty": not a number
+            if section and product >= _place(section):
+                return None  # "three hundred two hundred": not a number
+            section, small = section + product, 0
+        elif current and v >= _place(current):
+            if not (v == 10 and 0 < small < 10):
+                return None  # "three twenty": not a number
+            small += v  # a word for ten after a digit ("dua belas": 12)
         else:
-            pending += v
-    return total + section + pending
+            small += v
+    return total + section + small
 
 
 def _read_post(pieces: Sequence[str], vocab: _Vocab) -> Optional[int]:
@@ -274,8 +288,26 @@ def _vocab(lang: str) -> _Vocab:
     for _ in range(4):
         if not sum(_learn(words, n, vocab) for n, words in written):
             break
+    if any(v == 10**4 and len(w) == 1 for w, v in vocab.values.items()):
+        vocab.scale_floor = 10**4
+    _split_compounds(vocab)
     _learn_ordinals(lang, vocab)
     return vocab
+
+
+def _split_compounds(vocab: _Vocab) -> None:
+    """Forget a compound of a thousand or more learned whole (``tretusen``, ``onbin``) when
+    its parts read as the same number: read in parts, it joins the number around it
+    (``niohundra|tre|tusen``), where a whole value of 3000 after 900 makes none."""
+    for word, value in sorted(vocab.values.items(), key=lambda kv: -len(kv[0])):
+        if value < 1000 or word in vocab.muls:
+            continue
+        del vocab.values[word]
+        vocab.elided = None
+        parts = vocab.segment(word)
+        if parts is None or _read(parts, vocab) != value:
+            vocab.values[word] = value
+    vocab.elided = None
 
 
 def _learn_ordinals(lang: str, vocab: _Vocab) -> None:

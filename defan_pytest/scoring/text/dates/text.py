@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from defan_pytest.scoring.text.dates import _DIGIT, DateValue, _anchors, find_dates
-from defan_pytest.scoring.text.month_data import WORD, MonthData, fold, load
+from defan_pytest.scoring.text.dates.parse import _DIGIT, DateValue, _anchors, find_dates
+from defan_pytest.scoring.text.dates.months import WORD, MonthData, fold, load
 
 __all__ = ["parse_date_text"]
 

@@ -3,11 +3,11 @@
 - English, French, German, Spanish, Portuguese, Italian, Dutch and Danish: ``text2num``
   (``alpha2digit``), cardinals and ordinals, compounds in one word (``sechsundzwanzig``,
   ``trecentosettantunomiladuecentoventi``) included.
-- Russian, Polish, Turkish, Indonesian and Swedish, which ``text2num`` does not cover:
-  ``num2words`` in reverse.  Every number under a thousand is written once with it (a table
-  built at first use, per language), the scale words (``тысяча``/``тысячи``/``тысяч``,
-  ``tysiąc``/``tysięcy``, ``ribu``) are the words ``num2words`` adds for thousands, millions
-  and billions, and a phrase is read as groups under a thousand, each times its scale word.
+- Russian, Polish, Turkish, Indonesian and Swedish, which ``text2num`` does not cover, and
+  every other language a library writes: the one compositional reader of
+  :mod:`defan_pytest.scoring.text.numbers.vocab` (its vocabulary harvested from num2words and
+  CLDR), which also reads the few forms ``text2num`` misses (the elided Italian
+  ``centottantotto``).
 
 :func:`words_value` reads a whole text that is one number; :func:`number_words_in_text` finds
 the numbers written in words in a response.  Hand-written here: only the words that join the
@@ -21,13 +21,13 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Pattern, Tuple
 
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.number_any import general_value
-from defan_pytest.scoring.text.number_sources import vocab_langs
-from defan_pytest.scoring.text.number_vocab import is_vocab_word
+from defan_pytest.scoring.text.numbers.any_language import general_value
+from defan_pytest.scoring.text.numbers.sources import vocab_langs
+from defan_pytest.scoring.text.numbers.vocab import is_vocab_word, value_in
 
 #: Languages ``text2num`` reads.
 T2N_LANGS: FrozenSet[str] = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "da"})
-#: Languages read through ``num2words`` in reverse.
+#: Languages text2num does not read, read first for a bare answer (by the general reader).
 N2W_LANGS: Tuple[str, ...] = ("ru", "pl", "tr", "id", "sv")
 # The text2num languages num2words also writes (its ordinals fill text2num's few gaps).
 _N2W_SUPPORTED = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "da"})
@@ -60,67 +60,6 @@ def _num2words():  # type: ignore[no-untyped-def]
 
 
 @lru_cache(maxsize=None)
-def _n2w_tables(lang: str) -> Tuple[Dict[str, int], Dict[str, int], Dict[str, int]]:
-    """``(below_thousand, scales, ordinals)`` of one language, from num2words: every phrase
-    of a number under a thousand, the scale words, and ordinals under a hundred."""
-    n2w = _num2words()
-    below: Dict[str, int] = {}
-    scales: Dict[str, int] = {}
-    ordinals: Dict[str, int] = {}
-    if n2w is None:
-        return below, scales, ordinals
-    for n in range(1000):
-        below.setdefault(_norm(n2w(n, lang=lang)), n)
-    for scale in (10**3, 10**6, 10**9):
-        for k in (1, 2, 3, 4, 5, 21, 22, 25):
-            words = _norm(n2w(k * scale, lang=lang)).split()
-            head = _norm(n2w(k, lang=lang)).split() if k > 1 else []
-            # What the scale adds to the words of k ("dwa tysiące" -> "tysiące"); a one-word
-            # compound ("etttusen", "bin") is the scale word itself.
-            head_s = "".join(head)
-            if len(words) >= 2:
-                # "dwa tysiące", "одна тысяча": the scale word after the words of k, in the
-                # form k takes before it (Russian "одна", "две": feminine, where num2words
-                # writes "один", "два" alone).
-                scales.setdefault(words[-1], scale)
-                below.setdefault(" ".join(words[:-1]), k)
-            elif head_s and words[0].startswith(head_s) and len(words[0]) > len(head_s):
-                scales.setdefault(words[0][len(head_s):], scale)  # "seimila", "tvåtusen": one word
-            elif k == 1:
-                scales.setdefault(words[0], scale)  # "bin", "etttusen", "mille"
-    for n in range(1, 1000):
-        # Every group in the form it takes before "thousand" ("сто тридцать одна тысяча").
-        words = _norm(n2w(n * 1000, lang=lang)).split()
-        if len(words) >= 2 and words[-1] in scales:
-            below.setdefault(" ".join(words[:-1]), n)
-    ordinals.update(_n2w_ordinals(lang))
-    return below, scales, ordinals
-
-
-@lru_cache(maxsize=None)
-def _n2w_first_words(lang: str) -> FrozenSet[str]:
-    """The words a number of ``lang`` can begin with (the words of num2words for 0 to 99, the
-    hundreds and the scales): the cheap test before the full table of
-    :func:`_n2w_tables` is built."""
-    n2w = _num2words()
-    if n2w is None:
-        return frozenset()
-    out = set()
-    # (k thousand for k under ten: the form a unit takes before a scale, Russian "две тысячи")
-    for n in list(range(100)) + list(range(100, 1000, 100)) + [k * 1000 for k in range(1, 10)] + [10**6, 10**9]:
-        out.update(_norm(n2w(n, lang=lang)).split())
-    return frozenset(out)
-
-
-@short_text_memo(maxsize=65536)
-def _may_begin(word: str, lang: str) -> bool:
-    """May a number of ``lang`` begin with ``word``: one of its first words, or a one-word
-    compound that starts with one (the Turkish ``yüzbir``, the Swedish ``etthundra``)?"""
-    first = _n2w_first_words(lang)
-    return word in first or any(word.startswith(w) for w in first if len(w) >= 2)
-
-
-@lru_cache(maxsize=None)
 def _n2w_ordinals(lang: str) -> Dict[str, int]:
     """Ordinals under a hundred as num2words writes them (``sixtieth``: 60)."""
     n2w = _num2words()
@@ -139,75 +78,6 @@ def _norm(text: str) -> str:
     return re.sub(r"[\s\-‐]+", " ", text.lower()).strip()
 
 
-def _n2w_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
-    """A phrase in a num2words language: groups under a thousand, each maybe times a scale
-    word, the scales falling (``trzydzieści tysięcy dwieście trzynaście`` is 30213)."""
-    if not words or not _may_begin(words[0], lang) and " ".join(words) not in _n2w_ordinals(lang):
-        return None  # most texts fail here, before the full table is built
-    below, scales, ordinals = _n2w_tables(lang)
-    if not below:
-        return None
-    phrase = " ".join(words)
-    if phrase in ordinals:
-        return ordinals[phrase], True
-    value = _compose(words, below, scales)
-    if value is not None:
-        return value, False
-    cut: List[str] = []
-    for w in words:
-        # One-word compounds: "binbir", "tretusen", "seimilacinquecentottantotto".
-        parts = [w] if w in below or w in scales else _segments(w, below, scales)
-        if not parts:
-            return None
-        cut.extend(parts)
-    value = _compose(cut, below, scales) if cut != words else None
-    return None if value is None else (value, False)
-
-
-def _compose(words: List[str], below: Dict[str, int], scales: Dict[str, int]) -> Optional[int]:
-    """Groups under a thousand, each maybe times a falling scale word, added up."""
-    total, i, last_scale = 0, 0, None
-    while i < len(words):
-        # The longest phrase under a thousand from here (at most five words).
-        group, j = None, i
-        for k in range(min(len(words), i + 5), i, -1):
-            v = below.get(" ".join(words[i:k]))
-            if v is not None:
-                group, j = v, k
-                break
-        scale = scales.get(words[j]) if j < len(words) else None
-        if group is None and scale is None:
-            return None
-        if scale is not None:
-            if last_scale is not None and scale >= last_scale:
-                return None
-            total += (group if group is not None else 1) * scale
-            last_scale, i = scale, j + 1
-        else:
-            if j < len(words):
-                return None  # a group under a thousand is the last part
-            total += group or 0
-            i = j
-    return total
-
-
-def _segments(word: str, below: Dict[str, int], scales: Dict[str, int]) -> List[str]:
-    """A one-word compound cut into the phrases of the tables, longest first from the left
-    (``seimilacinquecentottantotto``: ``sei``, ``mila``, ``cinquecentottantotto``); ``[]``
-    when it does not cut."""
-    out: List[str] = []
-    i = 0
-    while i < len(word) and len(out) < 12:
-        for j in range(min(len(word), i + 40), i, -1):
-            if word[i:j] in below or word[i:j] in scales:
-                out.append(word[i:j])
-                i = j
-                break
-        else:
-            return []
-    return out if i == len(word) else []
-
-
 def _phrase_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
     """The value of a run of words (lower case) that is one number in ``lang``."""
     if lang in T2N_LANGS:
@@ -219,17 +89,17 @@ def _phrase_value(words: List[str], lang: str) -> Optional[Tuple[int, bool]]:
             if len(words) > 1 and out == " ".join(words):
                 return None  # nothing in it is a number word
             fallback = _t2n_ordinal_fallback(words, lang)
-            if fallback is None and lang in _N2W_SUPPORTED:
+            if fallback is None and lang in vocab_langs():
                 # text2num misses a few forms num2words writes (the elided Italian
-                # "centottantotto"): read them through num2words in reverse.
-                fallback = _n2w_value([p for w in words for p in _WORD_SPLIT.split(w) if p], lang)
+                # "centottantotto"): the general reader reads them.
+                fallback = value_in([p for w in words for p in _WORD_SPLIT.split(w) if p], lang)
             return fallback
         suffix = m.group(2)
         if suffix in ("o", "a") and lang not in ("es", "pt", "it"):
             return None
         return int(m.group(1)), suffix is not None
-    if lang in N2W_LANGS:
-        return _n2w_value(words, lang)
+    if lang in N2W_LANGS and lang in vocab_langs():
+        return value_in(words, lang)
     return None
 
 
@@ -300,10 +170,7 @@ def _is_number_word(word: str, lang: str) -> bool:
         return lang in _N2W_SUPPORTED and word in _n2w_ordinals(lang)
     if lang in N2W_LANGS:
         parts = [p for p in _WORD_SPLIT.split(word) if p]
-        if not parts or not _may_begin(parts[0], lang) and word not in _n2w_ordinals(lang):
-            return False
-        below, scales, ordinals = _n2w_tables(lang)
-        return bool(parts) and all(p in below or p in scales or p in ordinals for p in parts) or word in ordinals
+        return bool(parts) and all(is_vocab_word(p, lang) for p in parts) or value_in([word], lang) is not None
     return is_vocab_word(word, lang)
 
 

@@ -20,9 +20,9 @@ import re
 from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring.text.cldr_data import Template, Variant, script_of_char, variants_of_script
-from defan_pytest.scoring.text.month_data import WORD, english_month, fold, load
-from defan_pytest.scoring.text.years import DateValue, valid_day
+from defan_pytest.scoring.text.dates.cldr_data import Template, Variant, script_of_char, variants_of_script
+from defan_pytest.scoring.text.dates.months import WORD, english_month, fold, load
+from defan_pytest.scoring.text.dates.years import DateValue, valid_day
 
 __all__ = ["cldr_dates", "scripts_of"]
 

@@ -1,7 +1,7 @@
 """What the Unicode CLDR locale data (through Babel) says about written numbers: which languages
 write decimals with a comma (:func:`decimal_comma`), and the scale words and abbreviations of
 the compact number formats (``million``, ``Millionen``, ``Mio.``, ``ribu``, ``тысяч``, ``万``,
-``12K``: :func:`scale_words`), built once and read by :mod:`defan_pytest.scoring.text.numbers`."""
+``12K``: :func:`scale_words`), built once and read by :mod:`defan_pytest.scoring.text.numbers.parse`."""
 from __future__ import annotations
 
 import re

@@ -25,12 +25,12 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring.text.cldr_dates import cldr_dates
+from defan_pytest.scoring.text.dates.cldr import cldr_dates
 from defan_pytest.scoring.text.language import language
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.month_data import MARKS, WORD, english_month, fold, load, month_number
+from defan_pytest.scoring.text.dates.months import MARKS, WORD, english_month, fold, load, month_number
 from defan_pytest.scoring.text.search import DisjointSpans
-from defan_pytest.scoring.text.years import (
+from defan_pytest.scoring.text.dates.years import (
     DateValue, expand_year, gregorian, question_years, valid_day, year_of, year_of_num,
 )
 

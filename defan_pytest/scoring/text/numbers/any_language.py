@@ -6,7 +6,7 @@ comes with too little text for a language detector.  So it is read in every lang
 number words one of its words is (an index of the words of each language's phrases of 1 to 10,
 20, 100, 1000 and a million, built once), and in every language of its script when that is
 not Latin; the value is kept only when all the languages that read it agree.  Each language's
-vocabulary is built by :mod:`defan_pytest.scoring.text.number_vocab` only when a text needs it.
+vocabulary is built by :mod:`defan_pytest.scoring.text.numbers.vocab` only when a text needs it.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.number_sources import n2w_langs, phrases, rbnf_dir, vocab_langs, words_of
-from defan_pytest.scoring.text.number_vocab import MAX_WORDS, value_in
+from defan_pytest.scoring.text.numbers.sources import n2w_langs, phrases, rbnf_dir, vocab_langs, words_of
+from defan_pytest.scoring.text.numbers.vocab import MAX_WORDS, value_in
 
 __all__ = ["general_value"]
 

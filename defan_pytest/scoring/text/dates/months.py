@@ -1,7 +1,7 @@
 """What dateparser's per-language data says about dates (its ~200 CLDR-derived languages),
 folded for lookup and built once, lazily: month words with their inflected forms, connectives,
 year and day words, weekdays, the CJK and Korean units, and the order of languages by use.
-Read by :mod:`defan_pytest.scoring.text.dates`, through :func:`month_number`: the month one word
+Read by :mod:`defan_pytest.scoring.text.dates.parse`, through :func:`month_number`: the month one word
 names, with the response's language deciding a word that two languages read differently."""
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ abbreviations from CLDR's compact formats (``1.54 million``, ``12k``, ``25,4 Mil
 ``439 ribu``, ``8万``: :func:`scale_words`), scientific notation (``1.2e6``, ``1.2 × 10^6``),
 vulgar and mixed fractions (``½``, ``3 ½``), Chinese and Japanese numerals
 (:func:`cjk_value`), Roman numerals (:func:`roman_value`, for a response that is only one) and
-number words (:mod:`defan_pytest.scoring.text.number_words`).
+number words (:mod:`defan_pytest.scoring.text.numbers.words`).
 
 >>> parse_number("1.54 million"), canonical_number(parse_number("1,351,921"))
 (Decimal('1540000.00'), '1351921')
@@ -38,9 +38,9 @@ from functools import lru_cache
 from typing import FrozenSet, List, Optional, Pattern, Tuple
 
 from defan_pytest.scoring.text.memo import short_text_memo
-from defan_pytest.scoring.text.number_words import words_value
-from defan_pytest.scoring.text.numeral_locales import decimal_comma, scale_of, scale_patterns, scale_words  # re-exported
-from defan_pytest.scoring.text.numerals import (  # re-exported: callers read numbers from here
+from defan_pytest.scoring.text.numbers.words import words_value
+from defan_pytest.scoring.text.numbers.locales import decimal_comma, scale_of, scale_patterns, scale_words  # re-exported
+from defan_pytest.scoring.text.numbers.numerals import (  # re-exported: callers read numbers from here
     CJK_NUMBER,
     CJK_NUM_CHARS,
     CJK_UNIT_CHARS,
