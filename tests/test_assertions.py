@@ -226,3 +226,20 @@ def test_a_failure_points_at_the_tests_line_and_none_of_the_plugins(pytester: py
     second = out.split("test_a_typo_in_the_type", 2)[-1]
     assert "defan_pytest.score(" in second and "allowed: name, numeric, date, rank, city" in second
     assert "raw_gold = gold if isinstance" not in second
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [("response", b"Albert Einstein"), ("response", 42), ("response", ["Albert Einstein"]), ("response", None),
+     ("question", None), ("gold", None), ("gold", True), ("gold", [1]), ("type", None), ("domain", 3)],
+)
+def test_an_argument_of_the_wrong_type_is_one_type_error_naming_it(argument: str, value: object) -> None:
+    """Issue 34 (9): bytes, a number or a list for the response, a None question: internal
+    errors before ("cannot use a string pattern on a bytes-like object", AttributeError), and
+    gold=None was silently "no prize awarded"."""
+    kwargs: dict = dict(question=Q, response="Albert Einstein", gold="Albert Einstein", type="name", nlp=None)
+    kwargs[argument] = value
+    with pytest.raises(TypeError, match=rf"^score\(\): {argument} must be a str"):
+        score(**kwargs)
+    with pytest.raises(TypeError, match=rf"^score\(\): {argument} must be"):
+        assert_answer(**kwargs)

@@ -238,3 +238,18 @@ def test_a_broken_report_of_several_models_is_one_clear_error(tmp_path: Path, ch
     change(data)
     with pytest.raises(schema.BaselineError, match=message.replace("(", r"\(").replace(")", r"\)")):
         schema.load_any(write(tmp_path, data))
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.update(models=["old", "newer"]),
+    lambda d: d.update(compare_to="nobody"),
+])
+def test_a_models_mismatch_is_not_called_a_rows_problem(tmp_path: Path, change: Any) -> None:
+    """Issue 34 (10): a version-2 report whose models disagree was reported under "rows that do
+    not each name one prompt"."""
+    data = models_report("old", "new", compare_to="old")
+    change(data)
+    with pytest.raises(schema.BaselineError) as info:
+        schema.load_any(write(tmp_path, data))
+    assert "rows that do not each name one prompt" not in str(info.value)
+    assert "a report of several models whose models do not agree" in str(info.value)

@@ -114,3 +114,19 @@ def test_the_gate_status_word() -> None:
     assert builder.gate_status([v("pass")]) == "pass"
     assert builder.gate_status([]) == "not judged"
     assert builder.gate_status([v("fail")], skipped=True) == "skipped"
+
+
+def test_a_custom_header_is_written_as_stars_never_hashed() -> None:
+    """Issue 34 (11): a header that is not a known credential reached meta.model.params as an
+    unsalted 64-bit sha256 prefix of its value (guessable for a short value); docs/secrets.md
+    says header values are ***.  The cache identity still tells two values apart."""
+    from defan_pytest.calls.redaction import public_identity
+
+    params = {"temperature": 0, "extra_headers": {"X-Tenant": "acme"}, "headers": {"X-Org": "org-7"}}
+    meta = builder.model_meta(models.LitellmModel("gpt", "openai/gpt-4o-mini", params))
+    assert meta is not None
+    written = meta.to_json()["params"]
+    assert written["extra_headers"] == {"X-Tenant": "***"} and written["headers"] == {"X-Org": "***"}
+    assert "sha256" not in str(meta.to_json())
+    other = dict(params, extra_headers={"X-Tenant": "globex"})
+    assert public_identity(params) != public_identity(other)

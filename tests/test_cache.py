@@ -325,3 +325,69 @@ def test_a_run_s_own_ask_keeps_the_key_of_every_earlier_cache_and_each_repeat_ha
     assert [cache.get(a.stored) for a in asks] == ["4", None, "four"]
     assert cache.uncached([a.stored for a in asks]) == [asks[1].stored]
     cache.close()
+
+
+def test_text_that_is_not_utf8_is_a_damaged_cache_not_a_read_only_one(tmp_path: Path) -> None:
+    """Issue 34 (10): invalid UTF-8 in the cache was reported as "the folder or the database is
+    read-only"; it is a damaged database, which --defan-cache=refresh moves aside."""
+    import sqlite3
+
+    from defan_pytest.cache.database import DB_NAME
+
+    assert check_folder(tmp_path) is None
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute("INSERT INTO answers (key, model, prompt, answer, created) VALUES (?, 'm', 'p', CAST(? AS TEXT), 0)",
+                 ("k", b"\xff\xfe not utf-8"))
+    conn.commit()
+    conn.close()
+    problem = check_folder(tmp_path) or ""
+    assert "read-only" not in problem and "holds text that is not UTF-8" in problem and "--defan-cache=refresh" in problem
+    notes: list = []
+    assert check_folder(tmp_path, refresh=True, notes=notes) is None
+    assert notes and "moved aside" in notes[0] and list(tmp_path.glob(f"{DB_NAME}.corrupt-*"))
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "read"),
+    [
+        ("answer", 42, None),  # an INTEGER answer (a table made without TEXT affinity): it was scored as "42"
+        ("answer", b"Paris", None),  # a BLOB
+        ("answer", "x" * 5000, None),  # over --defan-max-answer: asked again, as from the wire
+        ("answer", "é" * 1500, None),  # 3,000 bytes of UTF-8 in 1,500 characters: over 2,048 bytes
+        ("note", "n" * 1_000_000, "n" * 2000),  # a 1 MB note reached the report whole
+        ("note", 7, None),
+        ("prompt_tokens", -5, None),  # came out as -150 of cost
+        ("completion_tokens", 2 ** 63 - 1, None),  # came out as 2.8e20
+        ("prompt_tokens", 3.5, None),
+        ("latency", -1.0, None),
+        ("latency", float("inf"), None),
+        ("finish_reason", "s" * 10_000, None),
+    ],
+)
+def test_values_read_back_obey_the_caps_and_types_of_answers_from_the_wire(
+        tmp_path: Path, column: str, value: object, read: object) -> None:
+    """Issue 34 (7): the cache file is untrusted input; what it gives back is typed and capped."""
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    # The table as another program may have made it: no type on the answer column, so SQLite
+    # keeps an INTEGER an INTEGER.
+    conn.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, model TEXT NOT NULL, prompt TEXT NOT NULL, answer, "
+                 "created REAL NOT NULL, note, prompt_tokens, completion_tokens, latency, finish_reason)")
+    conn.commit()
+    conn.close()
+    store = ResponseCache(tmp_path, BASE, max_answer=2048)
+    store.put("q", "Paris", note="fine", prompt_tokens=10, completion_tokens=3, latency=0.5, finish_reason="stop")
+    store.flush()
+    good = store.lookup_entry("q")
+    assert good is not None and good.answer == "Paris" and good.prompt_tokens == 10
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute(f"UPDATE answers SET {column} = ?", (value,))
+    conn.commit()
+    conn.close()
+    entry = store.lookup_entry("q")
+    if column == "answer":
+        assert entry is None  # not cached: the prompt is asked again
+        return
+    assert entry is not None and entry.answer == "Paris"
+    assert getattr(entry, column) == read

@@ -789,3 +789,23 @@ def test_gate_refuses_another_data_set_unless_forced(tmp_path: Path, capsys: pyt
     assert main(["compare", str(old), str(new)]) == 2
     assert main(["gate", str(tmp_path / "missing.json")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_compare_refuses_a_model_of_new_that_old_has_no_run_of() -> None:
+    """Issue 34 (10): `defan compare` passed ("not compared", exit 0) when OLD, a report of
+    several models, held no run of a model of NEW; --defan-baseline refuses the same case."""
+    import argparse
+    import io
+    from types import SimpleNamespace
+
+    from defan_pytest.cli import compare
+    from defan_pytest.records.models import ModelsReport
+
+    def run(name: str) -> Any:
+        return SimpleNamespace(meta=SimpleNamespace(model_name=name))
+
+    old = ModelsReport(runs=(run("steady"), run("worse")))  # type: ignore[arg-type]
+    new = ModelsReport(runs=(run("steady"), run("new")))  # type: ignore[arg-type]
+    args = argparse.Namespace(old=Path("old.json"), new=Path("new.json"), thresholds=None, baseline_force=False)
+    with pytest.raises(compare.UsageError, match=r"OLD old.json: no run of model 'new' of NEW \(it holds steady, worse\)"):
+        compare._compare_models(args, old, new, io.StringIO())

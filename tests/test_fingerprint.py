@@ -133,3 +133,28 @@ def test_a_missing_declared_input_is_a_usage_error_before_any_call(pytester: pyt
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--defan-model my-app: input 'knowledge/': no such file or folder*"])
     assert not (tmp_path / "calls.jsonl").exists()
+
+
+def test_a_link_loop_inside_a_declared_folder_is_one_clear_error(tmp_path: Path) -> None:
+    """Issue 34 (8): it was an INTERNALERROR RuntimeError (exit 3)."""
+    folder = tmp_path / "knowledge"
+    folder.mkdir()
+    (folder / "facts.md").write_text("facts\n")
+    (folder / "loop").symlink_to(folder / "loop")
+    with pytest.raises(FingerprintError, match=r"input 'knowledge/': .*loop: a link that leads nowhere"):
+        fingerprint(tmp_path, ["knowledge/"], {})
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_fifo_or_a_device_named_as_an_input_is_said_to_be_one(tmp_path: Path, kind: str) -> None:
+    """Issue 34 (8): a FIFO or a device named directly was reported as "no such file"."""
+    import os
+
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+        item, what = "pipe", "a FIFO"
+    else:
+        item, what = "/dev/null", "a character device"
+    with pytest.raises(FingerprintError, match=rf"input '{item}': {what}, not a regular file or a folder") as info:
+        fingerprint(tmp_path, [item], {})
+    assert "no such file" not in str(info.value)

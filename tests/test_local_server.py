@@ -236,3 +236,21 @@ def test_answers_cut_by_max_tokens_are_counted_with_the_hint(toy: pytest.Pyteste
     assert result.stdout.str().count(line) == 1
     assert json.loads((toy.path / "r.json").read_text())["meta"]["calls"]["cut"] == 3
     assert "3 of 15 answers were cut by the token limit" in summary.read_text(encoding="utf-8")
+
+
+def test_an_http_url_the_client_cannot_use_is_not_called_a_non_http_url() -> None:
+    """Issue 34 (10): ``http://127.1:PORT`` was reported as "not an http:// URL"."""
+    class InvalidUrlClientError(Exception):
+        pass
+
+    class ShortHost:
+        route = type("R", (), {"url": "http://127.1:8080/v1/chat/completions"})()
+
+    class NoScheme:
+        route = type("R", (), {"url": "127.0.0.1:8080/v1"})()
+
+    exc = InvalidUrlClientError("127.1 - is not a canonical IPv4 address")
+    said = Reach(ShortHost()).why(exc) or ""
+    assert "not an http" not in said and "is an http URL the HTTP client cannot use" in said
+    assert "127.1 - is not a canonical IPv4 address" in said and "127.0.0.1:8080" in said
+    assert "is not an http:// or https:// URL" in (Reach(NoScheme()).why(exc) or "")

@@ -27,6 +27,7 @@ of this package's.
 """
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, List, Optional, Union
@@ -87,6 +88,26 @@ class AnswerScore:
         return "\n".join([head, *(f"  {line}" for line in self.why), f"  question: {short(self.question, 200)}"])
 
 
+def _check_arguments(**arguments: object) -> None:
+    """One clear ``TypeError`` naming the first argument of the wrong type (the scorer reads
+    texts: bytes, a number or a list would fail deep inside it, or score as something else)."""
+    __tracebackhide__ = True
+    for name, value in arguments.items():
+        if name == "gold":
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise TypeError(f"score(): gold must be a str (the accepted answers, ';' between them; '' when "
+                                f"no prize was awarded), an int or a float, not {_kind(value)}")
+        elif name in ("domain", "finish_reason"):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"score(): {name} must be a str or None, not {_kind(value)}")
+        elif not isinstance(value, str):
+            raise TypeError(f"score(): {name} must be a str, not {_kind(value)}")
+
+
+def _kind(value: object) -> str:
+    return "None" if value is None else f"{builtins.type(value).__name__} {short(repr(value), 40)}"
+
+
 @lru_cache(maxsize=8)
 def _scorer(nlp: Optional[str]) -> Scorer:
     # One scorer per pipeline for the whole test session: loading spaCy takes a second.
@@ -112,6 +133,8 @@ def score(
     the first installed English one; ``None``: rules only).
     """
     __tracebackhide__ = True  # a failure in a team's test points at the test's line, not here
+    _check_arguments(question=question, response=response, gold=gold, type=type, domain=domain,
+                     finish_reason=finish_reason)
     raw_gold = gold if isinstance(gold, str) else str(gold)
     s = _scorer(nlp).score(question, raw_gold, type, response, domain=domain, finish_reason=finish_reason)
     aligned, correct = bool(s.aligned), bool(s.correct)

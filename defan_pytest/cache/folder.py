@@ -47,7 +47,21 @@ def check_folder(
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc):
                 return None  # another process of this run has it open and is writing
-            return f"{where}: SQLite cannot write {path} ({exc}): the folder or the database is read-only; {_CHOOSE}"
+            if not _undecodable(exc):
+                return f"{where}: SQLite cannot write {path} ({exc}): the folder or the database is read-only; {_CHOOSE}"
+            # Text that is not UTF-8: a damaged or foreign database, not a read-only one.
+            if not refresh or attempt == 2:
+                return (
+                    f"{where}: {path} holds text that is not UTF-8 ({exc}): a damaged database; run once with "
+                    f"--defan-cache=refresh to move it aside as {DB_NAME}.corrupt-<time> and start a new "
+                    f"cache (every prompt is asked again), or {_CHOOSE}"
+                )
+            try:
+                moved = move_aside(path, clock())
+                if notes is not None:
+                    notes.append(f"the response cache {path} held text that is not UTF-8: moved aside as {moved.name}")
+            except OSError as move_exc:
+                return f"{where}: {path} is damaged ({exc}) and could not be moved aside ({move_exc}): {_CHOOSE}"
         except sqlite3.DatabaseError as exc:  # not a database, malformed pages
             if not refresh or attempt == 2:
                 return (
@@ -64,6 +78,11 @@ def check_folder(
         except OSError as exc:
             return f"{where}: {exc}: {_CHOOSE}"
     return None  # pragma: no cover - the loop returns
+
+
+def _undecodable(exc: sqlite3.Error) -> bool:
+    """Did SQLite fail to read a text as UTF-8 (``Could not decode to UTF-8 column ...``)?"""
+    return "decode" in str(exc).lower()
 
 
 def _probe(path: Path) -> None:

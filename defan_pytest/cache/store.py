@@ -71,6 +71,46 @@ class Entry(NamedTuple):
     finish_reason: Optional[str] = None
 
 
+#: The most characters of a stored note, a finish reason, tokens and seconds read back: a
+#: stored value is read as untrusted as an answer from the wire (the file may have been edited,
+#: restored from elsewhere or damaged); out of bounds, a token count or a latency is unknown.
+_MAX_NOTE = 2000
+_MAX_FINISH = 64
+_MAX_TOKENS = 1 << 31
+_MAX_LATENCY = 7 * 86400.0
+#: The cap of an answer read back when none is given (the calls' default, 1 MiB).
+DEFAULT_MAX_ANSWER = 1 << 20
+
+
+def _read_back(row: Optional[Tuple[Any, ...]], max_answer: int) -> Optional[Entry]:
+    """A stored row ``(answer, note, prompt_tokens, completion_tokens, latency,
+    finish_reason)`` as an :class:`Entry` with the types and caps of an answer from the wire:
+    ``None`` (not cached: asked again) when the answer is no text or is over ``max_answer``
+    bytes of UTF-8; a note or finish reason that is no text, or too long, is cut or dropped;
+    a token count that is no whole number in 0..2^31, or a latency out of 0..a week, is
+    unknown."""
+    if row is None or len(row) != 6:
+        return None
+    answer, note, prompt_tokens, completion_tokens, latency, finish = row
+    if not isinstance(answer, str) or len(answer) > max_answer:
+        return None
+    if 4 * len(answer) > max_answer and len(answer.encode("utf-8", "surrogatepass")) > max_answer:
+        return None
+
+    def count(v: Any) -> Optional[int]:
+        return v if type(v) is int and 0 <= v <= _MAX_TOKENS else None
+
+    seconds = latency if type(latency) in (int, float) and 0 <= latency <= _MAX_LATENCY else None
+    return Entry(
+        answer,
+        note[:_MAX_NOTE] if isinstance(note, str) else None,
+        count(prompt_tokens),
+        count(completion_tokens),
+        float(seconds) if seconds is not None else None,
+        finish if isinstance(finish, str) and len(finish) <= _MAX_FINISH else None,
+    )
+
+
 class ResponseCache:
     """The cache of one model identity in ``folder``.
 
@@ -92,6 +132,7 @@ class ResponseCache:
         owner: str = "",
         poll: float = 0.05,
         background: bool = False,
+        max_answer: int = DEFAULT_MAX_ANSWER,
     ) -> None:
         if mode not in ("use", "refresh"):
             raise ValueError(f"cache mode {mode!r}: expected 'use' or 'refresh'")
@@ -103,6 +144,7 @@ class ResponseCache:
         self.shared = shared
         self.owner = owner or f"pid{os.getpid()}"
         self.poll = poll
+        self.max_answer = max_answer  # (--defan-max-answer: the cap of an answer read back too)
         self.model = identity_json(identity)
         self._prefix = hashlib.sha256(self.model.encode()).digest()
         self._local = threading.local()
@@ -173,7 +215,7 @@ class ResponseCache:
             "SELECT answer, note, prompt_tokens, completion_tokens, latency, finish_reason FROM answers WHERE key = ?",
             (self.key(prompt),),
         ).fetchone()
-        return Entry(*row) if row else None
+        return _read_back(row, self.max_answer)
 
     def uncached(self, prompts: Iterable[str]) -> List[str]:
         """The prompts without a cached answer (all of them in refresh mode): one read of the
@@ -311,7 +353,11 @@ class ResponseCache:
             by = "cache" if status == "cached" else "model"
             if ans is None:
                 return status, Waited(None, None, None, by, attempts)
-            return status, Waited(ans[0], None, ans[1], by, attempts, ans[2], ans[3], ans[4], ans[5])
+            got = _read_back(ans, self.max_answer)
+            if got is None:  # no text, or over the cap: not an answer to pass on
+                return "failed", Waited(None, "the stored answer is not usable (not text, or over --defan-max-answer)",
+                                        None, by, attempts)
+            return status, Waited(got.answer, None, got.note, by, attempts, *got[2:])
         return status, Waited(None, error, None, "model", attempts)
 
     async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
@@ -351,8 +397,9 @@ class ResponseCache:
             "WHERE key = ? AND created >= ?",
             (key, since),
         ).fetchone()
-        if row is not None:
-            return Waited(row[0], None, row[1], "cache", 0, row[2], row[3], row[4], row[5])
+        got = _read_back(row, self.max_answer)
+        if got is not None:
+            return Waited(got.answer, None, got.note, "cache", 0, *got[2:])
         return None if holder is not None else Waited(None, None)
 
     def report_progress(self, stats: Mapping[str, Any], fatal: Optional[str] = None) -> None:

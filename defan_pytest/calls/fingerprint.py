@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import site
+import stat
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -145,27 +146,65 @@ def _input_files(rootdir: Path, declared: Iterable[str]) -> List[Path]:
         if not path.is_absolute():
             path = rootdir / path
         if path.is_file():
-            out.append(path.resolve())
+            resolved = _resolved(path)
+            if resolved is None:
+                problems.append(f"input {item!r}: a link that leads to itself ({path})")
+            else:
+                out.append(resolved)
         elif path.is_dir():
-            files = _walk(path)
+            files, bad = _walk(path)
+            problems.extend(f"input {item!r}: {x}" for x in bad)
             if len(files) > MAX_INPUT_FILES:
                 problems.append(f"input {item!r} holds more than {MAX_INPUT_FILES:,} files")
             out.extend(files)
         else:
-            problems.append(f"input {item!r}: no such file or folder ({path})")
+            problems.append(f"input {item!r}: {_not_readable(path)} ({path})")
     if problems:
         raise FingerprintError("; ".join(problems))
     return sorted(set(out))
 
 
-def _walk(folder: Path) -> List[Path]:
+def _not_readable(path: Path) -> str:
+    """What ``path`` is, when it is neither a regular file nor a folder."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return "no such file or folder"
+    if stat.S_ISLNK(mode):
+        return "a link that leads nowhere (its target is missing, or it leads to itself)"
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return f"{what}, not a regular file or a folder: declare files or folders only"
+    return "not a regular file or a folder"
+
+
+def _resolved(path: Path) -> Optional[Path]:
+    """``path`` with its links followed, or ``None`` for a link loop (``Path.resolve`` raises
+    RuntimeError for one on older Pythons)."""
+    try:
+        return Path(os.path.realpath(path, strict=True))
+    except (OSError, RuntimeError):
+        return None
+
+
+def _walk(folder: Path) -> Tuple[List[Path], List[str]]:
+    """The files under ``folder``, and what in it is no file (a link loop, a dangling link)."""
     files: List[Path] = []
+    problems: List[str] = []
     for here, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
-        files.extend(Path(here, n).resolve() for n in names if not n.startswith(".") and not n.endswith(".pyc"))
-        if len(files) > MAX_INPUT_FILES:
+        for n in names:
+            if n.startswith(".") or n.endswith(".pyc"):
+                continue
+            resolved = _resolved(Path(here, n))
+            if resolved is None:
+                problems.append(f"{Path(here, n)}: {_not_readable(Path(here, n))}")
+                continue
+            files.append(resolved)
+        if len(files) > MAX_INPUT_FILES or len(problems) > 10:
             break
-    return files
+    return files, problems
 
 
 def _shown(path: Path, root: Path) -> str:

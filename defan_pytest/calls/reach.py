@@ -84,6 +84,12 @@ class Reach:
             return None
         where, why = self.url, unreachable(exc)
         if why == "url":
+            if re.match(r"(?i)https?://", where):
+                # The scheme is there: the client refused the rest (a short host as 127.1, a port
+                # out of range): say so, with what the client said.
+                said = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                return (f"the model's address {where!r} is an http URL the HTTP client cannot use "
+                        f"({redact_url(said)}) -- stopping: write its host and port in full, e.g. {_EXAMPLE}")
             return (f"the model's address {where!r} is not an http:// or https:// URL -- stopping: give api_base "
                     f"with its scheme, e.g. {_EXAMPLE}")
         if why in ("refused", "dns") and self.answers:

@@ -200,7 +200,7 @@ def _digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(repr(value).encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
-def _public(value: Any, secrets: Sequence[str], header: bool = False) -> Any:
+def _public(value: Any, secrets: Sequence[str], header: bool = False, hide: bool = False) -> Any:
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
@@ -208,25 +208,29 @@ def _public(value: Any, secrets: Sequence[str], header: bool = False) -> Any:
             if secret_name(name):
                 continue  # a credential: not part of what shapes an answer
             if name in ("headers", "extra_headers") and isinstance(v, Mapping):
-                kept = _public(v, secrets, header=True)
+                kept = _public(v, secrets, header=True, hide=hide)
                 if kept:
                     out[name] = kept
                 continue
-            out[name] = _digest(v) if header else _public(v, secrets)
+            out[name] = ("***" if hide else _digest(v)) if header else _public(v, secrets, hide=hide)
         return out
     if isinstance(value, (list, tuple)):
-        return [_public(v, secrets) for v in value]
+        return [_public(v, secrets, hide=hide) for v in value]
     if isinstance(value, str):
         return scrub(redact_urls(value), secrets)
     return value
 
 
-def public_identity(params: Mapping[str, Any], secrets: Sequence[str] = ()) -> Dict[str, Any]:
+def public_identity(
+    params: Mapping[str, Any], secrets: Sequence[str] = (), hide_headers: bool = False
+) -> Dict[str, Any]:
     """The call parameters as they enter a cache identity: without any credential, so that no
     key is ever stored and a new key reuses the old key's answers.
 
     A parameter (or nested key) whose name looks secret is dropped; of ``headers`` and
     ``extra_headers`` only the headers that are not credentials count, each by a digest of its
-    value (never the value); any known secret left in a value is replaced by ``***``.
+    value (never the value) in a cache identity, or as ``***`` with ``hide_headers`` (what a
+    report writes: docs/secrets.md; a short unsalted digest of a guessable value is no
+    secret); any known secret left in a value is replaced by ``***``.
     """
-    return _public({k: v for k, v in params.items()}, secrets)  # type: ignore[no-any-return]
+    return _public({k: v for k, v in params.items()}, secrets, hide=hide_headers)  # type: ignore[no-any-return]

@@ -48,15 +48,19 @@ def _compare_models(args: argparse.Namespace, old_any: Any, new_any: Any, stdout
     """Each model of NEW (one, or several: a report of version 2) against the same model's run
     in OLD (OLD itself when it is a report of one model); exit 1 when one regressed."""
     runs = new_any.runs if isinstance(new_any, ModelsReport) else (new_any,)
+    if isinstance(old_any, ModelsReport):
+        # A model of NEW without a run in OLD has no baseline: refused, as --defan-baseline
+        # refuses it (a comparison that leaves a model out is no pass).
+        missing = [r.meta.model_name or "" for r in runs if old_any.run_of(r.meta.model_name or "") is None]
+        if missing:
+            raise UsageError(f"OLD {args.old}: no run of model{'s' if len(missing) > 1 else ''} "
+                             f"{', '.join(repr(m) for m in missing)} of NEW (it holds {', '.join(old_any.models)})")
     failed = False
     for new in runs:
         model = new.meta.model_name
         name = model or ""
         old = old_any.run_of(name) if isinstance(old_any, ModelsReport) else old_any
-        if old is None:
-            if len(runs) == 1:
-                raise UsageError(f"OLD {args.old}: no run of model {name!r} (it holds {', '.join(old_any.models)})")
-            stdout.write(f"== {inline(name)}: not compared (OLD holds no run of it) ==\n")
+        if old is None:  # (checked above)
             continue
         problems = comparability(old, new.meta.dataset, new.meta.scorer, new.rows, where=str(args.old))
         if problems and not args.baseline_force:

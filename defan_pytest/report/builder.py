@@ -61,7 +61,7 @@ def model_meta(model: Any) -> Optional[ModelMeta]:
         return ModelMeta(
             model.name, "litellm", model=model.model, system_prompt=model.system_prompt,
             version=version if isinstance(version, str) else None,
-            params=redaction.public_identity(params, secrets),
+            params=redaction.public_identity(params, secrets, hide_headers=True),
         )
     return None
 

@@ -144,6 +144,11 @@ def _checked(path: str | Path, what: str) -> tuple[Path, dict[str, Any]]:
         )
     runs = data["runs"] if version == MODELS_SCHEMA_VERSION else [data]
     problems = _models_problems(data) if version == MODELS_SCHEMA_VERSION else []
+    if problems:  # the models it names, not its rows
+        raise BaselineError(
+            f"{what} {p}: a report of several models whose models do not agree:\n  - " + "\n  - ".join(problems),
+            [f"{what} {p}: {x}" for x in problems],
+        )
     for i, run in enumerate(runs):
         where = f"runs/{i}: " if version == MODELS_SCHEMA_VERSION else ""
         problems.extend(where + x for x in _identity_problems(run))

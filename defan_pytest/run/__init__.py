@@ -156,6 +156,7 @@ class Run(RunReport):
             store = ResponseCache(
                 folder, identity, mode="use" if s.cache not in ("refresh", "off") else "refresh",
                 run=self.run_id, shared=worker.shared, owner=f"{worker.id}-{os.getpid()}", background=True,
+                max_answer=s.max_answer,
             )
         self.cache = store
         if worker.shared:

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Dict, FrozenSet, Optional, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.tokens import folded_tokens, question_tokens
 from defan_pytest.scoring.types import AnswerType, Context
 
@@ -50,7 +51,7 @@ def _concept_index(concepts: Tuple[FrozenSet[str], ...]) -> Dict[str, FrozenSet[
     return index
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def _question_concepts(question: str, concepts: Tuple[FrozenSet[str], ...]) -> FrozenSet[int]:
     index = _concept_index(concepts)
     out: set = set()

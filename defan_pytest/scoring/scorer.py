@@ -10,7 +10,6 @@ places the rules leave open go through spaCy NER in one ``nlp.pipe`` batch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from defan_pytest.scoring import ner, types
@@ -19,6 +18,7 @@ from defan_pytest.scoring.cleaning import clean
 from defan_pytest.scoring.equivalence import claim_correct
 from defan_pytest.scoring.ner import NER
 from defan_pytest.scoring.profile import DomainProfile, profile_for
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.text.tokens import Gazetteer
 from defan_pytest.scoring.types import Context, Extraction, make_context, parse_gold
@@ -80,7 +80,7 @@ def _window(response: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
     return response[:WINDOW] + "\n\n" + response[-WINDOW:], note
 
 
-@lru_cache(maxsize=16384)
+@short_text_memo(maxsize=16384)
 def row_gazetteer(raw_gold: str) -> Gazetteer:
     """The known names of one row: its gold's accepted answers (and the city part of a
     ``City, Region`` gold), parsed as names.  Cached per gold: the 15 paraphrases of a

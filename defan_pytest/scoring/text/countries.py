@@ -16,6 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Dict, FrozenSet, Optional, Set, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
+
 __all__ = ["country_codes", "english_countries", "is_country_of", "is_demonym", "official_short"]
 
 
@@ -80,7 +82,7 @@ def is_country_of(name: str) -> bool:
     return any(" ".join(words[i:]) in keys for i in range(len(words)))
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def country_codes(name: str) -> FrozenSet[str]:
     """The countries ``name`` names in any language CLDR records (``Deutschland`` -> DE)."""
     if len(name) > 60:
@@ -98,7 +100,7 @@ def english_countries(name: str) -> Tuple[str, ...]:
 _DEMONYM_ENDINGS = ("ian", "an", "n", "ese", "ish", "i", "ean", "ic")
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def is_demonym(word: str) -> bool:
     """Is ``word`` an adjective of nationality made from an English country name (``Brazilian``,
     ``Italian``, ``Chinese``, ``German``, ``Israeli``)?  A single word only; a country name itself

@@ -19,6 +19,8 @@ import unicodedata
 from functools import lru_cache
 from typing import Any, Dict, Optional, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
+
 # A few function words per language, none of them a name particle ("de", "la", "van", "von",
 # "del", "da": "Universidad de Chile" in an English sentence is still English).  Only the
 # numbers (a comma for decimals) and number words depend on the language, so a handful of
@@ -86,7 +88,7 @@ def _detector() -> Any:
     return LanguageDetectorBuilder.from_languages(*langs).with_low_accuracy_mode().build()
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def _detected(text: str) -> str:
     values = _detector().compute_language_confidence_values(text)
     if not values or values[0].value < _MIN_CONFIDENCE:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import importlib
 import re
 import unicodedata
-from functools import lru_cache
 from typing import Dict, FrozenSet, Sequence, Tuple
 
 from rapidfuzz.distance import Indel
 
 from defan_pytest.scoring.text.given_names import GIVEN_NAMES
+from defan_pytest.scoring.text.memo import short_text_memo
 
 # --------------------------------------------------------------------------------------------
 # text folding
@@ -111,7 +111,7 @@ _PEERAGE_TITLES = frozenset(
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "frs", "kbe", "obe", "cbe", "mbe", "om", "phd"})
 
 
-@lru_cache(maxsize=65536)
+@short_text_memo(maxsize=65536)
 def name_tokens(text: str) -> Tuple[str, ...]:
     """Tokens of a name after folding, punctuation, leading article and title removal."""
     text = _APOSTROPHE.sub("", _POSSESSIVE.sub("", fold(strip_footnotes(text))))
@@ -129,7 +129,7 @@ def name_tokens(text: str) -> Tuple[str, ...]:
     return tuple(tokens[i:j])
 
 
-@lru_cache(maxsize=16384)
+@short_text_memo(maxsize=16384)
 def _titled(text: str) -> bool:
     """Is ``text`` a title and a surname ("The Lord Todd", "Lord Rayleigh", "Sir Fleming")?"""
     tokens = _NON_WORD.sub(" ", fold(strip_footnotes(text))).split()
@@ -161,7 +161,7 @@ _TRANSLIT = [
 ]
 
 
-@lru_cache(maxsize=16384)
+@short_text_memo(maxsize=16384)
 def _translit_key(token: str) -> str:
     for pattern, repl in _TRANSLIT:
         token = pattern.sub(repl, token)
@@ -216,7 +216,7 @@ def _all_initials(tokens: Sequence[str]) -> bool:
     return all(len(t) == 1 for t in tokens)
 
 
-@lru_cache(maxsize=16384)
+@short_text_memo(maxsize=16384)
 def _numeral(token: str) -> str:
     """A number word as its digits, an ordinal as its number (``seventh`` and ``7th`` -> ``7``,
     ``eleven`` -> ``11``; SCORING.md clarification 21: ``Ocean's Eleven`` = ``Ocean's 11``), by

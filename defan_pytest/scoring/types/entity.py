@@ -3,6 +3,7 @@ gazetteer, spaCy entities or capitalized spans, first in reading order."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.names import name_tokens
@@ -29,12 +30,26 @@ _SOURCE_RANK = {"gazetteer": 0, "ner": 1, "rule": 2}
 _ARTICLES = frozenset("the a an la le les l el los las il lo gli der die das den dem des un une ein eine uno una um uma o os".split())
 
 
-def _inside_generic_phrase(text: str, s: int, e: int, spans: Sequence[Tuple[int, int]], ctx: Context) -> bool:
-    for a, b in spans:
-        if a <= s and e <= b and (a, b) != (s, e):
-            rest = [t for t in name_tokens(text[a:s] + " " + text[e:b]) if t not in _ARTICLES]
-            return bool(rest) and ctx.profile.is_generic(rest)
-    return False
+# The longest rest of a capitalized span around a known name that can still be a phrase of the
+# benchmark's words ("Nobel ... Prize in Economic Sciences" around "Memorial"): a longer rest is
+# read as no such phrase, so each known name costs at most this much, however long its span.
+_PHRASE_CHARS = 256
+
+
+def _inside_generic_phrase(
+    text: str, s: int, e: int, spans: Sequence[Tuple[int, int]], starts: Sequence[int],
+    ctx: Context,
+) -> bool:
+    # The spans are disjoint and in reading order (``starts``: their starts): the one that may
+    # hold the name is the last starting at or before it (found by bisection, not a scan).
+    i = bisect_right(starts, s) - 1
+    if i < 0:
+        return False
+    a, b = spans[i]
+    if not (e <= b and (a, b) != (s, e)) or (s - a) + (b - e) > _PHRASE_CHARS:
+        return False
+    rest = [t for t in name_tokens(text[a:s] + " " + text[e:b]) if t not in _ARTICLES]
+    return bool(rest) and ctx.profile.is_generic(rest)
 
 
 class EntityAnswerType(BaseAnswerType):
@@ -102,8 +117,9 @@ class EntityAnswerType(BaseAnswerType):
         spans = capitalized_spans(text, toks)
         gaz = ctx.gazetteer
         if gaz is not None:
+            starts = [a for a, _ in spans]
             for s, e, t in gaz.find(text, toks):
-                if _inside_generic_phrase(text, s, e, spans, ctx):
+                if _inside_generic_phrase(text, s, e, spans, starts, ctx):
                     continue  # "Memorial" (a laureate) inside "Nobel Memorial Prize"
                 cands.append((s, e, t, "gazetteer"))
         cands.extend(self.statements(text, ctx))

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
 from defan_pytest.scoring.text.dates.text import parse_date_text
 from defan_pytest.scoring.text.dates.parse import find_dates, question_years
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.numbers.words import number_words_in_text
 from defan_pytest.scoring.text.numbers.parse import (
     canonical_number,
@@ -45,7 +45,7 @@ _ASKS_PROBABILITY = re.compile(r"probabilit|\bchances?\b|likelihood|\bodds\b", r
 _RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to|and|or|bis|und|à|et|a|y|e|и|до|i)\s*", re.I)
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def _percent_cues(question: str) -> Tuple[bool, bool]:
     """(asks for a percentage, share or probability; asks for a probability)."""
     return bool(_ASKS_PERCENT.search(question)), bool(_ASKS_PROBABILITY.search(question))

@@ -5,8 +5,9 @@ date.  Read by :mod:`defan_pytest.scoring.text.dates.parse`.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Optional, Sequence, Tuple
+
+from defan_pytest.scoring.text.memo import short_text_memo
 
 __all__ = ["DateValue", "expand_year", "gregorian", "question_years", "valid_day", "year_of", "year_of_num"]
 
@@ -19,7 +20,7 @@ def question_years(question: str) -> Tuple[int, ...]:
     return _question_years(question)
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def _question_years(question: str) -> Tuple[int, ...]:
     return tuple(int(y) for y in re.findall(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)", question))
 

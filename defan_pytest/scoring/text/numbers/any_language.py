@@ -15,6 +15,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.numbers.sources import n2w_langs, phrases, rbnf_dir, vocab_langs, words_of
 from defan_pytest.scoring.text.numbers.vocab import MAX_WORDS, value_in
 
@@ -93,7 +94,7 @@ def _candidate_langs(words: Sequence[str]) -> FrozenSet[str]:
     return frozenset(found)
 
 
-@lru_cache(maxsize=8192)
+@short_text_memo(maxsize=8192)
 def general_value(text: str, lang: str = "") -> Optional[Tuple[int, bool]]:
     """The value of ``text`` when it is, as a whole, one number in words of any language a
     library writes: ``(value, is_ordinal)``.  Read in ``lang`` first; else in every language

@@ -337,7 +337,7 @@ def _numbers_in(
     return tuple(out)
 
 
-@lru_cache(maxsize=4096)
+@short_text_memo(maxsize=4096)
 def question_numbers(question: str) -> FrozenSet[Decimal]:
     """The numbers a question contains (a claim equal to one only repeats the question)."""
     vals: set[Optional[Decimal]] = set()

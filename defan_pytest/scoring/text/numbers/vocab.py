@@ -26,6 +26,7 @@ import re
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.numbers.sources import phrases, vocab_langs, words_of
 
 __all__ = ["MAX_WORDS", "is_vocab_word", "value_in"]
@@ -367,7 +368,7 @@ def _cardinal(words: Sequence[str], vocab: _Vocab) -> Optional[int]:
     return value
 
 
-@lru_cache(maxsize=65536)
+@short_text_memo(maxsize=65536)
 def is_vocab_word(word: str, lang: str) -> bool:
     """Is ``word`` (lower case) a number word of ``lang``, or a compound of them?"""
     if lang not in vocab_langs():

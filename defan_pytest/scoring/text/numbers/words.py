@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Pattern, Tuple
 
+from defan_pytest.scoring.text.memo import short_text_memo
 from defan_pytest.scoring.text.numbers.any_language import general_value
 from defan_pytest.scoring.text.numbers.sources import vocab_langs
 from defan_pytest.scoring.text.numbers.vocab import is_vocab_word, value_in
@@ -121,7 +122,7 @@ _WORD_SPLIT = re.compile(r"[\s\-‐]+")
 _ONLY_WORDS = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s\-‐'’ʼ\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f])*")
 
 
-@lru_cache(maxsize=8192)
+@short_text_memo(maxsize=8192)
 def words_value(text: str, lang: str = "") -> Optional[Tuple[int, bool]]:
     """The value of ``text`` when it is, as a whole, one number in words: ``(value, ordinal)``.
 
@@ -160,7 +161,7 @@ def _word_langs(lang: str, bare: bool) -> Tuple[str, ...]:
     return ("en",) if lang in ("", "en") or not known else (lang, "en")
 
 
-@lru_cache(maxsize=65536)
+@short_text_memo(maxsize=65536)
 def _is_number_word(word: str, lang: str) -> bool:
     """Is this one word (lower case, maybe hyphenated) a number word of ``lang``?"""
     if lang in T2N_LANGS:
