@@ -279,8 +279,12 @@ class _Core:
                  answer_fn: Callable[[str, dict], Any] | None, latency: float,
                  faults: Iterable[FaultRule | Mapping[str, Any] | str] | None,
                  log_requests: bool, models: Iterable[str], admin_routes: bool,
-                 slots: int | None = None, timings: bool = False, props: bool = False) -> None:
+                 slots: int | None = None, timings: bool = False, props: bool | str = False) -> None:
         self.slots = slots
+        #: ``True``: ``/props`` as llama.cpp serves it; ``"slow"``: one byte a second, for ever;
+        #: ``"deep"``: 300,000 nested ``[`` (hostile servers, issue 34 points 4 and 6).
+        self.props_mode = props
+        self.props_closed = 0  # slow /props connections that ended (the client gave up)
         self.timings = timings
         self._slot_sem: asyncio.Semaphore | None = None  # made on the serving loop
         self.answers: dict[str, str] = dict(answers or {})
@@ -531,7 +535,20 @@ class _Core:
             for m in self.models]}
         return web.json_response(data)
 
-    async def props_route(self, request: web.Request) -> web.Response:
+    async def props_route(self, request: web.Request) -> web.StreamResponse:
+        if self.props_mode == "deep":
+            return web.Response(body=b"[" * 300_000, content_type="application/json")
+        if self.props_mode == "slow":
+            resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await resp.prepare(request)
+            try:
+                while True:
+                    await resp.write(b" ")
+                    await asyncio.sleep(1.0)
+            except (ConnectionError, asyncio.CancelledError):
+                with self.lock:
+                    self.props_closed += 1
+                raise
         return web.json_response({"total_slots": self.slots or 1, "default_generation_settings": {"n_ctx": 4096}})
 
     async def stats_route(self, request: web.Request) -> web.Response:
@@ -594,7 +611,7 @@ class OpenAIServer:
                  faults: Iterable[FaultRule | Mapping[str, Any] | str] | None = None,
                  log_requests: bool = True,
                  models: Iterable[str] = ("test-model",),
-                 slots: int | None = None, timings: bool = False, props: bool = False,
+                 slots: int | None = None, timings: bool = False, props: bool | str = False,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self._core = _Core(answers, default_answer, answer_fn, latency, faults, log_requests,
                            models, admin_routes=True, slots=slots, timings=timings, props=props)

@@ -186,6 +186,11 @@ class ResponseCache:
             self._held |= retry_locked(lambda: self.coordination.reserve(self._reserved or ()))
         return todo
 
+    def held(self, prompts: Iterable[str]) -> int:
+        """How many of ``prompts`` have an answer in the cache (in any mode; nothing claimed)."""
+        wanted = list(dict.fromkeys(prompts))
+        return len(wanted) - len(uncached(self._conn(), self._prefix, wanted))
+
     def put(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
             prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
             latency: Optional[float] = None, finish_reason: Optional[str] = None) -> None:

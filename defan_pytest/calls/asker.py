@@ -142,6 +142,7 @@ class Asker(Bookings):
         self.halted = halted
         self._maybe_cached: Optional[Set[str]] = None  # prompts the cache held when the pool started
         self._prepared: "Optional[asyncio.Future[Any]]" = None
+        self._probing: "Optional[asyncio.Future[None]]" = None  # the capacity probe (_probe)
         self._budget_waiters: "List[asyncio.Future[None]]" = []
         self.reach = Reach(caller)  # a server that cannot be reached stops the run at once
 
@@ -172,6 +173,8 @@ class Asker(Bookings):
             await asyncio.gather(*workers)
         finally:
             beat.cancel()
+            if self._probing is not None and not self._probing.done():
+                self._probing.cancel()  # its thread is a daemon, bounded by its own deadline
             await self.caller.aclose()
             if self.store is not None:
                 self.store.flush()  # every answer is on disk before the pool reports done
@@ -224,6 +227,10 @@ class Asker(Bookings):
         except FatalCallError as exc:
             self._unbook(booked)
             return self._fatal_failure(prompt, str(exc), 0)
+        except Exception as exc:  # the caller's preparation, not the cache: said as such
+            self._unbook(booked)
+            return self._fatal_failure(
+                prompt, f"preparing the calls to {self.caller.name} failed: {describe(exc, self.secrets)}", 0)
         return await self._ask(prompt, booked, t0)
 
     async def _from_peer(self, store: ResponseStore, prompt: Prompt) -> Optional[Response]:
@@ -273,6 +280,14 @@ class Asker(Bookings):
             attempt += 1
             ticket = await self.pace.acquire()
             await self.limiter.wait()
+            if self.stop.is_set() or self.halted():
+                # The run stopped (Ctrl-C, the budget, a fatal failure) while this prompt waited
+                # for its turn: checked right before each send, so nothing goes out after a stop.
+                self.pace.release()
+                self._unbook(booked)
+                if self.store is not None:
+                    self.store.release(prompt.stored, STOPPED_ERROR, attempt - 1)
+                return None
             self.stats.calls += 1
             try:
                 reply, took = await self._call(prompt.text)
@@ -343,20 +358,26 @@ class Asker(Bookings):
 
     async def _prepare(self) -> None:
         """The caller's preparation, once for the pool, off the loop (importing litellm takes
-        seconds of CPU, during which the loop keeps the heartbeat and the cache hits going)."""
+        seconds of CPU, during which the loop keeps the heartbeat and the cache hits going).
+        The capacity probe starts beside it and never holds a call back (:meth:`_probe`)."""
         if self._prepared is None:
-            self._prepared = asyncio.ensure_future(_in_daemon_thread(self._prepare_sync))
+            self._prepared = asyncio.ensure_future(_in_daemon_thread(self.caller.prepare))
+            if self.pace.adaptive:
+                self._probing = asyncio.ensure_future(self._probe())
         await asyncio.shield(self._prepared)
 
-    def _prepare_sync(self) -> None:
-        """The caller's preparation, then what its server states of its capacity (a local
-        server only: :func:`~defan_pytest.calls.capacity.stated_slots`)."""
-        self.caller.prepare()
-        if self.pace.adaptive:
+    async def _probe(self) -> None:
+        """What the server states of its capacity (a local server only:
+        :func:`~defan_pytest.calls.capacity.stated_slots`, one deadline for the whole probe),
+        asked beside the first calls, which go out at the slow start's pace meanwhile; whatever
+        goes wrong in it is the probe's (no slots stated), never the run's nor the cache's."""
+        try:
             url = server_url(getattr(self.caller, "model", None))
-            slots = stated_slots(url) if isinstance(url, str) else None
-            if slots is not None:
-                self.pace.state(slots, f"the server's {slots} slot{'s' if slots != 1 else ''} (GET /props)")
+            slots = await _in_daemon_thread(lambda: stated_slots(url)) if isinstance(url, str) else None
+        except Exception:  # noqa: BLE001 - the probe's own failure: the pace learns from the answers
+            return
+        if slots is not None:
+            self.pace.state(slots, f"the server's {slots} slot{'s' if slots != 1 else ''} (GET /props)")
 
     async def _call(self, text: str) -> Tuple[Reply, float]:
         """One request, timed by the watchdog: the reply and the seconds it took."""

@@ -136,6 +136,8 @@ class CallPool:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stop = threading.Event()
         self._abandoned = False
+        #: The prompts :meth:`start` was given, each once.
+        self.prompts: List[Prompt] = []
         self.asker = Asker(
             caller, concurrency=self.concurrency, retries=self.retries, timeout=timeout,
             backoff=Backoff(backoff, max_backoff, random.Random(seed), notice=self._notice),
@@ -154,6 +156,7 @@ class CallPool:
         for p in prompts:
             unique.setdefault(p.key, p)
         self.stats.total = len(unique)
+        self.prompts = list(unique.values())
         self.watchdog.beat()
         self._thread = threading.Thread(target=self._run, args=(list(unique.values()),), name="defan-pool", daemon=True)
         self._thread.start()
@@ -223,6 +226,22 @@ class CallPool:
     def stop(self, message: str) -> None:
         """Stop the run: no new prompt is sent, calls in flight finish, ``fatal`` says why."""
         self._stop_run(message)
+
+    def halt(self, message: str, grace: float = 5.0) -> None:
+        """Stop the run (:meth:`stop`) and settle: the requests in flight get ``grace`` seconds
+        to answer (they are paid for: their answers are committed), then are dropped; returns
+        once nothing more will reach the store, so that what it holds can be counted."""
+        self._stop.set()
+        self._stop_run(message)
+        if self._thread is None or self._abandoned:
+            return
+        self._thread.join(max(0.0, grace))
+        if self._thread.is_alive() and self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._cancel_all)
+            except RuntimeError:
+                pass
+            self._thread.join(2.0)
 
     def close(self) -> None:
         """Stop sending and wait for the background thread (not for one the watchdog gave up)."""
