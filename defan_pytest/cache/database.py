@@ -56,6 +56,15 @@ CREATE TABLE IF NOT EXISTS spending (
     largest INTEGER,             -- the largest completion (tokens) it has seen
     PRIMARY KEY (run, owner)
 );
+-- Under xdist: the controller's answers, handed to the workers in the order they came
+-- (defan_pytest.cache.handoff): each the JSON of one response, read by sequence number.
+CREATE TABLE IF NOT EXISTS handoff (
+    run TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    key TEXT NOT NULL,           -- the prompt's key in the run (its row id, or a repeat's)
+    response TEXT NOT NULL,
+    PRIMARY KEY (run, seq)
+);
 CREATE TABLE IF NOT EXISTS members (
     run TEXT NOT NULL,
     owner TEXT NOT NULL,

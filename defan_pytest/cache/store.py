@@ -37,6 +37,7 @@ from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Set, Tupl
 
 from defan_pytest.cache.coordination import Coordination, SpendingLedger
 from defan_pytest.cache.database import DB_NAME, SCHEMA, connect, retry_locked, transaction, upgrade
+from defan_pytest.cache.handoff import HandOver, Handed
 from defan_pytest.cache.keys import identity_json, key_of, uncached, uncached_in
 from defan_pytest.cache.writer import Pending, Writer
 
@@ -322,7 +323,8 @@ class ResponseCache:
     async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
         """Wait for another process's answer: a :class:`Waited` with its answer or its error;
         neither when ``stop`` was set first, or when another run that held the prompt gave it
-        up (it failed there, its session ended or died): then it is this process's to claim."""
+        up (it failed there, its session ended or died), or the process of this run that held
+        it died: then it is this process's to claim."""
         alive_checked = time.monotonic()
         while stop is None or not stop.is_set():
             state = self._claim_state(prompt)
@@ -332,6 +334,12 @@ class ResponseCache:
                     return waited
                 if status == "failed":
                     return waited._replace(error=waited.error or "the call failed in another worker")
+                if status == "calling" and time.monotonic() - alive_checked > 1.0:
+                    # A process of this run holds it: one killed (an xdist worker's SIGKILL)
+                    # never answers, so its claims go and this process asks the prompt itself.
+                    alive_checked = time.monotonic()
+                    if retry_locked(lambda: self.coordination.release_if_dead(self.key(prompt))):
+                        return Waited(None, None)
             else:
                 check = time.monotonic() - alive_checked > 1.0
                 alive_checked = time.monotonic() if check else alive_checked
@@ -367,6 +375,16 @@ class ResponseCache:
     def run_progress(self) -> Tuple[Optional[dict], Optional[str]]:
         """:meth:`Coordination.run_progress`: the counters of every process of the run."""
         return self.coordination.run_progress()
+
+    def hand_over(self) -> HandOver:
+        """The controller's side of the answers handed to xdist workers
+        (:mod:`defan_pytest.cache.handoff`)."""
+        return HandOver(self._conn, self.run)
+
+    def handed(self) -> Handed:
+        """An xdist worker's side of the answers the controller hands over (and the failure that
+        stopped the run, as the controller published it)."""
+        return Handed(self._conn, self.run, fatal=lambda: self.coordination.run_progress()[1])
 
     def spending_ledger(self) -> SpendingLedger:
         """The spending account this process shares with the others of the run

@@ -17,7 +17,7 @@ from defan_pytest.calls.budget import STOPPED_ERROR, charged_note
 from defan_pytest.calls.capacity import stated_slots
 from defan_pytest.calls.failures import describe, retry_after, timed_out
 from defan_pytest.calls.local import server_url
-from defan_pytest.calls.pace import REQUEUES, Pace
+from defan_pytest.calls.pace import REQUEUES, Pace, Ticket
 from defan_pytest.calls.protocol import (
     DEFAULT_MAX_ANSWER,
     AnswerTooLarge,
@@ -29,6 +29,7 @@ from defan_pytest.calls.protocol import (
     ResponseStore,
     Verdict,
 )
+from defan_pytest.calls.ratelimits import RateLimits, headers_of
 from defan_pytest.calls.reach import Reach
 from defan_pytest.calls.redaction import redact, scrub
 from defan_pytest.calls.retry import Backoff, RateLimiter
@@ -39,7 +40,10 @@ from defan_pytest.safetext import sanitize
 if TYPE_CHECKING:
     from defan_pytest.calls.budget import Budget
 
-__all__ = ["Asker", "Stats", "clean_answer"]
+__all__ = ["Asker", "REFUSALS", "Stats", "clean_answer"]
+
+#: The most times one prompt is asked again after the server refused it for its rate limit (429).
+REFUSALS = 20
 
 _SURROGATE_NOTE = "the answer held invalid code points (lone surrogates), replaced by U+FFFD"
 _SECRET_NOTE = "the answer held a credential of the run, replaced by ***"
@@ -97,11 +101,14 @@ class Stats:
     errors: int = 0
     started: float = field(default_factory=time.monotonic)
     pace: Optional[Pace] = None
+    rates: Optional[RateLimits] = None
 
     def snapshot(self) -> Dict[str, Any]:
         out = {k: getattr(self, k) for k in ("total", "done", "calls", "cache_hits", "retries", "errors")}
         if self.pace is not None:
             out["pace"] = self.pace.snapshot()
+            if self.rates is not None and self.rates.active:
+                out["pace"]["rates"] = self.rates.snapshot()
         return out
 
 
@@ -122,6 +129,7 @@ class Asker(Bookings):
         limiter: RateLimiter, watchdog: Watchdog, store: Optional[ResponseStore], budget: "Optional[Budget]",
         secrets: Sequence[str], stats: "Stats", stop: threading.Event, halt: Callable[[str], None],
         halted: Callable[[], bool], max_answer: int = DEFAULT_MAX_ANSWER, pace: Optional[Pace] = None,
+        rates: Optional[RateLimits] = None,
     ) -> None:
         self.caller = caller
         self.pace = pace or Pace(concurrency, adaptive=False)
@@ -132,6 +140,9 @@ class Asker(Bookings):
         self.timeout = timeout
         self.backoff = backoff
         self.limiter = limiter
+        #: Requests and tokens a minute, the user's and the server's (x-ratelimit headers, 429s).
+        self.rates = rates or RateLimits()
+        stats.rates = self.rates
         self.watchdog = watchdog
         self.store = store
         self.budget = budget
@@ -205,33 +216,66 @@ class Asker(Bookings):
         """One prompt's response: another process's answer, the cache's, or the model's
         (``None``: the run stopped first, or a fatal failure stopped it)."""
         store = self.store
+        ticket: Optional[Ticket] = None
         if store is not None:
+            shared = bool(getattr(store, "shared", False))
+            if shared:
+                # The processes of one run: a stored answer needs no claim, and a claim is taken
+                # only once a request can go out (a turn under the pace), so that a process
+                # holds no more prompts than it has requests in flight.
+                hit = self._from_cache(store, prompt)
+                if hit is not None:
+                    return hit
+                ticket = await self.pace.acquire()
             while not store.claim(prompt.stored):
                 # Another process has this prompt (a worker of the run, or another session on
                 # the cache): wait for its answer instead of asking again -- or, when another
-                # session gave it up, claim it again and ask it here.
+                # session gave it up or the process that held it died, claim it again and ask
+                # it here.
+                if ticket is not None:
+                    self.pace.release()
+                    ticket = None
                 peer = await self._from_peer(store, prompt)
                 if peer is not None or self.stop.is_set() or self.halted():
                     return peer
-            hit = self._from_cache(store, prompt)
-            if hit is not None:
-                return hit
+                if shared:
+                    ticket = await self.pace.acquire()
+            if not shared:
+                hit = self._from_cache(store, prompt)
+                if hit is not None:
+                    return hit
+        return await self._send(prompt, ticket)
+
+    async def _send(self, prompt: Prompt, ticket: "Optional[Ticket]") -> Optional[Response]:
+        """A prompt no store answered: booked, prepared for, then asked (``ticket``: a turn
+        under the pace already taken, handed to the first attempt or given back here)."""
         booked: Optional[float] = 0.0
         if self.budget is not None:
-            verdict, booked = await self._book(prompt.text)
+            try:
+                verdict, booked = await self._book(prompt.text)
+            except BaseException:
+                if ticket is not None:
+                    self.pace.release()
+                raise
             if verdict != "send":
+                if ticket is not None:
+                    self.pace.release()
                 return self._unsent(prompt, verdict)
         t0 = time.monotonic()
         try:
             await self._prepare()
-        except FatalCallError as exc:
+        except BaseException as exc:
             self._unbook(booked)
-            return self._fatal_failure(prompt, str(exc), 0)
-        except Exception as exc:  # the caller's preparation, not the cache: said as such
-            self._unbook(booked)
+            if ticket is not None:
+                self.pace.release()
+            if isinstance(exc, FatalCallError):
+                return self._fatal_failure(prompt, str(exc), 0)
+            if not isinstance(exc, Exception):
+                raise
+            # The caller's preparation, not the cache: said as such.
             return self._fatal_failure(
                 prompt, f"preparing the calls to {self.caller.name} failed: {describe(exc, self.secrets)}", 0)
-        return await self._ask(prompt, booked, t0)
+        return await self._ask(prompt, booked, t0, ticket)
 
     async def _from_peer(self, store: ResponseStore, prompt: Prompt) -> Optional[Response]:
         """The answer (or the error) of the process that claimed ``prompt``."""
@@ -270,16 +314,21 @@ class Asker(Bookings):
             return None
         return Response(None, error=message, attempts=0)
 
-    async def _ask(self, prompt: Prompt, booked: Optional[float], t0: float) -> Optional[Response]:
+    async def _ask(self, prompt: Prompt, booked: Optional[float], t0: float,
+                   first: "Optional[Ticket]" = None) -> Optional[Response]:
         """Ask the model, retrying what the backend judges transient (``booked``: the budget's
         booking for this prompt, settled or released here; an attempt the provider may have
         billed is charged, and the next one booked anew)."""
-        attempt, charged, requeues = 0, 0, 0
+        attempt, charged, requeues, refusals = 0, 0, 0, 0
         notes: List[str] = []
         while True:
             attempt += 1
-            ticket = await self.pace.acquire()
+            if first is not None:
+                ticket, first = first, None  # the turn the claim was taken under
+            else:
+                ticket = await self.pace.acquire()
             await self.limiter.wait()
+            await self.rates.wait(stop=lambda: self.stop.is_set() or self.halted())
             if self.stop.is_set() or self.halted():
                 # The run stopped (Ctrl-C, the budget, a fatal failure) while this prompt waited
                 # for its turn: checked right before each send, so nothing goes out after a stop.
@@ -302,6 +351,12 @@ class Asker(Bookings):
                     raise
                 kind = self.verdict(exc)
                 message = describe(exc, self.secrets)
+                limited = kind == "retry" and getattr(exc, "status_code", None) == 429
+                if limited:
+                    # The server's rate limit: nothing goes out until its Retry-After (or reset)
+                    # has passed, and fewer requests are in flight from now on.
+                    self.rates.refused_now(retry_after(exc), headers_of(exc))
+                    self.pace.refused(ticket)
                 settled = self._charge(booked, exc)
                 charged += int(booked is not None and settled is None)
                 booked = settled
@@ -311,7 +366,15 @@ class Asker(Bookings):
                         prompt, self.reach.why(exc) or f"{message} -- stopping: every other call would fail the same way",
                         attempt,
                     )
-                if (kind == "retry" and requeues < REQUEUES and not self.stop.is_set() and timed_out(exc)
+                if limited and refusals < REFUSALS and not self.stop.is_set():
+                    # Refused for the rate, not for the prompt: asked again once the limit allows,
+                    # with no backoff of its own and not counted as an attempt.
+                    refusals += 1
+                    attempt -= 1
+                    again, booked = await self._rebook(prompt.text, booked, notes)
+                    if again:
+                        continue
+                elif (kind == "retry" and requeues < REQUEUES and not self.stop.is_set() and timed_out(exc)
                         and self.pace.timed_out(ticket)):
                     # It timed out in the server's queue, as likely as not: asked again at the
                     # lower limit, with no backoff and not counted as an attempt.
@@ -335,6 +398,9 @@ class Asker(Bookings):
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
             self.pace.release()
             self.pace.answered(took, reply.server_seconds, ticket)
+            used = (reply.prompt_tokens or 0) + (reply.completion_tokens or 0)
+            self.rates.heard(reply.limits, used if reply.prompt_tokens is not None or reply.completion_tokens is not None
+                             else None, in_flight=self.pace.in_flight)
             if reply.server_seconds is not None:
                 took = min(took, reply.server_seconds)  # the latency reported: the server's time, where it says
             return await self._answered(prompt, reply, took, attempt, booked, t0)

@@ -32,6 +32,10 @@ from defan_pytest.settings import ConfigError, Settings
 
 __all__ = ["DefanPlugin", "worker_of"]
 
+#: What an xdist worker hands its controller at its end (``workeroutput``): its seconds of
+#: scoring, under this key and the run's node id.
+SCORING_PROPERTY = "defan_scoring:"
+
 
 def worker_of(config: pytest.Config) -> Worker:
     """Where this process stands in the run: an xdist worker, the controller of one, or alone."""
@@ -62,6 +66,7 @@ class DefanPlugin(VerdictTests):
         self.notes_sent = len(run.notes)  # of run.notes, by an xdist worker (fresh_notes): the plan's are everywhere
         self.terminal = Terminal(config, run, self.worker, node=self.node)
         self.watcher: Any = None
+        self.calls_began = time.monotonic()  # an xdist controller: when its pool started
         self.started = time.time()
         self.session: Optional[pytest.Session] = None
         # The gates' tests, counted into the session's total once the run starts (progress to 100%).
@@ -259,20 +264,44 @@ class DefanPlugin(VerdictTests):
         except (TypeError, ValueError):
             return None
 
-    def _watch_workers(self) -> Any:
-        """xdist controller: show the workers' call progress, and stop the run on a fatal failure."""
-        if self.run.cache_folder(shared=True) is None:
-            return None
-        progress = self.run.watch_progress()
+    def _watch_calls(self) -> Any:
+        """xdist controller: the progress line of its one pool (once it has started)."""
+        run = self.run
+        return self.terminal.progress(lambda: run.pool.stats.snapshot() if run.pool is not None else None)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: List[str]) -> None:
+        """xdist controller: the first worker's collection is the selection (after -k, -m,
+        --deselect, ...): the controller asks those prompts through its one pool, handing each
+        answer over to the workers, which only score and report."""
+        if self.run.pool is not None or self.config.option.collectonly:
+            return
+        wanted = set(ids)
+        rows = [r for r in self.run.rows if f"{self.node}::{r.id}" in wanted]
+        if not rows:
+            return
+        self.calls_began = time.monotonic()
         dsession = self.config.pluginmanager.get_plugin("dsession")
 
-        def source() -> Any:
-            stats = progress()
-            if self.run.fatal and dsession is not None and not dsession.shouldstop:
-                dsession.shouldstop = f"defan-pytest: {self.run.fatal}"
-            return stats
+        def stop_session(message: str) -> None:
+            if dsession is not None and not dsession.shouldstop:
+                dsession.shouldstop = f"defan-pytest: {message}"
 
-        return self.terminal.progress(source)
+        self.run.start_pool(rows, self.worker, on_fatal=stop_session)
+
+    def _await_calls(self, session: pytest.Session) -> None:
+        """xdist controller, its workers done: every call of its pool over (they normally are:
+        each item waited for its answer), and how long they took."""
+        run = self.run
+        if run.pool is None:
+            return
+        others = [lane.run for lane in self.lanes if lane is not self]
+        with kept_on_interrupt(session, run, None, True, others):
+            fatal = run.wait(deadline=self._session_deadline())
+        if fatal is not None and run.fatal is None:
+            run.fatal = fatal
+        ended = run.pool.finished or time.monotonic()
+        run.durations["calls"] = round(ended - self.calls_began, 3)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:
@@ -280,7 +309,7 @@ class DefanPlugin(VerdictTests):
             if session.config.pluginmanager.has_plugin("dsession"):
                 if self.lane is None:  # several models: plugin.models writes them, in the models' order
                     self.terminal.write_estimate(self.run.rows)  # the workers' selection is theirs: at most this
-                self.watcher = self._watch_workers()  # xdist controller: workers make the calls
+                self.watcher = self._watch_calls()  # xdist controller: it asks, the workers score
             else:
                 self._prefetch(session)  # serial run, or an xdist worker
         try:  # an xdist controller waits for its workers in xdist's loop: Ctrl-C lands there
@@ -291,7 +320,10 @@ class DefanPlugin(VerdictTests):
             if self.watcher is not None:
                 self.watcher.stop()
                 self.watcher = None
+        if session.config.pluginmanager.has_plugin("dsession") and not session.config.option.collectonly:
+            self._await_calls(session)
         if self.worker.is_worker:
+            self.config.workeroutput[SCORING_PROPERTY + self.node] = round(self.run.scored_seconds, 3)  # type: ignore[attr-defined]
             # Notes from calls after this worker's last report (or of a worker that ran no
             # item: it asked prompts another worker's items read): xdist hands workeroutput to
             # the controller's pytest_testnodedown.
@@ -303,9 +335,14 @@ class DefanPlugin(VerdictTests):
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: the notes a worker had not sent on a report."""
-        for note in getattr(node, "workeroutput", {}).get(NOTES_PROPERTY, ()) or ():
+        output = getattr(node, "workeroutput", {}) or {}
+        for note in output.get(NOTES_PROPERTY, ()) or ():
             if isinstance(note, str) and note not in self.run.notes:
                 self.run.notes.append(note)
+        seconds = output.get(SCORING_PROPERTY + self.node)
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+            # The workers score in parallel: the scoring's share of the run is the busiest one's.
+            self.run.durations["scoring"] = round(max(self.run.durations.get("scoring") or 0.0, float(seconds)), 3)
 
     # -- results (controller only) -----------------------------------------------------------
 

@@ -43,6 +43,7 @@ from defan_pytest.records import ScoredRecord
 from defan_pytest.report import builder
 from defan_pytest.run import repeats
 from defan_pytest.run.plan import PickBackend, Plan, budget, cache_folder, estimate_line, model_price, prepare
+from defan_pytest.run.relay import Relayed, as_json
 from defan_pytest.run.reporting import RunReport
 from defan_pytest.run.worker import Worker
 from defan_pytest.scoring.scorer import ScoreInput, Scorer
@@ -75,6 +76,8 @@ class Run(RunReport):
         self.narrowed = False
         self.run_id = uuid.uuid4().hex
         self.pool: Any = None
+        self.handover: Any = None  # an xdist controller's hand-over of the answers to its workers
+        self.scored_seconds = 0.0  # an xdist worker's time scoring its items (the controller sums them)
         self.cache: Optional[ResponseCache] = None
         self.scorer: Optional[Scorer] = None
         self.scores: Dict[str, Any] = {}  # row id -> Score, when scored in one batch
@@ -135,45 +138,57 @@ class Run(RunReport):
         """The model's price (:func:`defan_pytest.run.plan.model_price`), or ``None``."""
         return model_price(self.plan.model)
 
-    def start_pool(self, rows: Sequence[Any], worker: Worker) -> None:
-        """Start asking the model every prompt of ``rows`` through one pool (returns at once)."""
+    def start_pool(self, rows: Sequence[Any], worker: Worker, on_fatal: Optional[Callable[[str], None]] = None) -> None:
+        """Start asking the model every prompt of ``rows`` through one pool (returns at once).
+
+        Under xdist the controller owns the one pool and hands each answer over to the workers
+        (:mod:`defan_pytest.cache.handoff`); a worker only reads them (:class:`Relayed`) and
+        scores its items.  ``on_fatal``: told the failure that stops the run (the controller
+        stops the session with it).
+        """
         s, model = self.settings, self.plan.model
+        asks = repeats.asks(rows, self.plan.repeated, s.repeat)
+        folder = self.cache_folder(worker.shared)
+        if worker.shared and worker.is_worker:
+            assert folder is not None  # a shared run always has a folder (a scratch one without a cache)
+            self.cache = ResponseCache(folder, {}, run=self.run_id, shared=True, owner=f"{worker.id}-{os.getpid()}")
+            self.pool = Relayed(self.cache, len({p.key for p in asks}))
+            return
         assert self.plan.backend is not None  # prepare() found one, or raised
         caller = self.plan.backend.caller(model, s.timeout)
         identity = dict(caller.identity)
         if identity.get("kind") == "callable" and identity.get("version") is None:
             identity["run"] = self.run_id  # no version: never reused across runs
-        folder = self.cache_folder(worker.shared)
         store = None
         if folder is not None:
+            # One process asks (serial, or an xdist controller): a session of its own on the
+            # cache, which respects other runs' claims.
             store = ResponseCache(
                 folder, identity, mode="use" if s.cache not in ("refresh", "off") else "refresh",
-                run=self.run_id, shared=worker.shared, owner=f"{worker.id}-{os.getpid()}", background=True,
+                run=self.run_id, shared=False, owner=f"{worker.id}-{os.getpid()}", background=True,
             )
         self.cache = store
-        if worker.shared:
-            # Every worker walks the whole selection (claims keep each prompt to one call), each
-            # from its own offset so that workers rarely contend for the same prompt.
-            offset = (len(rows) * worker.offset_index) // max(1, worker.count)
-            rows = list(rows[offset:]) + list(rows[:offset])
-        last = [0.0]
+        handover = store.hand_over() if store is not None and worker.shared else None
+        self.handover = handover
 
-        def publish(stats: Any) -> None:
-            # Under xdist the controller shows progress from what each worker publishes here.
-            now = time.monotonic()
-            if store is not None and worker.shared and (now - last[0] >= 0.5 or stats.done >= stats.total):
-                last[0] = now
-                store.report_progress(stats.snapshot())
+        def stopped(message: str) -> None:
+            self.fatal = self.fatal or message
+            if store is not None and worker.shared:
+                store.report_progress(self.pool.stats.snapshot() if self.pool is not None else {}, fatal=message)
+            if on_fatal is not None:
+                on_fatal(message)
 
         self.pool = CallPool(
             caller, concurrency=self.plan.call_limits.get("concurrency", s.concurrency),
-            rpm=self.plan.call_limits.get("rpm", s.rpm), retries=s.retries, timeout=s.timeout,
-            max_backoff=s.max_backoff, store=store, on_progress=publish,
+            rpm=self.plan.call_limits.get("rpm", s.rpm), tpm=s.tpm, retries=s.retries, timeout=s.timeout,
+            max_backoff=s.max_backoff, store=store,
             secrets=redaction.known_secrets(getattr(model, "params", {}) or {}),
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
-            adaptive=s.pace == "adaptive", processes=max(1, worker.count) if worker.shared else 1,
+            adaptive=s.pace == "adaptive",
+            on_answer=(lambda key, response: handover.put(key, as_json(response))) if handover is not None else None,
+            on_fatal=stopped if worker.shared else None,
         )
-        self.pool.start(repeats.asks(rows, self.plan.repeated, s.repeat))
+        self.pool.start(asks)
 
     def wait(self, tick: Callable[[], None] = lambda: None, deadline: Optional[float] = None) -> Optional[str]:
         """Wait for every call of the pool; return the fatal failure that stopped it, if any.
@@ -245,7 +260,11 @@ class Run(RunReport):
     def record(self, row: Any, index: int) -> ScoredRecord:
         """The record of one row: its answer (waiting for it if need be), scored."""
         response = self.pool.result(row.id)
-        score = self.scores.get(row.id) or self.score(row, response)
+        score = self.scores.get(row.id)
+        if score is None:
+            began = time.monotonic()
+            score = self.score(row, response)
+            self.scored_seconds += time.monotonic() - began
         # A note of the scorer (a very long response read in a window, NER unavailable), and of
         # the answer changed on its way in (invalid code points).
         note = "; ".join(n for n in (getattr(score, "note", None), response.note) if n) or None
@@ -331,6 +350,8 @@ class Run(RunReport):
         claims, and a run without a cache removes its scratch folder."""
         if self.pool is not None:
             self.pool.close()
+        if self.handover is not None:
+            self.handover.close()
         if self.cache is not None:
             if not worker.is_worker and worker.shared:
                 self.cache.drop_run()
