@@ -617,7 +617,9 @@ def test_start_up_each_worker_pays_once_and_a_worker_with_nothing_to_ask_pays_no
     seen = {p.stem: json.loads(p.read_text()) for p in cold_dir.glob("*.json")}
     assert set(seen) == {"controller", "gw0", "gw1"}
     assert all("litellm" not in m and "openai" not in m for m in seen.values())  # the lean path never imports them
-    assert "aiohttp" not in seen["controller"]  # the controller asks nothing
+    # Issue 35: the controller asks every prompt through its one pool (and runs their tests);
+    # the workers ask nothing, so they never load a client.
+    assert "aiohttp" in seen["controller"] and seen["gw0"] == seen["gw1"] == []
     warm_seen = {p.stem: json.loads(p.read_text()) for p in warm_dir.glob("*.json")}
     assert warm_seen == {"controller": [], "gw0": [], "gw1": []}  # everything cached: no client anywhere
     warm.stdout.fnmatch_lines(["defan estimate: 0 prompts to send (60 from the cache) via the OpenAI protocol: "

@@ -56,14 +56,13 @@ CREATE TABLE IF NOT EXISTS spending (
     largest INTEGER,             -- the largest completion (tokens) it has seen
     PRIMARY KEY (run, owner)
 );
--- Under xdist: the controller's answers, handed to the workers in the order they came
--- (defan_pytest.cache.handoff): each the JSON of one response, read by sequence number.
-CREATE TABLE IF NOT EXISTS handoff (
+-- Under xdist: the prompts a worker's collection selected (after -k, -m, --deselect ...),
+-- which the controller asks and runs itself.
+CREATE TABLE IF NOT EXISTS selection (
     run TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    key TEXT NOT NULL,           -- the prompt's key in the run (its row id, or a repeat's)
-    response TEXT NOT NULL,
-    PRIMARY KEY (run, seq)
+    owner TEXT NOT NULL,
+    ids TEXT NOT NULL,           -- JSON: the selected rows' ids, in order
+    PRIMARY KEY (run, owner)
 );
 CREATE TABLE IF NOT EXISTS members (
     run TEXT NOT NULL,

@@ -37,7 +37,6 @@ from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Set, Tupl
 
 from defan_pytest.cache.coordination import Coordination, SpendingLedger
 from defan_pytest.cache.database import DB_NAME, SCHEMA, connect, retry_locked, transaction, upgrade
-from defan_pytest.cache.handoff import HandOver, Handed
 from defan_pytest.cache.keys import identity_json, key_of, uncached, uncached_in
 from defan_pytest.cache.writer import Pending, Writer
 
@@ -376,15 +375,13 @@ class ResponseCache:
         """:meth:`Coordination.run_progress`: the counters of every process of the run."""
         return self.coordination.run_progress()
 
-    def hand_over(self) -> HandOver:
-        """The controller's side of the answers handed to xdist workers
-        (:mod:`defan_pytest.cache.handoff`)."""
-        return HandOver(self._conn, self.run)
+    def publish_selection(self, ids: List[str]) -> None:
+        """:meth:`Coordination.publish_selection` (an xdist worker's selected prompts)."""
+        retry_locked(lambda: self.coordination.publish_selection(ids))
 
-    def handed(self) -> Handed:
-        """An xdist worker's side of the answers the controller hands over (and the failure that
-        stopped the run, as the controller published it)."""
-        return Handed(self._conn, self.run, fatal=lambda: self.coordination.run_progress()[1])
+    def selection(self) -> Optional[List[str]]:
+        """:meth:`Coordination.selection`: what a worker of the run selected, if one said."""
+        return self.coordination.selection()
 
     def spending_ledger(self) -> SpendingLedger:
         """The spending account this process shares with the others of the run

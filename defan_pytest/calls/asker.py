@@ -40,10 +40,7 @@ from defan_pytest.safetext import sanitize
 if TYPE_CHECKING:
     from defan_pytest.calls.budget import Budget
 
-__all__ = ["Asker", "REFUSALS", "Stats", "clean_answer"]
-
-#: The most times one prompt is asked again after the server refused it for its rate limit (429).
-REFUSALS = 20
+__all__ = ["Asker", "Stats", "clean_answer"]
 
 _SURROGATE_NOTE = "the answer held invalid code points (lone surrogates), replaced by U+FFFD"
 _SECRET_NOTE = "the answer held a credential of the run, replaced by ***"
@@ -319,7 +316,7 @@ class Asker(Bookings):
         """Ask the model, retrying what the backend judges transient (``booked``: the budget's
         booking for this prompt, settled or released here; an attempt the provider may have
         billed is charged, and the next one booked anew)."""
-        attempt, charged, requeues, refusals = 0, 0, 0, 0
+        attempt, charged, requeues = 0, 0, 0
         notes: List[str] = []
         while True:
             attempt += 1
@@ -353,9 +350,12 @@ class Asker(Bookings):
                 message = describe(exc, self.secrets)
                 limited = kind == "retry" and getattr(exc, "status_code", None) == 429
                 if limited:
-                    # The server's rate limit: nothing goes out until its Retry-After (or reset)
-                    # has passed, and fewer requests are in flight from now on.
-                    self.rates.refused_now(retry_after(exc), headers_of(exc))
+                    # The server's rate limit: nothing goes out until its Retry-After (up to the
+                    # backoff's maximum, said once) or its reset has passed, and fewer requests
+                    # are in flight from now on.
+                    hint = retry_after(exc)
+                    self.rates.refused_now(self.backoff.delay(attempt, hint) if hint is not None else None,
+                                           headers_of(exc))
                     self.pace.refused(ticket)
                 settled = self._charge(booked, exc)
                 charged += int(booked is not None and settled is None)
@@ -366,15 +366,7 @@ class Asker(Bookings):
                         prompt, self.reach.why(exc) or f"{message} -- stopping: every other call would fail the same way",
                         attempt,
                     )
-                if limited and refusals < REFUSALS and not self.stop.is_set():
-                    # Refused for the rate, not for the prompt: asked again once the limit allows,
-                    # with no backoff of its own and not counted as an attempt.
-                    refusals += 1
-                    attempt -= 1
-                    again, booked = await self._rebook(prompt.text, booked, notes)
-                    if again:
-                        continue
-                elif (kind == "retry" and requeues < REQUEUES and not self.stop.is_set() and timed_out(exc)
+                if (kind == "retry" and requeues < REQUEUES and not self.stop.is_set() and timed_out(exc)
                         and self.pace.timed_out(ticket)):
                     # It timed out in the server's queue, as likely as not: asked again at the
                     # lower limit, with no backoff and not counted as an attempt.
@@ -385,7 +377,8 @@ class Asker(Bookings):
                         continue
                 elif kind == "retry" and attempt <= self.retries and not self.stop.is_set():
                     self.stats.retries += 1
-                    await asyncio.sleep(self.backoff.delay(attempt, retry_after(exc)))
+                    if not limited:  # a 429's wait is the rate limits' (every send waits it)
+                        await asyncio.sleep(self.backoff.delay(attempt, retry_after(exc)))
                     again, booked = await self._rebook(prompt.text, booked, notes)
                     if again:
                         continue

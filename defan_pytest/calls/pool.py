@@ -153,7 +153,7 @@ class CallPool:
         self.asker = Asker(
             caller, concurrency=self.concurrency, retries=self.retries, timeout=timeout,
             backoff=Backoff(backoff, max_backoff, random.Random(seed), notice=self._notice),
-            limiter=RateLimiter(rpm), rates=RateLimits(rpm, tpm), watchdog=self.watchdog, store=store, budget=budget, secrets=self.secrets,
+            limiter=RateLimiter(rpm), rates=RateLimits(rpm, tpm, cap=max_backoff), watchdog=self.watchdog, store=store, budget=budget, secrets=self.secrets,
             stats=self.stats, stop=self._stop, halt=self._stop_run, halted=lambda: self._fatal is not None,
             max_answer=int(max_answer), pace=self.pace,
         )

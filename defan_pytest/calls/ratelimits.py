@@ -115,11 +115,13 @@ class Bucket:
 
 class RateLimits:
     """Requests and tokens a minute (see the module docstring): ``rpm`` and ``tpm`` as the user
-    stated them (``None``: until the server says), ``clock``: monotonic seconds."""
+    stated them (``None``: until the server says); ``cap``: the longest a 429 holds every send
+    back (the backoff's maximum); ``clock``: monotonic seconds."""
 
-    def __init__(self, rpm: Optional[float] = None, tpm: Optional[float] = None,
+    def __init__(self, rpm: Optional[float] = None, tpm: Optional[float] = None, cap: float = _MAX_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
+        self.cap = cap  # the longest a 429 holds the sends back (the backoff's maximum)
         now = clock()
         self.user = {"requests": rpm, "tokens": tpm}
         self.server: Dict[str, Optional[float]] = {"requests": None, "tokens": None}
@@ -201,7 +203,7 @@ class RateLimits:
                       if k in headers]
             known = [r for r in resets if r is not None]
             wait = max(known) if known else None
-        wait = min(_MAX_SECONDS, REFUSED_WAIT if wait is None else wait)
+        wait = min(self.cap, REFUSED_WAIT if wait is None else wait)
         self.blocked_until = max(self.blocked_until, now + wait)
         for bucket in self.buckets.values():
             bucket.refill(now)

@@ -32,10 +32,6 @@ from defan_pytest.settings import ConfigError, Settings
 
 __all__ = ["DefanPlugin", "worker_of"]
 
-#: What an xdist worker hands its controller at its end (``workeroutput``): its seconds of
-#: scoring, under this key and the run's node id.
-SCORING_PROPERTY = "defan_scoring:"
-
 
 def worker_of(config: pytest.Config) -> Worker:
     """Where this process stands in the run: an xdist worker, the controller of one, or alone."""
@@ -67,6 +63,7 @@ class DefanPlugin(VerdictTests):
         self.terminal = Terminal(config, run, self.worker, node=self.node)
         self.watcher: Any = None
         self.calls_began = time.monotonic()  # an xdist controller: when its pool started
+        self.selected_rows: Optional[List[Any]] = None  # an xdist controller: the prompts a worker selected
         self.started = time.time()
         self.session: Optional[pytest.Session] = None
         # The gates' tests, counted into the session's total once the run starts (progress to 100%).
@@ -183,18 +180,31 @@ class DefanPlugin(VerdictTests):
     def pytest_collection_modifyitems(self, session: pytest.Session, items: List[pytest.Item]) -> Generator[None, None, None]:
         """Add one item per selected prompt before -k, -m, --deselect and --lf filter the list."""
         parent = self.collector(session)
-        made: List[pytest.Item] = []
-        for i, row in enumerate(self.run.rows):
-            item = PromptItem.from_parent(parent, name=row.id, row=row, index=i, plugin=self)
-            item.add_marker("defan")
-            item.add_marker(f"defan_{row.domain}")
-            self._mark(item)
-            made.append(item)
+        made = self._items(parent, self.run.rows)
         items.extend(made)
         # Report the items as collected, so the terminal's counts and progress include them.
         result: List[Union[pytest.Item, pytest.Collector]] = list(made)
         self.config.hook.pytest_collectreport(report=pytest.CollectReport(parent.nodeid, "passed", None, result))
-        return (yield)
+        yield
+        if self.worker.is_worker and not self.config.option.collectonly:
+            # xdist: the controller asks the prompts through its one pool and runs their tests
+            # itself, as a serial run does; the workers run the session's other tests.  A worker
+            # says which prompts its collection selected (-k, -m, --deselect ...) and keeps none.
+            mine = [it for it in items if isinstance(it, PromptItem) and it.plugin is self]
+            self.run.publish_selection([it.row for it in mine], self.worker)
+            items[:] = [it for it in items if not (isinstance(it, PromptItem) and it.plugin is self)]
+
+    def _items(self, parent: DefanCollector, rows: List[Any]) -> List[PromptItem]:
+        """One test per row, marked (``index``: the row's place in the run)."""
+        where = {id(r): i for i, r in enumerate(self.run.rows)}
+        made: List[PromptItem] = []
+        for row in rows:
+            item = PromptItem.from_parent(parent, name=row.id, row=row, index=where.get(id(row), 0), plugin=self)
+            item.add_marker("defan")
+            item.add_marker(f"defan_{row.domain}")
+            self._mark(item)
+            made.append(item)
+        return made
 
     def collector(self, session: pytest.Session) -> DefanCollector:
         """The parent of this run's tests: node id ``defan`` (``defan::<model>`` in a session of several)."""
@@ -271,13 +281,15 @@ class DefanPlugin(VerdictTests):
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: List[str]) -> None:
-        """xdist controller: the first worker's collection is the selection (after -k, -m,
-        --deselect, ...): the controller asks those prompts through its one pool, handing each
-        answer over to the workers, which only score and report."""
-        if self.run.pool is not None or self.config.option.collectonly:
+        """xdist controller: a worker has collected and said which prompts it selected (after
+        -k, -m, --deselect ...): the controller asks them through its one pool, then runs their
+        tests itself once its workers are done (:meth:`_run_prompts_here`)."""
+        if self.run.pool is not None or self.selected_rows is not None or self.config.option.collectonly:
             return
-        wanted = set(ids)
-        rows = [r for r in self.run.rows if f"{self.node}::{r.id}" in wanted]
+        rows = self.run.selection()
+        if rows is None:
+            return  # this worker did not say (the next one will)
+        self.selected_rows = rows
         if not rows:
             return
         self.calls_began = time.monotonic()
@@ -289,19 +301,33 @@ class DefanPlugin(VerdictTests):
 
         self.run.start_pool(rows, self.worker, on_fatal=stop_session)
 
-    def _await_calls(self, session: pytest.Session) -> None:
-        """xdist controller, its workers done: every call of its pool over (they normally are:
-        each item waited for its answer), and how long they took."""
+    def _run_prompts_here(self, session: pytest.Session) -> None:
+        """xdist controller, its workers done: the calls over, scored in one batch and the
+        prompts' tests run here, as a serial run runs them (xdist's cost per test, a report
+        crossing processes, would exceed what the workers could share of the scoring)."""
         run = self.run
-        if run.pool is None:
+        if run.pool is None or not self.selected_rows:
             return
         others = [lane.run for lane in self.lanes if lane is not self]
-        with kept_on_interrupt(session, run, None, True, others):
+        with kept_on_interrupt(session, run, self.watcher, True, others):
             fatal = run.wait(deadline=self._session_deadline())
-        if fatal is not None and run.fatal is None:
+        self.watcher = None
+        run.durations["calls"] = round((run.pool.finished or time.monotonic()) - self.calls_began, 3)
+        if fatal is not None:
             run.fatal = fatal
-        ended = run.pool.finished or time.monotonic()
-        run.durations["calls"] = round(ended - self.calls_began, 3)
+            raise session.Interrupted(f"defan-pytest: {fatal}")
+        began = time.monotonic()
+        run.score_all(self.selected_rows)
+        run.durations["scoring"] = round(time.monotonic() - began, 3)
+        items = self._items(self.collector(session), self.selected_rows)
+        session.testscollected += len(items)
+        tr = self.terminal.reporter
+        if tr is not None and hasattr(tr, "tests_count"):  # pytest-sugar's progress bar
+            tr.tests_count += len(items)
+        for i, item in enumerate(items):
+            if session.shouldfail or session.shouldstop:
+                break
+            self.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:
@@ -316,14 +342,13 @@ class DefanPlugin(VerdictTests):
             others = [lane.run for lane in self.lanes if lane is not self]
             with kept_on_interrupt(session, self.run, None, True, others) if self.watcher is not None else nullcontext():
                 result = yield
+            if session.config.pluginmanager.has_plugin("dsession") and not session.config.option.collectonly:
+                self._run_prompts_here(session)  # inside the Ctrl-C guard: the calls may still run
         finally:
             if self.watcher is not None:
                 self.watcher.stop()
                 self.watcher = None
-        if session.config.pluginmanager.has_plugin("dsession") and not session.config.option.collectonly:
-            self._await_calls(session)
         if self.worker.is_worker:
-            self.config.workeroutput[SCORING_PROPERTY + self.node] = round(self.run.scored_seconds, 3)  # type: ignore[attr-defined]
             # Notes from calls after this worker's last report (or of a worker that ran no
             # item: it asked prompts another worker's items read): xdist hands workeroutput to
             # the controller's pytest_testnodedown.
@@ -335,14 +360,9 @@ class DefanPlugin(VerdictTests):
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: the notes a worker had not sent on a report."""
-        output = getattr(node, "workeroutput", {}) or {}
-        for note in output.get(NOTES_PROPERTY, ()) or ():
+        for note in getattr(node, "workeroutput", {}).get(NOTES_PROPERTY, ()) or ():
             if isinstance(note, str) and note not in self.run.notes:
                 self.run.notes.append(note)
-        seconds = output.get(SCORING_PROPERTY + self.node)
-        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
-            # The workers score in parallel: the scoring's share of the run is the busiest one's.
-            self.run.durations["scoring"] = round(max(self.run.durations.get("scoring") or 0.0, float(seconds)), 3)
 
     # -- results (controller only) -----------------------------------------------------------
 

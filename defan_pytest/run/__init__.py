@@ -43,7 +43,6 @@ from defan_pytest.records import ScoredRecord
 from defan_pytest.report import builder
 from defan_pytest.run import repeats
 from defan_pytest.run.plan import PickBackend, Plan, budget, cache_folder, estimate_line, model_price, prepare
-from defan_pytest.run.relay import Relayed, as_json
 from defan_pytest.run.reporting import RunReport
 from defan_pytest.run.worker import Worker
 from defan_pytest.scoring.scorer import ScoreInput, Scorer
@@ -76,8 +75,6 @@ class Run(RunReport):
         self.narrowed = False
         self.run_id = uuid.uuid4().hex
         self.pool: Any = None
-        self.handover: Any = None  # an xdist controller's hand-over of the answers to its workers
-        self.scored_seconds = 0.0  # an xdist worker's time scoring its items (the controller sums them)
         self.cache: Optional[ResponseCache] = None
         self.scorer: Optional[Scorer] = None
         self.scores: Dict[str, Any] = {}  # row id -> Score, when scored in one batch
@@ -141,40 +138,30 @@ class Run(RunReport):
     def start_pool(self, rows: Sequence[Any], worker: Worker, on_fatal: Optional[Callable[[str], None]] = None) -> None:
         """Start asking the model every prompt of ``rows`` through one pool (returns at once).
 
-        Under xdist the controller owns the one pool and hands each answer over to the workers
-        (:mod:`defan_pytest.cache.handoff`); a worker only reads them (:class:`Relayed`) and
-        scores its items.  ``on_fatal``: told the failure that stops the run (the controller
-        stops the session with it).
+        Under xdist the controller owns the one pool and runs the prompts' tests itself
+        (:meth:`publish_selection`); ``on_fatal``: told the failure that stops the run.
         """
         s, model = self.settings, self.plan.model
-        asks = repeats.asks(rows, self.plan.repeated, s.repeat)
-        folder = self.cache_folder(worker.shared)
-        if worker.shared and worker.is_worker:
-            assert folder is not None  # a shared run always has a folder (a scratch one without a cache)
-            self.cache = ResponseCache(folder, {}, run=self.run_id, shared=True, owner=f"{worker.id}-{os.getpid()}")
-            self.pool = Relayed(self.cache, len({p.key for p in asks}))
-            return
         assert self.plan.backend is not None  # prepare() found one, or raised
         caller = self.plan.backend.caller(model, s.timeout)
         identity = dict(caller.identity)
         if identity.get("kind") == "callable" and identity.get("version") is None:
             identity["run"] = self.run_id  # no version: never reused across runs
+        folder = self.cache_folder(worker.shared)
+        # A worker that asks (a prompt's test run there after all) shares the run's claims; the
+        # process that asks alone (serial, an xdist controller) is a session of its own on the
+        # cache, which respects other runs' claims.
+        shared = worker.shared and worker.is_worker
         store = None
         if folder is not None:
-            # One process asks (serial, or an xdist controller): a session of its own on the
-            # cache, which respects other runs' claims.
             store = ResponseCache(
                 folder, identity, mode="use" if s.cache not in ("refresh", "off") else "refresh",
-                run=self.run_id, shared=False, owner=f"{worker.id}-{os.getpid()}", background=True,
+                run=self.run_id, shared=shared, owner=f"{worker.id}-{os.getpid()}", background=True,
             )
         self.cache = store
-        handover = store.hand_over() if store is not None and worker.shared else None
-        self.handover = handover
 
         def stopped(message: str) -> None:
             self.fatal = self.fatal or message
-            if store is not None and worker.shared:
-                store.report_progress(self.pool.stats.snapshot() if self.pool is not None else {}, fatal=message)
             if on_fatal is not None:
                 on_fatal(message)
 
@@ -184,11 +171,33 @@ class Run(RunReport):
             max_backoff=s.max_backoff, store=store,
             secrets=redaction.known_secrets(getattr(model, "params", {}) or {}),
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
-            adaptive=s.pace == "adaptive",
-            on_answer=(lambda key, response: handover.put(key, as_json(response))) if handover is not None else None,
-            on_fatal=stopped if worker.shared else None,
+            adaptive=s.pace == "adaptive", processes=max(1, worker.count) if shared else 1,
+            on_fatal=stopped if on_fatal is not None else None,
         )
-        self.pool.start(asks)
+        self.pool.start(repeats.asks(rows, self.plan.repeated, s.repeat))
+
+    def publish_selection(self, rows: Sequence[Any], worker: Worker) -> None:
+        """An xdist worker: the rows its collection selected (after -k, -m, --deselect ...),
+        for the controller, which asks them through its one pool and runs their tests itself."""
+        folder = self.cache_folder(shared=True)
+        assert folder is not None  # a shared run always has one (a scratch folder without a cache)
+        if self.cache is None:
+            self.cache = ResponseCache(folder, {}, run=self.run_id, shared=True, owner=f"{worker.id}-{os.getpid()}")
+        self.cache.publish_selection([r.id for r in rows])
+
+    def selection(self) -> Optional[List[Any]]:
+        """An xdist controller: the rows a worker selected, in the run's order (``None`` while no
+        worker has said)."""
+        folder = self.cache_folder(shared=True)
+        if folder is None:
+            return None
+        if self.watch is None:
+            self.watch = ResponseCache(folder, {}, run=self.run_id, shared=True, owner="controller")
+        ids = self.watch.selection()
+        if ids is None:
+            return None
+        wanted = set(ids)
+        return [r for r in self.rows if r.id in wanted]
 
     def wait(self, tick: Callable[[], None] = lambda: None, deadline: Optional[float] = None) -> Optional[str]:
         """Wait for every call of the pool; return the fatal failure that stopped it, if any.
@@ -260,11 +269,7 @@ class Run(RunReport):
     def record(self, row: Any, index: int) -> ScoredRecord:
         """The record of one row: its answer (waiting for it if need be), scored."""
         response = self.pool.result(row.id)
-        score = self.scores.get(row.id)
-        if score is None:
-            began = time.monotonic()
-            score = self.score(row, response)
-            self.scored_seconds += time.monotonic() - began
+        score = self.scores.get(row.id) or self.score(row, response)
         # A note of the scorer (a very long response read in a window, NER unavailable), and of
         # the answer changed on its way in (invalid code points).
         note = "; ".join(n for n in (getattr(score, "note", None), response.note) if n) or None
@@ -350,11 +355,11 @@ class Run(RunReport):
         claims, and a run without a cache removes its scratch folder."""
         if self.pool is not None:
             self.pool.close()
-        if self.handover is not None:
-            self.handover.close()
-        if self.cache is not None:
-            if not worker.is_worker and worker.shared:
-                self.cache.drop_run()
-            self.cache.close()
-            if self.settings.cache == "off" and not worker.is_worker:
-                shutil.rmtree(self.cache.folder, ignore_errors=True)
+        stores = [c for c in (self.cache, self.watch) if c is not None]
+        stores = [c for i, c in enumerate(stores) if c not in stores[:i]]
+        if stores and not worker.is_worker and worker.shared:
+            stores[0].drop_run()
+        for store in stores:
+            store.close()
+        if stores and self.settings.cache == "off" and not worker.is_worker:
+            shutil.rmtree(stores[0].folder, ignore_errors=True)
