@@ -110,8 +110,15 @@ def main() -> int:
                         f"--defan-model-arg=api_base={base}", "--defan-model-arg=api_key=sk-bench",
                         "--defan-cache=off", f"--defan-concurrency={a.concurrency}", "--defan-domain=qs_ranking",
                         f"--defan-sample={a.prompts}", "--defan-report=r.json", "--defan-spacy-model=none"]
+                tfolder = Path(tempfile.mkdtemp())  # apart: the defan runs collect their own folder
+                (tfolder / "pytest.ini").write_text("[pytest]\n")
+                (tfolder / "test_trivial.py").write_text(
+                    f"import pytest\n@pytest.mark.parametrize('i', range({len(rows)}))\ndef test_case(i):\n    pass\n")
+                trivial = [sys.executable, "-m", "pytest", "-q", *off, "test_trivial.py"]
                 commands = {"serial": ours, "n2": [*ours, "-n", "2"]}
+                floors = {"serial": trivial, "n2": [*trivial, "-n", "2"]}
                 runs: Dict[str, List[Dict[str, float]]] = {k: [] for k in commands}
+                floor: Dict[str, List[Dict[str, float]]] = {k: [] for k in floors}
                 print(f"\nwire: {len(rows):,} QS-ranking prompts, concurrency {a.concurrency}, "
                       f"{a.latency * 1000:.0f} ms a request, no cache; the wire's limit {wire:.2f} s", flush=True)
                 for i in range(a.repeat):
@@ -126,10 +133,19 @@ def main() -> int:
                         runs[name].append(r)
                         print(f"  repeat {i + 1}  {name:6s} wall {r['wall']:6.2f} s  CPU {r['cpu']:6.2f} s  calls "
                               f"{r['calls']:5.2f} s ({r['wire']:.2f}x the wire)  {load()}", flush=True)
+                    for name, cmd in floors.items():  # pytest's own cost of as many tests: the floor
+                        r = measure(cmd, tfolder, env)
+                        floor[name].append(r)
+                        print(f"  repeat {i + 1}  trivial {name:6s} wall {r['wall']:6.2f} s  CPU {r['cpu']:6.2f} s", flush=True)
             finally:
                 server.terminate()
                 server.wait()
         print(f"  -n 2 / serial wall: {ratios(runs, 'wall', 'n2')}  (target <= 0.8)")
+        print(f"  trivial tests, -n 2 / serial wall: {ratios(floor, 'wall', 'n2')}  (pytest-xdist's own floor)")
+        for name in commands:
+            over = sorted(a["wall"] / b["wall"] for a, b in zip(runs[name], floor[name]))
+            print(f"  {name}: defan-pytest / as many trivial tests, wall: {statistics.median(over):.2f} "
+                  f"[{over[0]:.2f}-{over[-1]:.2f}]  (the run's own cost over pytest's)")
         for name in commands:
             w = sorted(r["wire"] for r in runs[name])
             print(f"  {name} calls phase / the wire's limit: {statistics.median(w):.2f} [{w[0]:.2f}-{w[-1]:.2f}]"
