@@ -331,8 +331,9 @@ class DefanPlugin(VerdictTests):
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:
+        controller = not session.config.option.collectonly and session.config.pluginmanager.has_plugin("dsession")
         if not session.config.option.collectonly:
-            if session.config.pluginmanager.has_plugin("dsession"):
+            if controller:
                 if self.lane is None:  # several models: plugin.models writes them, in the models' order
                     self.terminal.write_estimate(self.run.rows)  # the workers' selection is theirs: at most this
                 self.watcher = self._watch_calls()  # xdist controller: it asks, the workers score
@@ -340,10 +341,10 @@ class DefanPlugin(VerdictTests):
                 self._prefetch(session)  # serial run, or an xdist worker
         try:  # an xdist controller waits for its workers in xdist's loop: Ctrl-C lands there
             others = [lane.run for lane in self.lanes if lane is not self]
-            with kept_on_interrupt(session, self.run, None, True, others) if self.watcher is not None else nullcontext():
+            with kept_on_interrupt(session, self.run, None, True, others) if controller else nullcontext():
                 result = yield
-            if session.config.pluginmanager.has_plugin("dsession") and not session.config.option.collectonly:
-                self._run_prompts_here(session)  # inside the Ctrl-C guard: the calls may still run
+            if controller:
+                self._run_prompts_here(session)  # its own Ctrl-C guard: the calls may still run
         finally:
             if self.watcher is not None:
                 self.watcher.stop()
