@@ -837,7 +837,9 @@ def test_a_worker_killed_never_hangs_the_run_and_a_resume_asks_only_the_unanswer
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert "crashed" in out or "node down" in out, out[-3000:]  # xdist says which worker died
+    # It ends with a message: xdist's word on the worker that died, and the run's summary (the
+    # controller asks and runs the prompts: a worker holds none of them).
+    assert "120 prompts: " in out, out[-3000:]
     asked = [json.loads(line) for line in calls.read_text().splitlines()]
     assert len(asked) == len(set(asked))  # nothing asked twice in the run
     monkeypatch.setenv("DEFAN_TEST_DELAY", "0")
