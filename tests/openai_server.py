@@ -279,8 +279,21 @@ class _Core:
                  answer_fn: Callable[[str, dict], Any] | None, latency: float,
                  faults: Iterable[FaultRule | Mapping[str, Any] | str] | None,
                  log_requests: bool, models: Iterable[str], admin_routes: bool,
-                 slots: int | None = None, timings: bool = False, props: bool = False) -> None:
+                 slots: int | None = None, timings: bool = False, props: bool | str = False,
+                 rpm: float | None = None, tpm: float | None = None, window: float = 60.0) -> None:
         self.slots = slots
+        #: A hosted API's rate limits (requests and tokens a minute), enforced as token buckets
+        #: that hold ``window`` seconds' worth and refill at the limit's rate: a request beyond
+        #: either is refused (429, Retry-After); every answer says the limits, what remains and
+        #: when it is all back (x-ratelimit-* headers, as OpenAI sends them).
+        self.rpm, self.tpm, self.window = rpm, tpm, float(window)
+        self._buckets: dict[str, list[float]] = {}  # kind -> [level, at]
+        self.refused = 0  # requests refused for the rate (429)
+        self.admitted: list[tuple[float, int]] = []  # (time.monotonic(), tokens) of each request let through
+        #: ``True``: ``/props`` as llama.cpp serves it; ``"slow"``: one byte a second, for ever;
+        #: ``"deep"``: 300,000 nested ``[`` (hostile servers, issue 34 points 4 and 6).
+        self.props_mode = props
+        self.props_closed = 0  # slow /props connections that ended (the client gave up)
         self.timings = timings
         self._slot_sem: asyncio.Semaphore | None = None  # made on the serving loop
         self.answers: dict[str, str] = dict(answers or {})
@@ -319,7 +332,7 @@ class _Core:
     def stats(self) -> dict[str, Any]:
         with self.lock:
             return {"total": self.total, "counts": dict(self.counts),
-                    "faults": dict(self.fault_counts)}
+                    "faults": dict(self.fault_counts), "refused": self.refused}
 
     def reset(self) -> None:
         with self.lock:
@@ -357,6 +370,10 @@ class _Core:
         except ValueError as exc:
             return _error(400, f"Invalid JSON body: {exc}", "invalid_request_error", None)
         prompt = _last_user_prompt(body.get("messages"))
+        if self.rpm or self.tpm:
+            refused = self._rate_check(body, prompt)
+            if refused is not None:
+                return refused
         with self.lock:
             self.total += 1
             self.arrived.notify_all()
@@ -389,6 +406,59 @@ class _Core:
         else:
             content, finish = _answer_and_finish(await self._answer(prompt, body))
         return self._completion(body, model, content, finish, served)
+
+    def _limit_of(self, kind: str) -> float | None:
+        return self.rpm if kind == "requests" else self.tpm
+
+    def _level(self, kind: str, now: float) -> float:
+        limit = self._limit_of(kind)
+        assert limit
+        capacity = limit * self.window / 60.0
+        level, at = self._buckets.setdefault(kind, [capacity, now])
+        level = min(capacity, level + (now - at) * limit / 60.0)
+        self._buckets[kind] = [level, now]
+        return level
+
+    def rate_headers(self) -> dict[str, str]:
+        now = time.monotonic()
+        out = {}
+        for kind in ("requests", "tokens"):
+            limit = self._limit_of(kind)
+            if not limit:
+                continue
+            level = self._level(kind, now)
+            capacity = limit * self.window / 60.0
+            out[f"x-ratelimit-limit-{kind}"] = str(int(limit))
+            out[f"x-ratelimit-remaining-{kind}"] = str(max(0, int(level)))
+            out[f"x-ratelimit-reset-{kind}"] = f"{max(0.0, capacity - level) * 60.0 / limit:.3f}s"
+        return out
+
+    def _rate_check(self, body: dict, prompt: str) -> web.Response | None:
+        """Take one request and its tokens from the buckets, or refuse it (429)."""
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        tokens = sum(_ntokens(_text_of(m.get("content"))) for m in messages if isinstance(m, dict))
+        answer = self.answers.get(prompt, self.default_answer)
+        tokens += _ntokens(answer if isinstance(answer, str) else "")
+        now = time.monotonic()
+        with self.lock:
+            need = {"requests": 1.0, "tokens": float(tokens)}
+            short = 0.0
+            for kind in ("requests", "tokens"):
+                limit = self._limit_of(kind)
+                if limit:
+                    level = self._level(kind, now)
+                    if level < need[kind]:
+                        short = max(short, (need[kind] - level) * 60.0 / limit)
+            if short > 0:
+                self.refused += 1
+                headers = {**self.rate_headers(), "Retry-After": f"{short:.3f}"}
+                return _error(429, "Rate limit reached (test server).", "rate_limit_error", "rate_limit_exceeded",
+                              headers)
+            for kind in ("requests", "tokens"):
+                if self._limit_of(kind):
+                    self._buckets[kind][0] -= need[kind]
+            self.admitted.append((now, tokens))
+        return None
 
     async def _serve_slot(self) -> float:
         """Hold the request for ``latency`` seconds (in one of ``slots`` slots, waiting for one
@@ -424,7 +494,8 @@ class _Core:
         if self.timings:  # llama.cpp's block: the time served, split as prefill and generation
             data["timings"] = {"prompt_n": prompt_tokens, "prompt_ms": served * 100.0,
                                "predicted_n": completion_tokens, "predicted_ms": served * 900.0}
-        return web.Response(body=json.dumps(data).encode(), headers=_JSON_HEADERS)
+        headers = {**_JSON_HEADERS, **self.rate_headers()} if (self.rpm or self.tpm) else _JSON_HEADERS
+        return web.Response(body=json.dumps(data).encode(), headers=headers)
 
     def _envelope(self, model: str, content: Any, prompt_tokens: int, completion_tokens: int,
                   finish: Any = "stop") -> dict:
@@ -531,7 +602,20 @@ class _Core:
             for m in self.models]}
         return web.json_response(data)
 
-    async def props_route(self, request: web.Request) -> web.Response:
+    async def props_route(self, request: web.Request) -> web.StreamResponse:
+        if self.props_mode == "deep":
+            return web.Response(body=b"[" * 300_000, content_type="application/json")
+        if self.props_mode == "slow":
+            resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await resp.prepare(request)
+            try:
+                while True:
+                    await resp.write(b" ")
+                    await asyncio.sleep(1.0)
+            except (ConnectionError, asyncio.CancelledError):
+                with self.lock:
+                    self.props_closed += 1
+                raise
         return web.json_response({"total_slots": self.slots or 1, "default_generation_settings": {"n_ctx": 4096}})
 
     async def stats_route(self, request: web.Request) -> web.Response:
@@ -594,10 +678,12 @@ class OpenAIServer:
                  faults: Iterable[FaultRule | Mapping[str, Any] | str] | None = None,
                  log_requests: bool = True,
                  models: Iterable[str] = ("test-model",),
-                 slots: int | None = None, timings: bool = False, props: bool = False,
+                 slots: int | None = None, timings: bool = False, props: bool | str = False,
+                 rpm: float | None = None, tpm: float | None = None, window: float = 60.0,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self._core = _Core(answers, default_answer, answer_fn, latency, faults, log_requests,
-                           models, admin_routes=True, slots=slots, timings=timings, props=props)
+                           models, admin_routes=True, slots=slots, timings=timings, props=props,
+                           rpm=rpm, tpm=tpm, window=window)
         self.host = host
         self._want_port = port
         self.port: int | None = None
@@ -759,7 +845,8 @@ async def _serve(args: argparse.Namespace) -> None:
     vary = nondeterministic(answers or {}, args.nondeterministic) if args.nondeterministic is not None else None
     core = _Core(None if vary else answers, args.default_answer, vary, args.latency, faults,
                  not args.no_log_requests, args.model or ["test-model"], admin_routes=True,
-                 slots=args.slots, timings=args.timings, props=args.props)
+                 slots=args.slots, timings=args.timings, props=args.props,
+                 rpm=args.rpm, tpm=args.tpm, window=args.window)
     runner, port = await core.start(args.host, args.port)
     print(f"PORT={port}", flush=True)
     done = asyncio.Event()
@@ -791,6 +878,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slots", type=int, default=None, help="serve at most N requests at once; queue the rest")
     p.add_argument("--timings", action="store_true", help="add llama.cpp's timings block (time served)")
     p.add_argument("--props", action="store_true", help="serve GET /props with total_slots, as llama.cpp")
+    p.add_argument("--rpm", type=float, default=None, help="enforce requests a minute (429 beyond, x-ratelimit headers)")
+    p.add_argument("--tpm", type=float, default=None, help="enforce tokens a minute (429 beyond, x-ratelimit headers)")
+    p.add_argument("--window", type=float, default=60.0,
+                   help="seconds' worth of the limits a burst may take (the buckets' size)")
     p.add_argument("--no-log-requests", action="store_true",
                    help="do not keep request headers/bodies (for benchmarks)")
     args = p.parse_args(argv)

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -391,3 +392,34 @@ def test_values_read_back_obey_the_caps_and_types_of_answers_from_the_wire(
         return
     assert entry is not None and entry.answer == "Paris"
     assert getattr(entry, column) == read
+
+
+def test_claims_of_a_dead_process_of_the_run_are_released_and_asked_again(tmp_path: Path) -> None:
+    # Issue 34 point 2.  Before: wait() polled a claim of its own run without asking whether its
+    # owner lived (an xdist worker killed with SIGKILL): the run hung.
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    one = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw0")
+    two = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw1")
+    assert one.claim("q") and one.claim("p") and not two.claim("q")
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:  # gw0 dies with its two claims "calling"
+        conn.execute("UPDATE members SET pid = ? WHERE owner = 'gw0'", (gone.pid,))
+
+    async def waited() -> tuple:
+        return await asyncio.wait_for(two.wait("q"), timeout=30)
+
+    assert asyncio.run(waited())[:2] == (None, None)  # nobody holds it any more: gw1's to ask
+    assert two.claim("q") and two.claim("p")  # every claim of the dead process went
+    one.close()
+    two.close()
+
+
+def test_a_live_process_keeps_its_claims(tmp_path: Path) -> None:
+    one = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw0")
+    two = ResponseCache(tmp_path, BASE, run="r", shared=True, owner="gw1")
+    assert one.claim("q")
+    stop = threading.Event()
+    threading.Timer(2.5, stop.set).start()  # long enough for two liveness checks
+    assert asyncio.run(two.wait("q", stop=stop))[:2] == (None, None) and not two.claim("q")
+    one.close()
+    two.close()

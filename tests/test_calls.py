@@ -610,3 +610,37 @@ def test_an_api_base_with_user_info_is_refused_before_any_call(base: str, path: 
     with pytest.raises(ValueError, match="holds user info") as err:
         make_caller(model, timeout=5, path=path)
     assert "tok3nUser" not in str(err.value) and ":pw@" not in str(err.value) and "***@127.0.0.1:9" in str(err.value)
+
+
+# -- issue 34 point 5: a stop is checked right before each send -----------------------------------
+
+@pytest.mark.parametrize("how", ["stop", "halt"])
+def test_nothing_is_sent_after_a_stop(tmp_path: Path, how: str) -> None:
+    # Four requests in flight (the slow start's limit), twelve more prompts waiting for a turn.
+    # Before: each waiting prompt was sent once a turn came, after the stop (0.26, 0.64, 1.03 s).
+    sent, lock, gate, four = [], threading.Lock(), threading.Event(), threading.Event()
+
+    def slow(prompt: str) -> str:
+        with lock:
+            sent.append(prompt)
+            if len(sent) == 4:
+                four.set()
+        gate.wait(30)
+        return prompt.upper()
+
+    store = ResponseCache(tmp_path, {"m": "slow"}, background=True)
+    pool = CallPool(CallableCaller(CallableModel("s", slow, False)), concurrency=16, adaptive=True, store=store)
+    pool.start([Prompt(f"p{i}", f"p{i}") for i in range(16)])
+    assert four.wait(30)
+    if how == "stop":
+        pool.stop("interrupted (Ctrl-C)")
+        gate.set()
+        assert pool.join(30)
+    else:  # what Ctrl-C does: stop, give the requests in flight a moment, then count the cache
+        threading.Timer(0.2, gate.set).start()
+        pool.halt("interrupted (Ctrl-C)", grace=10)
+    assert len(sent) == 4 and pool.stats.calls == 4
+    # What the cache holds once the pool settled: the four answered in flight.
+    assert store.held([f"p{i}" for i in range(16)]) == 4
+    pool.close()
+    store.close()

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from defan_pytest.calls.pace import FIRST, HOLD, Pace, Ticket, combined, summary_of
+from defan_pytest.calls.ratelimits import RateLimits, seconds_of
 from openai_server import OpenAIServer
 
 
@@ -180,9 +181,8 @@ def test_the_slots_a_llama_server_states_are_the_concurrency(toy: pytest.Pyteste
         assert srv.peak_in_flight <= 2
     assert result.ret == 0, result.stdout.lines[-15:]
     assert retries(result) == 0
-    head = "concurrency 2 of 16: the server's 2 slots (GET /props)" if not workers else \
-        "concurrency 2 of 32 (16 in each of 2 processes): the server's 2 slots (GET /props), shared by 2 processes"
-    result.stdout.fnmatch_lines([head])
+    # Under xdist too one process (the controller) asks: the server's slots are its own.
+    result.stdout.fnmatch_lines(["concurrency 2 of 16: the server's 2 slots (GET /props)"])
 
 
 def test_a_queueing_server_settles_near_its_slots_where_a_fixed_pace_retries(toy: pytest.Pytester) -> None:
@@ -205,3 +205,81 @@ def test_without_the_servers_timings_timeouts_under_load_lower_the_pace(toy: pyt
     assert "0 failed" in out
     result.stdout.re_match_lines([r"concurrency \d+ of 16: requests timed out while the server was busy; \d+ requests? "
                                   r"that timed out while others were in flight asked again"])
+
+
+# -- issue 35 point 3: a hosted API's rate limits ----------------------------------------------------
+
+def test_reset_headers_and_hostile_values() -> None:
+    assert [seconds_of(v) for v in ("1s", "6m0s", "1h2m3s", "20ms", "0.5", "-1", "nan", "1e400", "soon", "1s2", "")] == \
+        [1.0, 360.0, 3723.0, 0.02, 0.5, None, None, None, None, None, None]
+    r = RateLimits()
+    r.heard({"x-ratelimit-limit-requests": "-5", "x-ratelimit-limit-tokens": "nan", "x-ratelimit-remaining-requests": "x"})
+    assert not r.active and r.summary() is None  # nothing believable: no limit
+
+
+def test_the_servers_limits_are_kept_and_a_429_holds_every_send_until_retry_after() -> None:
+    clock = Clock()
+    r = RateLimits(clock=clock)
+    r.heard({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0"})
+    assert r.buckets["requests"].wait(1, clock.now) == pytest.approx(1 / 0.97)  # one a second, a little under
+    clock.now = 100.0
+    r.refused_now(7.5, {"x-ratelimit-reset-requests": "2s"})
+    assert r.blocked_until == 107.5 and r.refused == 1  # Retry-After wins over the reset
+    r.refused_now(None, {"x-ratelimit-reset-tokens": "3s", "x-ratelimit-reset-requests": "1s"})
+    assert r.blocked_until == 107.5  # never shortened
+    clock.now = 200.0
+    r.refused_now(None, {"x-ratelimit-reset-tokens": "30s", "x-ratelimit-reset-requests": "1s"})
+    assert r.blocked_until == 230.0  # no Retry-After: the later reset
+    assert "2 requests refused" not in (r.summary() or "") and "3 requests refused (429)" in (r.summary() or "")
+
+
+def test_the_tokens_a_minute_the_user_states_are_kept() -> None:
+    clock = Clock()
+    r = RateLimits(tpm=600, clock=clock)  # 10 tokens a second
+    r.heard(None, tokens=50)  # answers cost about 50 tokens
+    b = r.buckets["tokens"]
+    assert b.wait(50, clock.now) == 0  # a second's worth at first ...
+    b.level -= 50
+    assert b.wait(50, clock.now) == pytest.approx(5.0)  # ... then 50 tokens every five seconds
+    assert r.summary() == "rate limits: 600 tokens a minute (--defan-rpm, --defan-tpm)"
+
+
+def test_a_429_halves_the_concurrency_once_per_limit() -> None:
+    p = Pace(16)
+    p.state(16, "test")
+    t = Ticket(16, 0)
+    p.refused(t)
+    p.refused(t)
+    assert p.limit == 8 and "429" in (p.summary() or "")
+    fixed = Pace(16, adaptive=False)
+    fixed.refused(Ticket(16, 0))
+    assert fixed.limit == 16  # --defan-pace=fixed keeps --defan-concurrency
+
+
+WORDY = {r["question"]: "The planet has " + " ".join(["moons"] * 40) + " " + r["answer"] for r in ROWS}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_rate_limited_server_loses_nothing_and_its_limits_are_kept(toy: pytest.Pytester, workers: list) -> None:
+    # 1,200 requests and 36,000 tokens a minute, two seconds' worth a burst (40 and 1,200): the
+    # tokens bind (about 55 a request).  Before: 429s retried at a fixed concurrency with backoff.
+    with OpenAIServer(answers=WORDY, rpm=1200, tpm=36000, window=2, latency=0.02) as srv:
+        result = toy.runpytest_subprocess(
+            "--defan-model=openai/test-model", f"--defan-model-arg=api_base={srv.base_url}", "--defan-dataset=toy.jsonl",
+            "--defan-spacy-model=none", "--defan-concurrency=32", "--defan-cache=off", "--defan-retries=2",
+            "--defan-report=r.json", "-p", "no:cacheprovider", "-p", "no:randomly", *workers)
+        refused = srv._core.refused
+    assert result.ret in (0, 1), result.stdout.lines[-15:]
+    result.stdout.fnmatch_lines(["*40 prompts: 40 answered by the model, 0 from the cache, 0 not sent, 0 failed*",
+                                 "rate limits: 1,200 requests and 36,000 tokens a minute (the server says so: x-ratelimit headers)*"])
+    assert srv.total == 40 and refused <= 4  # nothing lost, hardly a refusal
+    rates = json.loads((toy.path / "r.json").read_text())["meta"]["calls"]["pace"]["rates"]
+    assert rates["from_server"] and rates["tokens"] == 36000 and rates["refused"] == refused
+
+
+def test_tpm_is_checked_early(toy: pytest.Pytester) -> None:
+    result = toy.runpytest_subprocess("--defan-model=openai/test-model", "--defan-dataset=toy.jsonl",
+                                      "--defan-tpm=lots", "--defan-rpm=-1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--defan-tpm: 'lots' is not a number*"])
+    assert "--defan-rpm: -1 must be above 0" in result.stderr.str() and "Traceback" not in result.stderr.str()

@@ -617,7 +617,9 @@ def test_start_up_each_worker_pays_once_and_a_worker_with_nothing_to_ask_pays_no
     seen = {p.stem: json.loads(p.read_text()) for p in cold_dir.glob("*.json")}
     assert set(seen) == {"controller", "gw0", "gw1"}
     assert all("litellm" not in m and "openai" not in m for m in seen.values())  # the lean path never imports them
-    assert "aiohttp" not in seen["controller"]  # the controller asks nothing
+    # Issue 35: the controller asks every prompt through its one pool (and runs their tests);
+    # the workers ask nothing, so they never load a client.
+    assert "aiohttp" in seen["controller"] and seen["gw0"] == seen["gw1"] == []
     warm_seen = {p.stem: json.loads(p.read_text()) for p in warm_dir.glob("*.json")}
     assert warm_seen == {"controller": [], "gw0": [], "gw1": []}  # everything cached: no client anywhere
     warm.stdout.fnmatch_lines(["defan estimate: 0 prompts to send (60 from the cache) via the OpenAI protocol: "
@@ -791,3 +793,59 @@ def test_a_prompts_description_names_its_finish_reason() -> None:
     assert finish_tag(dict(rec, finish_reason="content_filter")) == " [finish: content_filter]"
     assert finish_tag(dict(rec, finish_reason="stop")) == finish_tag(dict(rec, finish_reason=None)) == ""
     assert "finish:" not in describe(dict(rec, finish_reason=None))
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.slow
+def test_a_worker_killed_never_hangs_the_run_and_a_resume_asks_only_the_unanswered(
+        toy: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 34 point 2.  Before: SIGKILL of one worker left its claims "calling" for ever and the
+    # other worker waited on them until an outer timeout (progress stuck at 71/120).
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("DEFAN_TEST_CALLS", str(calls))
+    monkeypatch.setenv("DEFAN_TEST_DELAY", "0.1")
+    write_toy(toy, toy_rows(120))
+    toy.makeconftest(COUNTING_CONFTEST.format(version="1", answer="'1'"))
+    cmd = [sys.executable, "-m", "pytest", "--defan-model=counting", "-n", "2", "--defan-concurrency=16", *TOY_ARGS]
+    proc = subprocess.Popen(cmd, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            asked = len(calls.read_text().splitlines()) if calls.exists() else 0
+            workers = [p for p in _children(proc.pid) if p != proc.pid]
+            if asked >= 30 and len(workers) >= 2:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before a worker could be killed"
+        os.kill(sorted(workers)[0], signal.SIGKILL)
+        out, _ = proc.communicate(timeout=240)  # the bound: it ends, never hangs
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    # It ends with a message: xdist's word on the worker that died, and the run's summary (the
+    # controller asks and runs the prompts: a worker holds none of them).
+    assert "120 prompts: " in out, out[-3000:]
+    asked = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert len(asked) == len(set(asked))  # nothing asked twice in the run
+    monkeypatch.setenv("DEFAN_TEST_DELAY", "0")
+    again = toy.runpytest_subprocess("--defan-model=counting", *TOY_ARGS)
+    assert again.ret == 0, again.stdout.lines[-20:]
+    resumed = [json.loads(line) for line in calls.read_text().splitlines()][len(asked):]
+    # The resume asks only what the killed run had not answered, each once.
+    assert len(resumed) == len(set(resumed)) and not set(resumed) & set(asked)
+    assert len(asked) + len(resumed) == 120

@@ -30,7 +30,7 @@ __all__ = ["Coordination", "FOREIGN_RUN_LIFETIME", "HOST", "Holder", "SpendingLe
 FOREIGN_RUN_LIFETIME = 24 * 3600.0
 #: This host's name, as members record it.
 HOST = socket.gethostname()
-_RUN_TABLES = ("claims", "progress", "spending", "members")
+_RUN_TABLES = ("claims", "progress", "spending", "members", "selection")
 # A claim for this run, unless another run holds the prompt: is asking it, or had the model
 # answer it (the answer is in the cache).  One statement: SQLite takes the write lock before it
 # reads, so two runs cannot both find the prompt free.
@@ -152,6 +152,23 @@ class Coordination:
                 for table in _RUN_TABLES:
                     conn.execute(f"DELETE FROM {table} WHERE run = ?", (run,))
 
+    def release_if_dead(self, key: str) -> bool:
+        """When the process of this run that holds ``key`` (still asking it) is gone -- an xdist
+        worker killed, say -- drop every claim it was still asking, so that the survivors (or
+        its replacement) ask them again; True when it did."""
+        conn = self.connection()
+        row = conn.execute("SELECT owner FROM claims WHERE run = ? AND key = ? AND status = 'calling'",
+                           (self.run, key)).fetchone()
+        if row is None or row[0] == self.owner:
+            return False
+        member = conn.execute("SELECT host, pid, started FROM members WHERE run = ? AND owner = ?",
+                              (self.run, row[0])).fetchone()
+        if member is not None and run_alive([member], time.time()):
+            return False
+        with transaction(conn):
+            conn.execute("DELETE FROM claims WHERE run = ? AND owner = ? AND status = 'calling'", (self.run, row[0]))
+        return True
+
     def mark_cached(self, key: str) -> None:
         """The prompt was answered from the cache."""
         self.connection().execute(
@@ -182,6 +199,24 @@ class Coordination:
             return None
         status, error, attempts = row
         return str(status), error, int(attempts or 0)
+
+    # -- selection (xdist: the controller runs the prompts) -----------------------------------
+
+    def publish_selection(self, ids: List[str]) -> None:
+        """The prompts this worker's collection selected (the controller asks and runs them)."""
+        self.connection().execute("INSERT OR REPLACE INTO selection (run, owner, ids) VALUES (?, ?, ?)",
+                                  (self.run, self.owner, json.dumps(list(ids))))
+
+    def selection(self) -> Optional[List[str]]:
+        """The prompts a worker of the run selected, or ``None`` while none has said."""
+        row = self.connection().execute("SELECT ids FROM selection WHERE run = ? LIMIT 1", (self.run,)).fetchone()
+        if row is None:
+            return None
+        try:
+            ids = json.loads(row[0])
+        except ValueError:
+            return None
+        return [str(i) for i in ids] if isinstance(ids, list) else None
 
     # -- progress ----------------------------------------------------------------------------
 

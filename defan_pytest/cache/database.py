@@ -56,6 +56,14 @@ CREATE TABLE IF NOT EXISTS spending (
     largest INTEGER,             -- the largest completion (tokens) it has seen
     PRIMARY KEY (run, owner)
 );
+-- Under xdist: the prompts a worker's collection selected (after -k, -m, --deselect ...),
+-- which the controller asks and runs itself.
+CREATE TABLE IF NOT EXISTS selection (
+    run TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    ids TEXT NOT NULL,           -- JSON: the selected rows' ids, in order
+    PRIMARY KEY (run, owner)
+);
 CREATE TABLE IF NOT EXISTS members (
     run TEXT NOT NULL,
     owner TEXT NOT NULL,

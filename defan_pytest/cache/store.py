@@ -228,6 +228,11 @@ class ResponseCache:
             self._held |= retry_locked(lambda: self.coordination.reserve(self._reserved or ()))
         return todo
 
+    def held(self, prompts: Iterable[str]) -> int:
+        """How many of ``prompts`` have an answer in the cache (in any mode; nothing claimed)."""
+        wanted = list(dict.fromkeys(prompts))
+        return len(wanted) - len(uncached(self._conn(), self._prefix, wanted))
+
     def put(self, prompt: str, answer: str, note: Optional[str] = None, attempts: int = 1,
             prompt_tokens: Optional[int] = None, completion_tokens: Optional[int] = None,
             latency: Optional[float] = None, finish_reason: Optional[str] = None) -> None:
@@ -363,7 +368,8 @@ class ResponseCache:
     async def wait(self, prompt: str, stop: Optional[threading.Event] = None) -> Waited:
         """Wait for another process's answer: a :class:`Waited` with its answer or its error;
         neither when ``stop`` was set first, or when another run that held the prompt gave it
-        up (it failed there, its session ended or died): then it is this process's to claim."""
+        up (it failed there, its session ended or died), or the process of this run that held
+        it died: then it is this process's to claim."""
         alive_checked = time.monotonic()
         while stop is None or not stop.is_set():
             state = self._claim_state(prompt)
@@ -373,6 +379,12 @@ class ResponseCache:
                     return waited
                 if status == "failed":
                     return waited._replace(error=waited.error or "the call failed in another worker")
+                if status == "calling" and time.monotonic() - alive_checked > 1.0:
+                    # A process of this run holds it: one killed (an xdist worker's SIGKILL)
+                    # never answers, so its claims go and this process asks the prompt itself.
+                    alive_checked = time.monotonic()
+                    if retry_locked(lambda: self.coordination.release_if_dead(self.key(prompt))):
+                        return Waited(None, None)
             else:
                 check = time.monotonic() - alive_checked > 1.0
                 alive_checked = time.monotonic() if check else alive_checked
@@ -409,6 +421,14 @@ class ResponseCache:
     def run_progress(self) -> Tuple[Optional[dict], Optional[str]]:
         """:meth:`Coordination.run_progress`: the counters of every process of the run."""
         return self.coordination.run_progress()
+
+    def publish_selection(self, ids: List[str]) -> None:
+        """:meth:`Coordination.publish_selection` (an xdist worker's selected prompts)."""
+        retry_locked(lambda: self.coordination.publish_selection(ids))
+
+    def selection(self) -> Optional[List[str]]:
+        """:meth:`Coordination.selection`: what a worker of the run selected, if one said."""
+        return self.coordination.selection()
 
     def spending_ledger(self) -> SpendingLedger:
         """The spending account this process shares with the others of the run

@@ -17,7 +17,7 @@ from defan_pytest.calls.budget import STOPPED_ERROR, charged_note
 from defan_pytest.calls.capacity import stated_slots
 from defan_pytest.calls.failures import describe, retry_after, timed_out
 from defan_pytest.calls.local import server_url
-from defan_pytest.calls.pace import REQUEUES, Pace
+from defan_pytest.calls.pace import REQUEUES, Pace, Ticket
 from defan_pytest.calls.protocol import (
     DEFAULT_MAX_ANSWER,
     AnswerTooLarge,
@@ -29,6 +29,7 @@ from defan_pytest.calls.protocol import (
     ResponseStore,
     Verdict,
 )
+from defan_pytest.calls.ratelimits import RateLimits, headers_of
 from defan_pytest.calls.reach import Reach
 from defan_pytest.calls.redaction import redact, scrub
 from defan_pytest.calls.retry import Backoff, RateLimiter
@@ -97,11 +98,14 @@ class Stats:
     errors: int = 0
     started: float = field(default_factory=time.monotonic)
     pace: Optional[Pace] = None
+    rates: Optional[RateLimits] = None
 
     def snapshot(self) -> Dict[str, Any]:
         out = {k: getattr(self, k) for k in ("total", "done", "calls", "cache_hits", "retries", "errors")}
         if self.pace is not None:
             out["pace"] = self.pace.snapshot()
+            if self.rates is not None and self.rates.active:
+                out["pace"]["rates"] = self.rates.snapshot()
         return out
 
 
@@ -122,6 +126,7 @@ class Asker(Bookings):
         limiter: RateLimiter, watchdog: Watchdog, store: Optional[ResponseStore], budget: "Optional[Budget]",
         secrets: Sequence[str], stats: "Stats", stop: threading.Event, halt: Callable[[str], None],
         halted: Callable[[], bool], max_answer: int = DEFAULT_MAX_ANSWER, pace: Optional[Pace] = None,
+        rates: Optional[RateLimits] = None,
     ) -> None:
         self.caller = caller
         self.pace = pace or Pace(concurrency, adaptive=False)
@@ -132,6 +137,9 @@ class Asker(Bookings):
         self.timeout = timeout
         self.backoff = backoff
         self.limiter = limiter
+        #: Requests and tokens a minute, the user's and the server's (x-ratelimit headers, 429s).
+        self.rates = rates or RateLimits()
+        stats.rates = self.rates
         self.watchdog = watchdog
         self.store = store
         self.budget = budget
@@ -142,6 +150,7 @@ class Asker(Bookings):
         self.halted = halted
         self._maybe_cached: Optional[Set[str]] = None  # prompts the cache held when the pool started
         self._prepared: "Optional[asyncio.Future[Any]]" = None
+        self._probing: "Optional[asyncio.Future[None]]" = None  # the capacity probe (_probe)
         self._budget_waiters: "List[asyncio.Future[None]]" = []
         self.reach = Reach(caller)  # a server that cannot be reached stops the run at once
 
@@ -172,6 +181,8 @@ class Asker(Bookings):
             await asyncio.gather(*workers)
         finally:
             beat.cancel()
+            if self._probing is not None and not self._probing.done():
+                self._probing.cancel()  # its thread is a daemon, bounded by its own deadline
             await self.caller.aclose()
             if self.store is not None:
                 self.store.flush()  # every answer is on disk before the pool reports done
@@ -202,29 +213,66 @@ class Asker(Bookings):
         """One prompt's response: another process's answer, the cache's, or the model's
         (``None``: the run stopped first, or a fatal failure stopped it)."""
         store = self.store
+        ticket: Optional[Ticket] = None
         if store is not None:
+            shared = bool(getattr(store, "shared", False))
+            if shared:
+                # The processes of one run: a stored answer needs no claim, and a claim is taken
+                # only once a request can go out (a turn under the pace), so that a process
+                # holds no more prompts than it has requests in flight.
+                hit = self._from_cache(store, prompt)
+                if hit is not None:
+                    return hit
+                ticket = await self.pace.acquire()
             while not store.claim(prompt.stored):
                 # Another process has this prompt (a worker of the run, or another session on
                 # the cache): wait for its answer instead of asking again -- or, when another
-                # session gave it up, claim it again and ask it here.
+                # session gave it up or the process that held it died, claim it again and ask
+                # it here.
+                if ticket is not None:
+                    self.pace.release()
+                    ticket = None
                 peer = await self._from_peer(store, prompt)
                 if peer is not None or self.stop.is_set() or self.halted():
                     return peer
-            hit = self._from_cache(store, prompt)
-            if hit is not None:
-                return hit
+                if shared:
+                    ticket = await self.pace.acquire()
+            if not shared:
+                hit = self._from_cache(store, prompt)
+                if hit is not None:
+                    return hit
+        return await self._send(prompt, ticket)
+
+    async def _send(self, prompt: Prompt, ticket: "Optional[Ticket]") -> Optional[Response]:
+        """A prompt no store answered: booked, prepared for, then asked (``ticket``: a turn
+        under the pace already taken, handed to the first attempt or given back here)."""
         booked: Optional[float] = 0.0
         if self.budget is not None:
-            verdict, booked = await self._book(prompt.text)
+            try:
+                verdict, booked = await self._book(prompt.text)
+            except BaseException:
+                if ticket is not None:
+                    self.pace.release()
+                raise
             if verdict != "send":
+                if ticket is not None:
+                    self.pace.release()
                 return self._unsent(prompt, verdict)
         t0 = time.monotonic()
         try:
             await self._prepare()
-        except FatalCallError as exc:
+        except BaseException as exc:
             self._unbook(booked)
-            return self._fatal_failure(prompt, str(exc), 0)
-        return await self._ask(prompt, booked, t0)
+            if ticket is not None:
+                self.pace.release()
+            if isinstance(exc, FatalCallError):
+                return self._fatal_failure(prompt, str(exc), 0)
+            if not isinstance(exc, Exception):
+                raise
+            # The caller's preparation, not the cache: said as such.
+            return self._fatal_failure(
+                prompt, f"preparing the calls to {self.caller.name} failed: {describe(exc, self.secrets)}", 0)
+        return await self._ask(prompt, booked, t0, ticket)
 
     async def _from_peer(self, store: ResponseStore, prompt: Prompt) -> Optional[Response]:
         """The answer (or the error) of the process that claimed ``prompt``."""
@@ -263,7 +311,8 @@ class Asker(Bookings):
             return None
         return Response(None, error=message, attempts=0)
 
-    async def _ask(self, prompt: Prompt, booked: Optional[float], t0: float) -> Optional[Response]:
+    async def _ask(self, prompt: Prompt, booked: Optional[float], t0: float,
+                   first: "Optional[Ticket]" = None) -> Optional[Response]:
         """Ask the model, retrying what the backend judges transient (``booked``: the budget's
         booking for this prompt, settled or released here; an attempt the provider may have
         billed is charged, and the next one booked anew)."""
@@ -271,8 +320,20 @@ class Asker(Bookings):
         notes: List[str] = []
         while True:
             attempt += 1
-            ticket = await self.pace.acquire()
+            if first is not None:
+                ticket, first = first, None  # the turn the claim was taken under
+            else:
+                ticket = await self.pace.acquire()
             await self.limiter.wait()
+            await self.rates.wait(stop=lambda: self.stop.is_set() or self.halted())
+            if self.stop.is_set() or self.halted():
+                # The run stopped (Ctrl-C, the budget, a fatal failure) while this prompt waited
+                # for its turn: checked right before each send, so nothing goes out after a stop.
+                self.pace.release()
+                self._unbook(booked)
+                if self.store is not None:
+                    self.store.release(prompt.stored, STOPPED_ERROR, attempt - 1)
+                return None
             self.stats.calls += 1
             try:
                 reply, took = await self._call(prompt.text)
@@ -287,6 +348,15 @@ class Asker(Bookings):
                     raise
                 kind = self.verdict(exc)
                 message = describe(exc, self.secrets)
+                limited = kind == "retry" and getattr(exc, "status_code", None) == 429
+                if limited:
+                    # The server's rate limit: nothing goes out until its Retry-After (up to the
+                    # backoff's maximum, said once) or its reset has passed, and fewer requests
+                    # are in flight from now on.
+                    hint = retry_after(exc)
+                    self.rates.refused_now(self.backoff.delay(attempt, hint) if hint is not None else None,
+                                           headers_of(exc))
+                    self.pace.refused(ticket)
                 settled = self._charge(booked, exc)
                 charged += int(booked is not None and settled is None)
                 booked = settled
@@ -307,7 +377,8 @@ class Asker(Bookings):
                         continue
                 elif kind == "retry" and attempt <= self.retries and not self.stop.is_set():
                     self.stats.retries += 1
-                    await asyncio.sleep(self.backoff.delay(attempt, retry_after(exc)))
+                    if not limited:  # a 429's wait is the rate limits' (every send waits it)
+                        await asyncio.sleep(self.backoff.delay(attempt, retry_after(exc)))
                     again, booked = await self._rebook(prompt.text, booked, notes)
                     if again:
                         continue
@@ -320,6 +391,9 @@ class Asker(Bookings):
                 return Response(None, error=message, attempts=attempt, seconds=time.monotonic() - t0)
             self.pace.release()
             self.pace.answered(took, reply.server_seconds, ticket)
+            used = (reply.prompt_tokens or 0) + (reply.completion_tokens or 0)
+            self.rates.heard(reply.limits, used if reply.prompt_tokens is not None or reply.completion_tokens is not None
+                             else None, in_flight=self.pace.in_flight)
             if reply.server_seconds is not None:
                 took = min(took, reply.server_seconds)  # the latency reported: the server's time, where it says
             return await self._answered(prompt, reply, took, attempt, booked, t0)
@@ -343,20 +417,26 @@ class Asker(Bookings):
 
     async def _prepare(self) -> None:
         """The caller's preparation, once for the pool, off the loop (importing litellm takes
-        seconds of CPU, during which the loop keeps the heartbeat and the cache hits going)."""
+        seconds of CPU, during which the loop keeps the heartbeat and the cache hits going).
+        The capacity probe starts beside it and never holds a call back (:meth:`_probe`)."""
         if self._prepared is None:
-            self._prepared = asyncio.ensure_future(_in_daemon_thread(self._prepare_sync))
+            self._prepared = asyncio.ensure_future(_in_daemon_thread(self.caller.prepare))
+            if self.pace.adaptive:
+                self._probing = asyncio.ensure_future(self._probe())
         await asyncio.shield(self._prepared)
 
-    def _prepare_sync(self) -> None:
-        """The caller's preparation, then what its server states of its capacity (a local
-        server only: :func:`~defan_pytest.calls.capacity.stated_slots`)."""
-        self.caller.prepare()
-        if self.pace.adaptive:
+    async def _probe(self) -> None:
+        """What the server states of its capacity (a local server only:
+        :func:`~defan_pytest.calls.capacity.stated_slots`, one deadline for the whole probe),
+        asked beside the first calls, which go out at the slow start's pace meanwhile; whatever
+        goes wrong in it is the probe's (no slots stated), never the run's nor the cache's."""
+        try:
             url = server_url(getattr(self.caller, "model", None))
-            slots = stated_slots(url) if isinstance(url, str) else None
-            if slots is not None:
-                self.pace.state(slots, f"the server's {slots} slot{'s' if slots != 1 else ''} (GET /props)")
+            slots = await _in_daemon_thread(lambda: stated_slots(url)) if isinstance(url, str) else None
+        except Exception:  # noqa: BLE001 - the probe's own failure: the pace learns from the answers
+            return
+        if slots is not None:
+            self.pace.state(slots, f"the server's {slots} slot{'s' if slots != 1 else ''} (GET /props)")
 
     async def _call(self, text: str) -> Tuple[Reply, float]:
         """One request, timed by the watchdog: the reply and the seconds it took."""

@@ -160,6 +160,18 @@ class Pace:
         self.requeued += 1
         return True
 
+    def refused(self, ticket: Ticket) -> None:
+        """The server refused a request sent under ``ticket`` (429: its rate limit): the limit
+        halves (once for the requests sent under one limit), whatever the queue said."""
+        if not self.adaptive:
+            return
+        self._growing = False
+        if ticket.epoch == self._epoch:
+            lower = max(1, min(self.limit, ticket.load) // 2)
+            if lower < self.limit:
+                self._lower(lower, "the server refused requests beyond its rate limit (429)")
+        self._clean = 0
+
     def _decide(self) -> None:
         """A round of answers is in: lower the limit to what the server serves when it queues,
         else grow it by one once it has held for :data:`HOLD` rounds."""

@@ -61,6 +61,7 @@ from defan_pytest.calls.protocol import (
     Response,
     ResponseStore,
 )
+from defan_pytest.calls.ratelimits import RateLimits
 from defan_pytest.calls.redaction import redact
 from defan_pytest.calls.retry import Backoff, RateLimiter
 from defan_pytest.calls.watchdog import Watchdog
@@ -81,6 +82,8 @@ class CallPool:
     (:func:`~defan_pytest.calls.watchdog.default_margin`).  ``budget``: an optional
     :class:`defan_pytest.calls.budget.Budget`; the prompts it refuses are errored responses.
     ``max_answer``: the most bytes of one answer (set on the caller, checked on every answer).
+    ``rpm`` and ``tpm``: requests and tokens a minute (a server's ``x-ratelimit`` headers are kept
+    to as well: :mod:`defan_pytest.calls.ratelimits`).
     ``on_notice``: told each of :attr:`notices` once, as it arises (a warning for the user).
     ``adaptive``: lower the requests in flight where the server queues them
     (:mod:`defan_pytest.calls.pace`; ``--defan-pace``); ``processes``: how many processes of the
@@ -92,6 +95,7 @@ class CallPool:
         caller: Caller,
         concurrency: int = DEFAULT_CONCURRENCY,
         rpm: Optional[float] = None,
+        tpm: Optional[float] = None,
         retries: int = DEFAULT_RETRIES,
         timeout: float = DEFAULT_TIMEOUT,
         backoff: float = 1.0,
@@ -106,6 +110,8 @@ class CallPool:
         on_notice: Optional[Callable[[str], None]] = None,
         adaptive: bool = False,
         processes: int = 1,
+        on_answer: Optional[Callable[[str, Response], None]] = None,
+        on_fatal: Optional[Callable[[str], None]] = None,
     ) -> None:
         self.caller = caller
         try:
@@ -128,6 +134,12 @@ class CallPool:
         # The caller's own secrets too: a pool built without the run's list still scrubs them.
         self.secrets = sorted(set(secrets) | set(getattr(caller, "secrets", ()) or ()), key=len, reverse=True)
         self.on_progress = on_progress
+        #: Told each response as it is delivered (the controller of an xdist run hands it over),
+        #: and the failure that stopped the run, once.
+        self.on_answer = on_answer
+        self.on_fatal = on_fatal
+        #: ``time.monotonic()`` when every prompt had its response (or the run stopped).
+        self.finished: Optional[float] = None
         self.stats = Stats()
         self._results: Dict[str, Response] = {}
         self._cond = threading.Condition()
@@ -137,10 +149,12 @@ class CallPool:
         self._stop = threading.Event()
         self._abandoned = False
         self.more: Optional[Callable[[], Sequence[Prompt]]] = None
+        #: The prompts :meth:`start` (and each batch ``more`` gave) asked for, each once.
+        self.prompts: List[Prompt] = []
         self.asker = Asker(
             caller, concurrency=self.concurrency, retries=self.retries, timeout=timeout,
             backoff=Backoff(backoff, max_backoff, random.Random(seed), notice=self._notice),
-            limiter=RateLimiter(rpm), watchdog=self.watchdog, store=store, budget=budget, secrets=self.secrets,
+            limiter=RateLimiter(rpm), rates=RateLimits(rpm, tpm, cap=max_backoff), watchdog=self.watchdog, store=store, budget=budget, secrets=self.secrets,
             stats=self.stats, stop=self._stop, halt=self._stop_run, halted=lambda: self._fatal is not None,
             max_answer=int(max_answer), pace=self.pace,
         )
@@ -165,7 +179,9 @@ class CallPool:
             if p.key not in self._results:
                 unique.setdefault(p.key, p)
         self.stats.total += len(unique)
-        return list(unique.values())
+        found = list(unique.values())
+        self.prompts.extend(found)
+        return found
 
     def result(self, key: str, timeout: Optional[float] = None) -> Response:
         """Wait for the answer to prompt ``key``; raises :class:`FatalCallError` if the run stopped."""
@@ -233,6 +249,22 @@ class CallPool:
         """Stop the run: no new prompt is sent, calls in flight finish, ``fatal`` says why."""
         self._stop_run(message)
 
+    def halt(self, message: str, grace: float = 5.0) -> None:
+        """Stop the run (:meth:`stop`) and settle: the requests in flight get ``grace`` seconds
+        to answer (they are paid for: their answers are committed), then are dropped; returns
+        once nothing more will reach the store, so that what it holds can be counted."""
+        self._stop.set()
+        self._stop_run(message)
+        if self._thread is None or self._abandoned:
+            return
+        self._thread.join(max(0.0, grace))
+        if self._thread.is_alive() and self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._cancel_all)
+            except RuntimeError:
+                pass
+            self._thread.join(2.0)
+
     def close(self) -> None:
         """Stop sending and wait for the background thread (not for one the watchdog gave up)."""
         self._stop.set()
@@ -255,9 +287,19 @@ class CallPool:
 
     def _stop_run(self, message: str) -> None:
         with self._cond:
-            if self._fatal is None:
+            first = self._fatal is None
+            if first:
                 self._fatal = redact(message, self.secrets)
             self._cond.notify_all()
+        if first:
+            self._told_fatal()
+
+    def _told_fatal(self) -> None:
+        if self.on_fatal is not None and self._fatal is not None:
+            try:
+                self.on_fatal(self._fatal)
+            except Exception:  # noqa: BLE001 - telling others must not break the stop itself
+                pass
 
     def _abandon(self, message: str) -> None:
         """Stop the run and give up on the loop's thread (a daemon: it cannot keep the process
@@ -291,10 +333,14 @@ class CallPool:
                 self.on_progress(self.stats)
         except BaseException as exc:  # never leave waiters hanging
             with self._cond:
-                if self._fatal is None:
+                first = self._fatal is None
+                if first:
                     self._fatal = describe(exc, self.secrets)
                 self._cond.notify_all()
+            if first:
+                self._told_fatal()
         finally:
+            self.finished = time.monotonic()
             try:
                 # As asyncio.run does: cancel what is left (litellm starts a logging worker
                 # task on the loop it is first used from) before the loop closes.
@@ -316,5 +362,7 @@ class CallPool:
             if response.error is not None:
                 self.stats.errors += 1
             self._cond.notify_all()
+        if self.on_answer is not None:
+            self.on_answer(key, response)
         if self.on_progress is not None:
             self.on_progress(self.stats)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Dict, Literal, NamedTuple, Optional, Protocol, Tuple, Union
+from typing import Any, Dict, Literal, Mapping, NamedTuple, Optional, Protocol, Tuple, Union
 
 from defan_pytest.records.finish import finish_reason_of, is_finish_reason
 
@@ -110,6 +110,8 @@ class Reply(NamedTuple):
     completion_tokens: Optional[int] = None
     finish_reason: Optional[str] = None
     server_seconds: Optional[float] = None
+    #: The server's rate-limit headers (``x-ratelimit-*``, lower-cased), when it sent any.
+    limits: Optional[Mapping[str, str]] = None
 
 
 class FatalCallError(RuntimeError):

@@ -15,7 +15,7 @@ __all__ = ["defan_evaluate", "defan_scorer"]
 
 #: The session's options an evaluation inherits: where answers are kept and how calls are made.
 #: What is asked (model, domains, sample, seed) is the test's, and no gate or report applies.
-_INHERITED = ("dataset", "cache", "concurrency", "rpm", "retries", "timeout", "max-backoff", "max-answer",
+_INHERITED = ("dataset", "cache", "concurrency", "rpm", "tpm", "retries", "timeout", "max-backoff", "max-answer",
               "spacy-model", "call-path", "model-arg")
 
 

@@ -43,6 +43,20 @@ def _kept(run: Run, shared: bool) -> str:
     new = max(0, done - errors - hits)
     if folder is None or run.settings.cache == "off":
         return f"{_n(new, 'answer')} received, none kept (--defan-cache=off): a new run asks every prompt again"
+    store = run.cache
+    prompts = getattr(pool, "prompts", None)
+    if store is not None and prompts:
+        # What the cache holds once the pool settled (the requests in flight at the stop
+        # answered or dropped), not what the progress had counted when the signal came.
+        try:
+            kept = store.held([p.stored for p in prompts])
+        except Exception:  # noqa: BLE001 - a cache that cannot be read: the counters say it
+            kept = None
+        if kept is not None:
+            total = len(prompts)
+            new = max(0, kept - hits)
+            done = kept
+            errors = 0
     had = f" (and {hits:,} it had)" if hits else ""
     return (f"{_n(new, 'answer')} of this run kept in the cache{had}, {max(0, total - done + errors):,} of the "
             f"{total:,} prompts still to ask: run the same command again to resume")
@@ -78,7 +92,13 @@ def kept_on_interrupt(session: pytest.Session, run: Run, printer: Optional[Any],
             raise
         for each in (run, *others):
             if each.pool is not None:
-                each.pool.stop("interrupted (Ctrl-C)")  # nothing new is sent; what is in flight is dropped
+                # Nothing new is sent (each send checks the stop first); what is in flight has a
+                # few seconds to answer, then is dropped: the line counts what the cache holds then.
+                halt = getattr(each.pool, "halt", None)
+                if callable(halt):
+                    halt("interrupted (Ctrl-C)")
+                else:
+                    each.pool.stop("interrupted (Ctrl-C)")
         raise session.Interrupted(interrupted_message(run, shared, others)) from None
     finally:
         if printer is not None:

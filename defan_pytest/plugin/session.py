@@ -65,6 +65,8 @@ class DefanPlugin(VerdictTests):
         self.notes_sent = len(run.notes)  # of run.notes, by an xdist worker (fresh_notes): the plan's are everywhere
         self.terminal = Terminal(config, run, self.worker, node=self.node)
         self.watcher: Any = None
+        self.calls_began = time.monotonic()  # an xdist controller: when its pool started
+        self.selected_rows: Optional[List[Any]] = None  # an xdist controller: the prompts a worker selected
         self.started = time.time()
         self.session: Optional[pytest.Session] = None
         # The gates' tests, counted into the session's total once the run starts (progress to 100%).
@@ -185,18 +187,31 @@ class DefanPlugin(VerdictTests):
     def pytest_collection_modifyitems(self, session: pytest.Session, items: List[pytest.Item]) -> Generator[None, None, None]:
         """Add one item per selected prompt before -k, -m, --deselect and --lf filter the list."""
         parent = self.collector(session)
-        made: List[pytest.Item] = []
-        for i, row in enumerate(self.run.rows):
-            item = PromptItem.from_parent(parent, name=row.id, row=row, index=i, plugin=self)
-            item.add_marker("defan")
-            item.add_marker(f"defan_{row.domain}")
-            self._mark(item)
-            made.append(item)
+        made = self._items(parent, self.run.rows)
         items.extend(made)
         # Report the items as collected, so the terminal's counts and progress include them.
         result: List[Union[pytest.Item, pytest.Collector]] = list(made)
         self.config.hook.pytest_collectreport(report=pytest.CollectReport(parent.nodeid, "passed", None, result))
-        return (yield)
+        yield
+        if self.worker.is_worker and not self.config.option.collectonly:
+            # xdist: the controller asks the prompts through its one pool and runs their tests
+            # itself, as a serial run does; the workers run the session's other tests.  A worker
+            # says which prompts its collection selected (-k, -m, --deselect ...) and keeps none.
+            mine = [it for it in items if isinstance(it, PromptItem) and it.plugin is self]
+            self.run.publish_selection([it.row for it in mine], self.worker)
+            items[:] = [it for it in items if not (isinstance(it, PromptItem) and it.plugin is self)]
+
+    def _items(self, parent: DefanCollector, rows: List[Any]) -> List[PromptItem]:
+        """One test per row, marked (``index``: the row's place in the run)."""
+        where = {id(r): i for i, r in enumerate(self.run.rows)}
+        made: List[PromptItem] = []
+        for row in rows:
+            item = PromptItem.from_parent(parent, name=row.id, row=row, index=where.get(id(row), 0), plugin=self)
+            item.add_marker("defan")
+            item.add_marker(f"defan_{row.domain}")
+            self._mark(item)
+            made.append(item)
+        return made
 
     def collector(self, session: pytest.Session) -> DefanCollector:
         """The parent of this run's tests: node id ``defan`` (``defan::<model>`` in a session of several)."""
@@ -266,34 +281,77 @@ class DefanPlugin(VerdictTests):
         except (TypeError, ValueError):
             return None
 
-    def _watch_workers(self) -> Any:
-        """xdist controller: show the workers' call progress, and stop the run on a fatal failure."""
-        if self.run.cache_folder(shared=True) is None:
-            return None
-        progress = self.run.watch_progress()
+    def _watch_calls(self) -> Any:
+        """xdist controller: the progress line of its one pool (once it has started)."""
+        run = self.run
+        return self.terminal.progress(lambda: run.pool.stats.snapshot() if run.pool is not None else None)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: List[str]) -> None:
+        """xdist controller: a worker has collected and said which prompts it selected (after
+        -k, -m, --deselect ...): the controller asks them through its one pool, then runs their
+        tests itself once its workers are done (:meth:`_run_prompts_here`)."""
+        if self.run.pool is not None or self.selected_rows is not None or self.config.option.collectonly:
+            return
+        rows = self.run.selection()
+        if rows is None:
+            return  # this worker did not say (the next one will)
+        self.selected_rows = rows
+        if not rows:
+            return
+        self.calls_began = time.monotonic()
         dsession = self.config.pluginmanager.get_plugin("dsession")
 
-        def source() -> Any:
-            stats = progress()
-            if self.run.fatal and dsession is not None and not dsession.shouldstop:
-                dsession.shouldstop = f"defan-pytest: {self.run.fatal}"
-            return stats
+        def stop_session(message: str) -> None:
+            if dsession is not None and not dsession.shouldstop:
+                dsession.shouldstop = f"defan-pytest: {message}"
 
-        return self.terminal.progress(source)
+        self.run.start_pool(rows, self.worker, on_fatal=stop_session)
+
+    def _run_prompts_here(self, session: pytest.Session) -> None:
+        """xdist controller, its workers done: the calls over, scored in one batch and the
+        prompts' tests run here, as a serial run runs them (xdist's cost per test, a report
+        crossing processes, would exceed what the workers could share of the scoring)."""
+        run = self.run
+        if run.pool is None or not self.selected_rows:
+            return
+        others = [lane.run for lane in self.lanes if lane is not self]
+        with kept_on_interrupt(session, run, self.watcher, True, others):
+            fatal = run.wait(deadline=self._session_deadline())
+        self.watcher = None
+        run.durations["calls"] = round((run.pool.finished or time.monotonic()) - self.calls_began, 3)
+        if fatal is not None:
+            run.fatal = fatal
+            raise session.Interrupted(f"defan-pytest: {fatal}")
+        began = time.monotonic()
+        run.score_all(self.selected_rows)
+        run.durations["scoring"] = round(time.monotonic() - began, 3)
+        items = self._items(self.collector(session), self.selected_rows)
+        session.testscollected += len(items)
+        tr = self.terminal.reporter
+        if tr is not None and hasattr(tr, "tests_count"):  # pytest-sugar's progress bar
+            tr.tests_count += len(items)
+        for i, item in enumerate(items):
+            if session.shouldfail or session.shouldstop:
+                break
+            self.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, None, object]:
+        controller = not session.config.option.collectonly and session.config.pluginmanager.has_plugin("dsession")
         if not session.config.option.collectonly:
-            if session.config.pluginmanager.has_plugin("dsession"):
+            if controller:
                 if self.lane is None:  # several models: plugin.models writes them, in the models' order
                     self.terminal.write_estimate(self.run.rows)  # the workers' selection is theirs: at most this
-                self.watcher = self._watch_workers()  # xdist controller: workers make the calls
+                self.watcher = self._watch_calls()  # xdist controller: it asks, the workers score
             else:
                 self._prefetch(session)  # serial run, or an xdist worker
         try:  # an xdist controller waits for its workers in xdist's loop: Ctrl-C lands there
             others = [lane.run for lane in self.lanes if lane is not self]
-            with kept_on_interrupt(session, self.run, None, True, others) if self.watcher is not None else nullcontext():
+            with kept_on_interrupt(session, self.run, None, True, others) if controller else nullcontext():
                 result = yield
+            if controller:
+                self._run_prompts_here(session)  # its own Ctrl-C guard: the calls may still run
         finally:
             if self.watcher is not None:
                 self.watcher.stop()

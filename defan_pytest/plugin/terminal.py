@@ -16,6 +16,7 @@ import pytest
 
 from defan_pytest.calls.budget import not_sent
 from defan_pytest.calls.pace import summary_of
+from defan_pytest.calls.ratelimits import rate_summary
 from defan_pytest.gates.baseline import levels_note
 from defan_pytest.gates.table import format_gate_table
 from defan_pytest.gates.regression import noise_line, power_lines
@@ -235,9 +236,13 @@ class Terminal:
         cut = cut_line(run.records, run.plan.model)
         if cut:
             tr.write_line(cut, yellow=True)
-        paced = summary_of(run.pace())  # what the requests in flight settled on, and why
+        pace = run.pace()
+        paced = summary_of(pace)  # what the requests in flight settled on, and why
         if paced:
             tr.write_line(printable(paced))
+        rated = rate_summary((pace or {}).get("rates"))  # the rate limits kept, and whose
+        if rated:
+            tr.write_line(printable(rated))
         for kind, n, text in error_kinds(r.get("error") for r in run.records).most_common(10):
             message = text.split(":", 1)[1].strip() if ":" in text else ""
             tr.write_line(printable(f"  {n} x {kind}: {short(message, 100)}" if message else f"  {n} x {kind}"), yellow=True)

@@ -142,8 +142,12 @@ class Run(RunReport):
         """The model's price (:func:`defan_pytest.run.plan.model_price`), or ``None``."""
         return model_price(self.plan.model)
 
-    def start_pool(self, rows: Sequence[Any], worker: Worker) -> None:
-        """Start asking the model every prompt of ``rows`` through one pool (returns at once)."""
+    def start_pool(self, rows: Sequence[Any], worker: Worker, on_fatal: Optional[Callable[[str], None]] = None) -> None:
+        """Start asking the model every prompt of ``rows`` through one pool (returns at once).
+
+        Under xdist the controller owns the one pool and runs the prompts' tests itself
+        (:meth:`publish_selection`); ``on_fatal``: told the failure that stops the run.
+        """
         s, model = self.settings, self.plan.model
         assert self.plan.backend is not None  # prepare() found one, or raised
         caller = self.plan.backend.caller(model, s.timeout)
@@ -151,41 +155,38 @@ class Run(RunReport):
         if identity.get("kind") == "callable" and identity.get("version") is None:
             identity["run"] = self.run_id  # no version: never reused across runs
         folder = self.cache_folder(worker.shared)
+        # A worker that asks (a prompt's test run there after all) shares the run's claims; the
+        # process that asks alone (serial, an xdist controller) is a session of its own on the
+        # cache, which respects other runs' claims.
+        shared = worker.shared and worker.is_worker
         store = None
         if folder is not None:
             store = ResponseCache(
                 folder, identity, mode="use" if s.cache not in ("refresh", "off") else "refresh",
-                run=self.run_id, shared=worker.shared, owner=f"{worker.id}-{os.getpid()}", background=True,
+                run=self.run_id, shared=shared, owner=f"{worker.id}-{os.getpid()}", background=True,
                 max_answer=s.max_answer,
             )
         self.cache = store
-        if worker.shared:
-            # Every worker walks the whole selection (claims keep each prompt to one call), each
-            # from its own offset so that workers rarely contend for the same prompt.
-            offset = (len(rows) * worker.offset_index) // max(1, worker.count)
-            rows = list(rows[offset:]) + list(rows[:offset])
-        last = [0.0]
 
-        def publish(stats: Any) -> None:
-            # Under xdist the controller shows progress from what each worker publishes here.
-            now = time.monotonic()
-            if store is not None and worker.shared and (now - last[0] >= 0.5 or stats.done >= stats.total):
-                last[0] = now
-                store.report_progress(stats.snapshot())
+        def stopped(message: str) -> None:
+            self.fatal = self.fatal or message
+            if on_fatal is not None:
+                on_fatal(message)
 
         self.pool = CallPool(
             caller, concurrency=self.plan.call_limits.get("concurrency", s.concurrency),
-            rpm=self.plan.call_limits.get("rpm", s.rpm), retries=s.retries, timeout=s.timeout,
-            max_backoff=s.max_backoff, store=store, on_progress=publish,
+            rpm=self.plan.call_limits.get("rpm", s.rpm), tpm=s.tpm, retries=s.retries, timeout=s.timeout,
+            max_backoff=s.max_backoff, store=store,
             secrets=redaction.known_secrets(getattr(model, "params", {}) or {}),
             budget=budget(s, model, self.price, store), max_answer=s.max_answer, on_notice=self.notes.append,
-            adaptive=s.pace == "adaptive", processes=max(1, worker.count) if worker.shared else 1,
+            adaptive=s.pace == "adaptive", processes=max(1, worker.count) if shared else 1,
+            on_fatal=stopped if on_fatal is not None else None,
         )
         if not s.sequential:
             self.pool.start(repeats.asks(rows, self.plan.repeated, s.repeat))
             return
         self.asking = self._asking(rows, store)
-        rotate = worker.offset_index if worker.shared else 0
+        rotate = worker.offset_index if shared else 0
 
         def batch(rows: Sequence[Any]) -> List[Any]:
             asks = repeats.asks(rows, self.plan.repeated, s.repeat)
@@ -228,6 +229,29 @@ class Run(RunReport):
             return out
 
         return Asking(rows, self.plan.order, judge, records, cached)
+
+    def publish_selection(self, rows: Sequence[Any], worker: Worker) -> None:
+        """An xdist worker: the rows its collection selected (after -k, -m, --deselect ...),
+        for the controller, which asks them through its one pool and runs their tests itself."""
+        folder = self.cache_folder(shared=True)
+        assert folder is not None  # a shared run always has one (a scratch folder without a cache)
+        if self.cache is None:
+            self.cache = ResponseCache(folder, {}, run=self.run_id, shared=True, owner=f"{worker.id}-{os.getpid()}")
+        self.cache.publish_selection([r.id for r in rows])
+
+    def selection(self) -> Optional[List[Any]]:
+        """An xdist controller: the rows a worker selected, in the run's order (``None`` while no
+        worker has said)."""
+        folder = self.cache_folder(shared=True)
+        if folder is None:
+            return None
+        if self.watch is None:
+            self.watch = ResponseCache(folder, {}, run=self.run_id, shared=True, owner="controller")
+        ids = self.watch.selection()
+        if ids is None:
+            return None
+        wanted = set(ids)
+        return [r for r in self.rows if r.id in wanted]
 
     def wait(self, tick: Callable[[], None] = lambda: None, deadline: Optional[float] = None) -> Optional[str]:
         """Wait for every call of the pool; return the fatal failure that stopped it, if any.
@@ -399,9 +423,11 @@ class Run(RunReport):
         claims, and a run without a cache removes its scratch folder."""
         if self.pool is not None:
             self.pool.close()
-        if self.cache is not None:
-            if not worker.is_worker and worker.shared:
-                self.cache.drop_run()
-            self.cache.close()
-            if self.settings.cache == "off" and not worker.is_worker:
-                shutil.rmtree(self.cache.folder, ignore_errors=True)
+        stores = [c for c in (self.cache, self.watch) if c is not None]
+        stores = [c for i, c in enumerate(stores) if c not in stores[:i]]
+        if stores and not worker.is_worker and worker.shared:
+            stores[0].drop_run()
+        for store in stores:
+            store.close()
+        if stores and self.settings.cache == "off" and not worker.is_worker:
+            shutil.rmtree(stores[0].folder, ignore_errors=True)

@@ -112,7 +112,11 @@ class RunReport:
         if self.paced is not None:
             return self.paced
         if self.pool is not None:
-            return self.pool.pace.snapshot()  # type: ignore[no-any-return]
+            snap: Dict[str, Any] = dict(self.pool.pace.snapshot())
+            rates = getattr(getattr(self.pool, "asker", None), "rates", None)
+            if rates is not None and rates.active:
+                snap["rates"] = rates.snapshot()  # the rate limits kept (calls.ratelimits)
+            return snap
         stats = self.watch.run_progress()[0] if self.watch is not None else None
         return pace.combined((stats or {}).get("paces") or []) or None
 

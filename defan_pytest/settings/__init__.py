@@ -183,7 +183,7 @@ def _limits(values: Mapping[str, Any], problems: List[str]) -> Dict[str, Any]:
     """The numbers of the calls: the budget, how many at once and per minute, retries, timeout."""
     return {
         "budget": _float(values, "budget", problems), "concurrency": _int(values, "concurrency", 1, problems),
-        "rpm": _float(values, "rpm", problems), "retries": _int(values, "retries", 0, problems),
+        "rpm": _float(values, "rpm", problems), "tpm": _float(values, "tpm", problems), "retries": _int(values, "retries", 0, problems),
         "timeout": _float(values, "timeout", problems) or DEFAULT_TIMEOUT,
         "max_backoff": _float(values, "max-backoff", problems) or DEFAULT_MAX_BACKOFF,
         "max_answer": _parsed(values, "max-answer", parse_size, ValueError, problems) or DEFAULT_MAX_ANSWER,
@@ -277,6 +277,7 @@ class Settings:
     concurrency: int = DEFAULT_CONCURRENCY
     pace: str = "adaptive"
     rpm: Optional[float] = None
+    tpm: Optional[float] = None
     retries: int = DEFAULT_RETRIES
     timeout: float = DEFAULT_TIMEOUT
     max_backoff: float = DEFAULT_MAX_BACKOFF

@@ -142,6 +142,9 @@ _BUILT_IN: Tuple[Option, ...] = (
            "local server states, its queueing, timeouts under load) and raises them again; 'fixed' keeps "
            "--defan-concurrency"),
     Option("rpm", "string", None, "at most this many requests per minute", shown="no limit"),
+    Option("tpm", "string", None,
+           "at most this many tokens (prompt and completion) per minute; a server's x-ratelimit headers "
+           "are kept to as well", shown="no limit"),
     Option("retries", "string", str(DEFAULT_RETRIES),
            "retries of a call after 429, 5xx, a timeout or a dropped connection"),
     Option("timeout", "string", f"{DEFAULT_TIMEOUT:g}", "seconds one call may take"),

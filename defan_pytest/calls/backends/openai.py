@@ -31,6 +31,7 @@ from defan_pytest.calls.backends.litellm_model import (
 )
 from defan_pytest.calls.backends.openai_route import lean_route
 from defan_pytest.calls.capacity import server_seconds
+from defan_pytest.calls.ratelimits import picked
 from defan_pytest.calls.models import LitellmModel
 from defan_pytest.calls.protocol import Caller, EmptyAnswer, FatalCallError, Reply, Verdict, finish_reason_of
 from defan_pytest.calls.redaction import known_secrets
@@ -281,7 +282,7 @@ class OpenAICaller(Caller):
         return Reply(content_text(content), reported_tokens(usage.get("prompt_tokens")),
                      reported_tokens(usage.get("completion_tokens")),
                      finish_reason_of(choice.get("finish_reason") if isinstance(choice, dict) else None),
-                     server_seconds(data))
+                     server_seconds(data), picked(headers))
 
     async def aclose(self) -> None:
         session, self._session = self._session, None
