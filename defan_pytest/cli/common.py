@@ -218,9 +218,12 @@ def judge(
         stdout.write(f"gates skipped: {skipped}\n")
     if comparison is not None:
         stdout.write(regression.format_comparison(comparison))
+    # What the run could catch, as the plugin's report says it (a merged run's summary is the
+    # unsharded run's): none for a run whose gates were skipped or that has no limits.
+    power = None if skipped is not None or limits.is_empty else regression.power(rows, limits, reduce, comparison)
     report = builder.build_report(
         rows, summary, meta, thresholds=regression.thresholds_meta(limits, summary, decide), verdicts=verdicts,
-        gate_status=status, regression=comparison, usage=usage,
+        gate_status=status, regression=comparison, usage=usage, power=power,
     )
     failed = status == "fail" or (comparison is not None and comparison.get("status") == "fail")
     return Judged(report, failed, regression.annotation_lines(limits, verdicts, comparison))
