@@ -68,6 +68,23 @@ def test_a_queueing_server_brings_the_limit_down_to_what_it_serves() -> None:
     assert p.requeued == 0
 
 
+def test_one_server_one_reason_whichever_comes_first() -> None:
+    # Issue 36 (9): the same server was "queued the requests beyond that" in one run and "its 2
+    # slots (GET /props)" in the next, as the probe (now beside the first calls) answered before
+    # or after the queue was measured.  Where the pace settles at the slots the server states,
+    # those are the reason, in either order.
+    measured_first = Pace(16)
+    asyncio.run(serve(measured_first, slots=2, n=80))
+    assert "queued" in str(summary_of(measured_first.snapshot()))
+    measured_first.state(2, "the server's 2 slots (GET /props)")
+    asyncio.run(serve(measured_first, slots=2, n=40))
+    stated_first = Pace(16)
+    stated_first.state(2, "the server's 2 slots (GET /props)")
+    asyncio.run(serve(stated_first, slots=2, n=80))
+    for p in (measured_first, stated_first):
+        assert summary_of(p.snapshot()) == "concurrency 2 of 16: the server's 2 slots (GET /props)"
+
+
 def test_the_limit_is_never_exceeded() -> None:
     p = Pace(6)
     seen = asyncio.run(serve(p, slots=3, n=60, service=0.01))

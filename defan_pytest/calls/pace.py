@@ -107,6 +107,7 @@ class Pace:
         if share < self.ceiling:
             self.ceiling = share
             self._stated = source if self.processes == 1 else f"{source}, shared by {self.processes} processes"
+            self._why = None  # what the server states is the reason, not a measure from before it said
         self._set(self.ceiling)  # the server said how many: no need to find out
 
     async def acquire(self) -> Ticket:
@@ -223,8 +224,11 @@ class Pace:
         """Plain JSON for the run's progress, the report and the controller of an xdist run."""
         # Where it settled: the limit most answers came under (a probe up and back is no change).
         settled = self._held.most_common(1)[0][0] if self._held else self.limit
+        # One reason for one server: where it settled at the slots the server states, those are
+        # the reason, whatever measure lowered the limit before the server said (issue 36).
+        why = self._stated if self._stated is not None and settled >= self.ceiling else (self._why or self._stated)
         return {"start": self.start, "limit": settled, "lowest": self.lowest, "adaptive": self.adaptive,
-                "requeued": self.requeued, "why": self._why or self._stated}
+                "requeued": self.requeued, "why": why}
 
     def summary(self) -> Optional[str]:
         """One line on what the pace settled on, or ``None`` when it kept ``--defan-concurrency``."""
