@@ -324,6 +324,8 @@ OPTION_VALUES: dict[str, Any] = {
     "repeat": st.sampled_from(["", "3", "1", "21", "3:0", "3:10", "x:y", "3:"]) | any_text,
     "repeat-reduce": st.sampled_from(["", "mean", "all", "max"]) | any_text,
     "with-tests": st.booleans(),
+    "sequential": st.booleans(),
+    "tpm": st.sampled_from(["", "60000", "0", "inf", "nan"]) | any_text.filter(_not_a_number),
 }
 assert set(OPTION_VALUES) == {o.noun for o in OPTIONS}, "a new option needs a fuzz strategy"
 GOOD_OPTIONS: dict[str, Any] = {
@@ -355,6 +357,8 @@ GOOD_OPTIONS: dict[str, Any] = {
     "pace": st.sampled_from(["adaptive", "fixed"]),
     "repeat-reduce": st.sampled_from(["mean", "all"]),
     "with-tests": st.booleans(),
+    "sequential": st.booleans(),
+    "tpm": st.just("6000000"),
 }
 
 

@@ -108,6 +108,9 @@ def test_property_num2words_reads_back_through_text2num(n: int, lang: str) -> No
 
     words = num2words(n, lang=lang)
     assume(lang != "es" or "un mil" not in words)  # num2words' Spanish writes "un mil" for 1000s? not text2num's
+    # num2words' Italian elides diciotto's i after cento ("centodicotto" for 118): no Italian
+    # writes it so ("centodiciotto" reads), and only the deleted num2words-in-reverse reader read it.
+    assume(lang != "it" or "dicotto" not in words)
     assert words_value(words, lang) == (n, False), words
 
 
