@@ -370,7 +370,9 @@ def test_a_defan_run_in_a_project_without_configuration_exits_as_its_gate_says(
     assert result.ret == code, result.stdout.str()
     out = result.stdout.str()
     assert "test_myapp_api" not in out and "test_other" not in out  # neither collected nor run
-    result.stdout.fnmatch_lines(["collected 2 items" if not workers else "2 workers [[]2 items[]]"])
+    # Under xdist the controller runs the prompts' tests itself (issue 35): the workers collect
+    # nothing of the project's, and nothing else.
+    result.stdout.fnmatch_lines(["collected 2 items" if not workers else "2 workers [[]0 items[]]"])
     if not workers:
         assert nodeids(result, "failed") == ([] if code == 0 else ["defan::gate[kites]", "defan::gate[overall]"])
 

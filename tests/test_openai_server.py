@@ -328,13 +328,13 @@ def test_cli_subprocess(tmp_path: Path) -> None:
 
         stats = _get_json(base + "/_stats")
         assert stats == {"total": 4, "counts": {"2+2?": 2, "my secret": 1, "x": 1},
-                         "faults": {"500": 1, "401": 1}}
+                         "faults": {"500": 1, "401": 1}, "refused": 0}  # refused: 429s of the rate-limit mode
         assert _get_json(base + "/_requests")[0]["headers"]["authorization"] == "Bearer sk-plain"
 
         # reset (optionally installing new rules) restores the budgets
         status, _, _ = _post(base + "/_reset", {"faults": ["404:*"]})
         assert status == 200
-        assert _get_json(base + "/_stats") == {"total": 0, "counts": {}, "faults": {}}
+        assert _get_json(base + "/_stats") == {"total": 0, "counts": {}, "faults": {}, "refused": 0}
         assert _post(url, _chat("2+2?"))[0] == 404
     finally:
         proc.terminate()

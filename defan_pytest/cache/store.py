@@ -419,8 +419,13 @@ class ResponseCache:
         self.coordination.report_progress(stats, fatal)
 
     def run_progress(self) -> Tuple[Optional[dict], Optional[str]]:
-        """:meth:`Coordination.run_progress`: the counters of every process of the run."""
-        return self.coordination.run_progress()
+        """:meth:`Coordination.run_progress`: the counters of every process of the run; nothing
+        when the run's shared folder is gone (a scratch folder the controller already dropped:
+        what is read here is what the run says of itself, never a reason to fail it)."""
+        try:
+            return self.coordination.run_progress()
+        except (sqlite3.Error, OSError):
+            return None, None
 
     def publish_selection(self, ids: List[str]) -> None:
         """:meth:`Coordination.publish_selection` (an xdist worker's selected prompts)."""
