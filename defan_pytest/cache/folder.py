@@ -21,6 +21,22 @@ __all__ = ["check_folder", "move_aside", "remove_dead_scratch"]
 _CHOOSE = "choose another folder with --defan-cache=FOLDER, or run without a cache with --defan-cache=off"
 
 
+def _set_aside(where: str, path: Path, refresh: bool, notes: Optional[List[str]], clock: Callable[[], float],
+               exc: Exception, problem: str, noted: str) -> Optional[str]:
+    """A damaged database at ``path``: the problem to report (offering --defan-cache=refresh),
+    or, under ``refresh``, moved aside (said in ``notes``) and ``None``."""
+    if not refresh:
+        return (f"{where}: {path} {problem}: run once with --defan-cache=refresh to move it aside as "
+                f"{DB_NAME}.corrupt-<time> and start a new cache (every prompt is asked again), or {_CHOOSE}")
+    try:
+        moved = move_aside(path, clock())
+    except OSError as move_exc:
+        return f"{where}: {path} is damaged ({exc}) and could not be moved aside ({move_exc}): {_CHOOSE}"
+    if notes is not None:
+        notes.append(f"the response cache {path} {noted}: moved aside as {moved.name}")
+    return None
+
+
 def check_folder(
     folder: Path, refresh: bool = False, notes: Optional[List[str]] = None, clock: Callable[[], float] = time.time,
 ) -> Optional[str]:
@@ -50,31 +66,15 @@ def check_folder(
             if not _undecodable(exc):
                 return f"{where}: SQLite cannot write {path} ({exc}): the folder or the database is read-only; {_CHOOSE}"
             # Text that is not UTF-8: a damaged or foreign database, not a read-only one.
-            if not refresh or attempt == 2:
-                return (
-                    f"{where}: {path} holds text that is not UTF-8 ({exc}): a damaged database; run once with "
-                    f"--defan-cache=refresh to move it aside as {DB_NAME}.corrupt-<time> and start a new "
-                    f"cache (every prompt is asked again), or {_CHOOSE}"
-                )
-            try:
-                moved = move_aside(path, clock())
-                if notes is not None:
-                    notes.append(f"the response cache {path} held text that is not UTF-8: moved aside as {moved.name}")
-            except OSError as move_exc:
-                return f"{where}: {path} is damaged ({exc}) and could not be moved aside ({move_exc}): {_CHOOSE}"
+            problem = _set_aside(where, path, refresh and attempt == 1, notes, clock, exc,
+                                 f"holds text that is not UTF-8 ({exc}): a damaged database", "held text that is not UTF-8")
+            if problem is not None:
+                return problem
         except sqlite3.DatabaseError as exc:  # not a database, malformed pages
-            if not refresh or attempt == 2:
-                return (
-                    f"{where}: {path} is not a usable SQLite database ({exc}): run once with "
-                    f"--defan-cache=refresh to move it aside as {DB_NAME}.corrupt-<time> and start a new "
-                    f"cache (every prompt is asked again), or {_CHOOSE}"
-                )
-            try:
-                moved = move_aside(path, clock())
-                if notes is not None:
-                    notes.append(f"the response cache {path} was corrupt ({exc}): moved aside as {moved.name}")
-            except OSError as move_exc:
-                return f"{where}: {path} is corrupt ({exc}) and could not be moved aside ({move_exc}): {_CHOOSE}"
+            problem = _set_aside(where, path, refresh and attempt == 1, notes, clock, exc,
+                                 f"is not a usable SQLite database ({exc})", f"was corrupt ({exc})")
+            if problem is not None:
+                return problem
         except OSError as exc:
             return f"{where}: {exc}: {_CHOOSE}"
     return None  # pragma: no cover - the loop returns
