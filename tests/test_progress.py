@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Optional
 
-from defan_pytest.report.progress import Pace, ProgressPrinter, format_progress
+from defan_pytest.report.progress import ProgressPrinter, Throughput, format_progress
 
 
 def test_format_progress_has_every_figure() -> None:
@@ -30,7 +30,7 @@ def test_no_eta_from_a_slow_start() -> None:
     answers over five seconds, and then it is the pace since the first answer."""
     ticks = [(0.5 * i, 0, 0) for i in range(1, 87)]  # nothing answered for 43 s
     ticks += [(43.0 + 0.5 * k, 1 + 4 * k, 0) for k in range(0, 20)]  # then 8 answers a second
-    etas = feed(Pace(), ticks, total=600)
+    etas = feed(Throughput(), ticks, total=600)
     assert all(e is None for e in etas[:86 + 10])  # the start-up, then under 5 s of answers
     first = next(e for e in etas if e is not None)
     remaining = 600 - ticks[etas.index(first)][1]
@@ -40,9 +40,9 @@ def test_no_eta_from_a_slow_start() -> None:
 
 def test_cache_hits_are_no_pace_and_a_finished_run_has_nothing_left() -> None:
     # 900 cache hits at once, then one answer a second: the hits say nothing of the calls' pace.
-    etas = feed(Pace(), [(1.0, 900, 900)] + [(1.0 + k, 900 + k, 900) for k in range(1, 31)], total=1000)
+    etas = feed(Throughput(), [(1.0, 900, 900)] + [(1.0 + k, 900 + k, 900) for k in range(1, 31)], total=1000)
     assert etas[-1] is not None and 60 <= etas[-1] <= 80  # 70 left at one a second
-    assert feed(Pace(), [(1.0, 5, 0)], total=5) == [0.0]
+    assert feed(Throughput(), [(1.0, 5, 0)], total=5) == [0.0]
 
 
 def recorder(lines: list[str]) -> tuple[Callable[[str], None], threading.Event]:
@@ -82,11 +82,11 @@ def test_a_stall_holds_the_eta_and_a_long_one_hides_it() -> None:
     ETA is not shown (no pace to read); answers again give it back."""
     ticks = [(0.5 * k, k, 0) for k in range(1, 41)]  # 40 answers in 20 s
     stall = [(20.0 + 0.5 * k, 40, 0) for k in range(1, 181)]  # nothing for 90 s
-    etas = feed(Pace(), ticks + stall, total=240)
+    etas = feed(Throughput(), ticks + stall, total=240)
     held = etas[len(ticks) - 1]
     assert held is not None and 90 <= held <= 110  # 200 left at two a second
     during = etas[len(ticks):]
     assert all(e is None or e == held for e in during)  # held, never climbing
     assert during[-1] is None  # 90 s without an answer: no pace to speak of
-    again = feed(Pace(), ticks + stall + [(110.0 + 0.5 * k, 40 + k, 0) for k in range(1, 31)], total=240)
+    again = feed(Throughput(), ticks + stall + [(110.0 + 0.5 * k, 40 + k, 0) for k in range(1, 31)], total=240)
     assert again[-1] is not None

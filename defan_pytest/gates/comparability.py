@@ -12,10 +12,10 @@ from typing import Protocol
 
 from defan_pytest.records import DatasetMeta, Report, ScorerMeta
 
-__all__ = ["Prompt", "comparability"]
+__all__ = ["ComparedPrompt", "comparability"]
 
 
-class Prompt(Protocol):
+class ComparedPrompt(Protocol):
     """What a prompt is compared by: a dataset row or a record (its id, question and gold)."""
 
     @property
@@ -32,7 +32,7 @@ def comparability(
     baseline: Report,
     dataset: DatasetMeta,
     scorer: ScorerMeta,
-    prompts: Sequence[Prompt],
+    prompts: Sequence[ComparedPrompt],
     *,
     where: str = "--defan-baseline",
 ) -> list[str]:

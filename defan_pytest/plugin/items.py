@@ -23,7 +23,7 @@ from defan_pytest.safetext import printable
 from defan_pytest.verdicts import RIGHT, outcome_of
 
 __all__ = [
-    "ComparedFailure", "ComparedItem", "NOT_ASKED_PROPERTY", "not_asked_of", "OUTCOME_PROPERTY", "PROPERTY", "REPEATS_PROPERTY", "VERDICT_PROPERTY", "Asker", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
+    "ComparedFailure", "ComparedItem", "NOT_ASKED_PROPERTY", "not_asked_of", "OUTCOME_PROPERTY", "PROPERTY", "REPEATS_PROPERTY", "VERDICT_PROPERTY", "PromptSource", "DefanCollector", "DefanFailure", "DefanItem", "GateFailure", "GateItem",
     "PromptItem", "RegressionFailure", "RegressionItem", "in_repository", "record_of", "repeats_of",
 ]
 
@@ -85,7 +85,7 @@ def in_repository(source: str, root: str) -> Optional[Path]:
     return Path(source)
 
 
-class Asker(Protocol):
+class PromptSource(Protocol):
     """What a prompt's test needs of the run's plugin (:class:`~defan_pytest.plugin.session.DefanPlugin`)."""
 
     run: Run
@@ -173,7 +173,7 @@ class PromptItem(DefanItem):
 
     failure = DefanFailure
 
-    def __init__(self, *, row: Any, index: int, plugin: Asker, **kwargs: Any) -> None:
+    def __init__(self, *, row: Any, index: int, plugin: PromptSource, **kwargs: Any) -> None:
         super().__init__(source=None, line=0, **kwargs)
         self.row = row
         self.index = index

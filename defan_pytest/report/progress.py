@@ -20,7 +20,7 @@ ETA_WINDOW = 60.0
 
 def format_progress(stats: Mapping[str, Any], elapsed: float, eta: Optional[float] = None) -> str:
     """``done/total``, requests per second, the ETA (``eta`` seconds, shown only when given:
-    see :class:`Pace`), cache hits, retries and errors in one line."""
+    see :class:`Throughput`), cache hits, retries and errors in one line."""
     total = int(stats.get("total") or 0)
     done = int(stats.get("done") or 0)
     calls = int(stats.get("calls") or 0)
@@ -34,7 +34,7 @@ def format_progress(stats: Mapping[str, Any], elapsed: float, eta: Optional[floa
     )
 
 
-class Pace:
+class Throughput:
     """The calls' recent pace, and the ETA it gives once it means something.
 
     :meth:`add` takes the time (monotonic seconds) and the figures of a moment of the run; the
@@ -113,7 +113,7 @@ class ProgressPrinter:
         self._thread: Optional[threading.Thread] = None
         self._started = time.monotonic()
         self._width = 0
-        self._pace = Pace()
+        self._pace = Throughput()
 
     def start(self) -> "ProgressPrinter":
         self._started = time.monotonic()

@@ -10,10 +10,10 @@ from defan_pytest.plugin.items import GateItem, PromptItem
 from defan_pytest.run import Run
 from defan_pytest.verdicts import outcome_of
 
-__all__ = ["JsonReport", "start"]
+__all__ = ["JsonReportIntegration", "start"]
 
 
-class JsonReport(Integration):
+class JsonReportIntegration(Integration):
     """pytest-json-report's metadata hook."""
 
     @pytest.hookimpl(optionalhook=True)
@@ -28,5 +28,5 @@ class JsonReport(Integration):
         return None
 
 
-def start(config: pytest.Config, run: Run) -> JsonReport:
-    return JsonReport()
+def start(config: pytest.Config, run: Run) -> JsonReportIntegration:
+    return JsonReportIntegration()
