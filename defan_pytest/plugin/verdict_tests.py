@@ -5,7 +5,7 @@ when the run starts (counted into the session's total) and made once every promp
 those that cannot judge marked skipped with the reason."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 import pytest
 
@@ -31,11 +31,10 @@ class VerdictTests:
     counted: bool
     versus: Any
 
-    def collector(self, session: pytest.Session) -> DefanCollector:
-        raise NotImplementedError
-
-    def _mark(self, item: pytest.Item) -> None:
-        raise NotImplementedError
+    #: The plugin's own (``DefanPlugin.collector``, ``DefanPlugin._mark``): where the verdict
+    #: tests hang, and the marks every item of the run gets.
+    collector: Callable[[pytest.Session], DefanCollector]
+    _mark: Callable[[pytest.Item], None]
 
     def _plan(self) -> List[Tuple[str, str]]:
         """The verdict tests the run will end with: ``("gate", scope)`` for every scope the
